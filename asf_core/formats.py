@@ -1,0 +1,104 @@
+"""The values format plugins and the host exchange through the hooks.
+
+Kept apart from :mod:`asf_core.hookspecs` so a plugin can import them without pulling the
+hook machinery, and so the host can type every hook call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from attrs import field, frozen
+
+from asf_core.model import Entry, Header
+
+__all__ = ["Claim", "ConvertedSession", "Finding", "NativeSession", "StoreHandle"]
+
+
+@frozen(kw_only=True)
+class Claim:
+    """A plugin's answer to ``discover``: "a store of my format is at ``path``".
+
+    ``confidence`` runs from 0 (a guess) to 1 (certain: a signature matched). The host picks
+    the highest; equal highest claims from different formats on one path are an ambiguity the
+    user resolves with ``--format``.
+    """
+
+    format: str
+    path: Path
+    confidence: float
+    #: A short human note: why the plugin claims it ("state.db with a sessions table").
+    detail: str = ""
+
+
+@frozen(kw_only=True)
+class Finding:
+    """Something a plugin reports instead of raising: a stray row, a dropped column, a note.
+
+    ``kind`` is one of ``stray`` (a source row that could not be read or placed, kept in the
+    output or the report), ``dropped`` (source data deliberately not carried, with the reason),
+    ``warning`` and ``info``.
+    """
+
+    kind: str
+    message: str
+    #: The source unit the finding is about, e.g. ``state.db:messages/42``.
+    unit: str = ""
+    #: The native session the finding belongs to, when there is one.
+    session: str = ""
+    data: Mapping[str, Any] = field(factory=dict)
+
+
+@frozen(kw_only=True)
+class NativeSession:
+    """One session as the source format holds it, yielded lazily by ``read``.
+
+    The host lists these (``asf list``) and hands them back to ``convert``; ``native`` is the
+    plugin's own object and is opaque to the host.
+    """
+
+    id: str
+    title: str | None = None
+    source: str | None = None
+    #: RFC 3339 UTC times, when the source records them.
+    started: str | None = None
+    ended: str | None = None
+    #: How the session relates to ``parent`` in the source's own terms (e.g. ``continuation``).
+    relation: str | None = None
+    parent: str | None = None
+    #: Row counts by kind, e.g. ``{"active": 12, "inactive": 3}``.
+    counts: Mapping[str, int] = field(factory=dict)
+    findings: Sequence[Finding] = ()
+    native: Any = None
+
+
+@frozen(kw_only=True)
+class ConvertedSession:
+    """One ASF session, ready to write: its header and its entries, ids computed, in file order.
+
+    ``name`` is the file name (without directory) the host writes it under, unique within the
+    store; ``sources`` names every source unit it was built from; ``counts`` are the plugin's
+    figures for the report (rows read, entries written, ...).
+    """
+
+    header: Header
+    entries: Sequence[Entry]
+    name: str
+    sources: Sequence[str] = ()
+    counts: Mapping[str, int] = field(factory=dict)
+    findings: Sequence[Finding] = ()
+
+
+@runtime_checkable
+class StoreHandle(Protocol):
+    """What ``open_store`` returns: an open, read-only store, closed by the host."""
+
+    def info(self) -> Mapping[str, Any]:
+        """Facts about the store for the report (name, schema version, ...)."""
+        ...
+
+    def close(self) -> None:
+        """Release the store; the host calls it exactly once."""
+        ...

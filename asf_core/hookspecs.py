@@ -1,0 +1,81 @@
+"""The hooks a format plugin implements, under the pluggy project name ``asf``.
+
+Flow of ``asf convert PATH``: every plugin's ``discover`` is asked about PATH; the host picks
+the winning claim; then only the winning plugin answers ``open_store``, ``read`` and
+``convert`` (the host calls them through a subset hook caller, so no other plugin runs).
+
+Parameters have no defaults (pluggy versions differ on them); a hook evolves by gaining
+parameters, and an implementation takes only the ones it uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pluggy
+
+from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreHandle
+
+hookspec = pluggy.HookspecMarker("asf")
+
+
+@hookspec
+def discover(path: Path | None) -> list[Claim] | None:
+    """Say whether a store of your format is at ``path``.
+
+    Runs for every plugin, once per path the user names, and once with ``path`` None when the
+    user names none.
+
+    :param path: a file or directory the user named; None asks for your format's default
+        locations (for example every profile database of the user's home), which exist now.
+    :return: a claim per store found (a directory may hold several), or None (or an empty
+        list) when nothing there is yours. Never raise for input that is not yours.
+    """
+
+
+@hookspec(firstresult=True)
+def open_store(claim: Claim) -> StoreHandle | None:
+    """Open the store your ``discover`` claimed, read-only.
+
+    Runs once per claim that won discovery, for the winning plugin only. The host closes the
+    handle when it is done with it.
+
+    :param claim: the claim you returned from ``discover``.
+    :return: an open handle; None means you cannot open it after all (the host reports that).
+        Raise an exception with a one-line message for a store that is damaged beyond reading.
+    """
+
+
+@hookspec(firstresult=True)
+def read(store: StoreHandle) -> Iterator[NativeSession | Finding] | None:
+    """Yield the store's native sessions lazily, one at a time, and what you could not read.
+
+    Runs for the winning plugin only. Never hold the whole store in memory: yield each session
+    as it is read. A row you cannot read is yielded as a ``Finding`` of kind ``stray``, never
+    raised.
+
+    :param store: the handle from your ``open_store``.
+    :return: an iterator of sessions and findings; None when the handle is not yours.
+    """
+
+
+@hookspec(firstresult=True)
+def convert(
+    store: StoreHandle, sessions: Iterable[NativeSession]
+) -> Iterator[ConvertedSession | Finding] | None:
+    """Turn native sessions into ASF sessions, one at a time.
+
+    Runs for the winning plugin only, after ``read``; ``sessions`` is (a selection of) what
+    your ``read`` yielded, in its order. You decide how native sessions group into ASF
+    sessions (a chain of continuations may become one), and you may read more of the store
+    through ``store``.
+
+    :param store: the handle from your ``open_store``.
+    :param sessions: the native sessions to convert.
+    :return: an iterator of converted sessions (ids computed, entries in file order) and
+        findings (what was mapped, dropped or stray); None when the handle is not yours.
+    """
+
+
+__all__ = ["convert", "discover", "hookspec", "open_store", "read"]

@@ -1,0 +1,127 @@
+"""Writing ASF: appending entries with computed ids, canonical lines, atomic session files.
+
+A converter builds a whole session in memory with :class:`SessionBuilder` (one session at a
+time, never the whole store) and hands it to :func:`write_session`, which writes a temporary
+file beside the target and renames it into place: an interrupted run leaves either the old
+file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Final
+
+import attrs
+
+from asf_core import canonical, ids
+from asf_core.codec import entry_to_json, header_to_json
+from asf_core.model import Entry, Header
+
+__all__ = ["LEAF", "SessionBuilder", "entry_line", "header_line", "seal", "write_session"]
+
+
+class _Leaf:
+    """The default parent of an appended entry: the builder's current leaf."""
+
+    def __repr__(self) -> str:
+        return "LEAF"
+
+
+LEAF: Final = _Leaf()
+
+
+def seal(entry: Entry) -> Entry:
+    """Return the entry normalised to I-JSON (recording what changed) with its id computed."""
+    obj = entry_to_json(entry)
+    obj.pop("id", None)
+    body = ids.body_of(obj)
+    fixed, records = canonical.normalise(body)
+    if records:
+        fixed = dict(fixed)
+        fixed["normalised"] = [*fixed.get("normalised", ()), *records]
+        envelope = {k: obj[k] for k in ("type", "parent", "parents", "ts") if k in obj}
+        from asf_core.codec import entry_from_json
+
+        entry = entry_from_json({**envelope, **fixed})
+        obj = entry_to_json(entry)
+    return attrs.evolve(entry, id=ids.entry_id(obj))
+
+
+class SessionBuilder:
+    """One session under construction: appends entries, computing ids and tracking the leaf.
+
+    Appending under the leaf moves the leaf; appending under another entry starts a branch and
+    leaves the leaf where it was, as the format prescribes.
+    """
+
+    def __init__(self, header: Header) -> None:
+        self.header = header
+        self.entries: list[Entry] = []
+        self.leaf: str | None = None
+        self._ids: set[str] = set()
+
+    def append(self, entry: Entry, *, parent: str | None | _Leaf = LEAF) -> Entry:
+        """Append ``entry`` under ``parent`` (default: the leaf) and return it with its id."""
+        where = self.leaf if isinstance(parent, _Leaf) else parent
+        if where is not None and where not in self._ids:
+            raise ValueError(f"parent {where} is not an entry of this session")
+        sealed = seal(attrs.evolve(entry, parent=where))
+        assert sealed.id is not None
+        if sealed.id in self._ids:
+            # Same type, content, parent and ts: the same entry; the format forbids a repeat.
+            raise ValueError(f"entry {sealed.id} is already in the session")
+        self.entries.append(sealed)
+        self._ids.add(sealed.id)
+        if isinstance(parent, _Leaf) or where == self.leaf or self.leaf is None:
+            self.leaf = sealed.id
+        return sealed
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+def header_line(header: Header) -> bytes:
+    """The header as one canonical line."""
+    return canonical.dumps(header_to_json(header)) + b"\n"
+
+
+def entry_line(entry: Entry) -> bytes:
+    """An entry as one canonical line; its id must already be computed."""
+    if entry.id is None:
+        raise ValueError("entry has no id: seal it or append it to a SessionBuilder first")
+    return canonical.dumps(entry_to_json(entry)) + b"\n"
+
+
+def write_session(path: Path, header: Header, entries: Iterable[Entry]) -> int:
+    """Write a whole session file atomically; return the number of bytes written.
+
+    The file is written to a temporary name in the same directory, flushed to disk, then
+    renamed over ``path``. Creates missing parent directories.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    size = 0
+    try:
+        with os.fdopen(fd, "wb") as out:
+            chunk = [header_line(header)]
+            size += len(chunk[0])
+            for entry in entries:
+                line = entry_line(entry)
+                size += len(line)
+                chunk.append(line)
+                if len(chunk) >= 256:
+                    out.writelines(chunk)
+                    chunk.clear()
+            out.writelines(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        Path(tmp).replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            Path(tmp).unlink()
+        raise
+    return size

@@ -1,0 +1,1 @@
+"""hermes_plugin: reads Hermes Agent's ``state.db`` and converts its sessions to ASF."""
