@@ -143,9 +143,10 @@ class _Field:
 def _fields_of(cls: type) -> tuple[_Field, ...]:
     hints = typing.get_type_hints(cls)
     required = set(getattr(cls, "REQUIRED", ()))
-    skip = {"unknown", "kind"} | (
-        {"id", "parent", "parents", "ts"} if issubclass(cls, Entry) else set()
-    )
+    # ``kind`` is the type name of an Extension only; Outcome has a ``kind`` member of its own.
+    skip = {"unknown"} | ({"kind"} if cls is Extension else set())
+    if issubclass(cls, Entry):
+        skip |= {"id", "parent", "parents", "ts"}
     return tuple(
         _Field(f.name, _wire(f.name), _check_for(hints[f.name]), f.name in required)
         for f in attrs.fields(cls)
