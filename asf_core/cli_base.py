@@ -1,0 +1,73 @@
+"""What every ``asf`` subcommand shares: exit codes, the expected-error exception, output.
+
+Results go to stdout, diagnostics to stderr, and an expected error (a missing file, a file
+that is not ASF, an unknown leaf) is one stderr line and an exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import IntEnum
+from typing import Any
+
+__all__ = ["ExitCode", "Fail", "err", "out", "out_json", "worst"]
+
+
+class ExitCode(IntEnum):
+    """The exit status of ``asf``; documented in docs/cli.md."""
+
+    #: Done; strays and warnings do not change it.
+    OK = 0
+    #: ``asf verify`` found errors in a file.
+    PROBLEMS = 1
+    #: Bad arguments, or a path that cannot be read or written, or an ambiguous format.
+    USAGE = 2
+    #: A format plugin raised, broke the hook contract, or could not be loaded.
+    PLUGIN = 3
+    #: Nothing to work on: no plugin recognised the input, or no session file was found.
+    NOTHING = 4
+    #: Interrupted with Ctrl-C; every file written is whole.
+    INTERRUPTED = 130
+    #: stdout was closed early (``asf show f | head``), as if killed by SIGPIPE.
+    BROKEN_PIPE = 141
+
+
+#: Which code wins when several things go wrong in one run: the later in this list.
+_SEVERITY = (
+    ExitCode.OK,
+    ExitCode.PROBLEMS,
+    ExitCode.NOTHING,
+    ExitCode.USAGE,
+    ExitCode.PLUGIN,
+    ExitCode.BROKEN_PIPE,
+    ExitCode.INTERRUPTED,
+)
+
+
+def worst(*codes: ExitCode) -> ExitCode:
+    """The most severe of ``codes`` (OK when none)."""
+    return max(codes, key=_SEVERITY.index, default=ExitCode.OK)
+
+
+class Fail(Exception):
+    """An expected error: printed as one stderr line, the command exits with ``code``."""
+
+    def __init__(self, message: str, code: ExitCode = ExitCode.USAGE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def out(text: str = "") -> None:
+    """One line of results on stdout."""
+    sys.stdout.write(text + "\n")
+
+
+def out_json(value: Any) -> None:
+    """A machine-readable result on stdout."""
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+
+
+def err(message: str) -> None:
+    """One diagnostic line on stderr, prefixed like every message of the command."""
+    sys.stderr.write(f"asf: {message}\n")

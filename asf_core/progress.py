@@ -1,0 +1,52 @@
+"""A one-line progress display on stderr, shown only to a person watching a terminal.
+
+Progress is noise in a pipe, a log file or a ``--json`` run, so :func:`progress_for` hands
+out a silent display unless stderr is a TTY and the user did not ask for quiet.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+__all__ = ["Progress", "progress_for"]
+
+
+class Progress:
+    """Rewrites one stderr line at most ten times a second; silent when disabled."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self._stream = stream
+        self._last = 0.0
+        self._width = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self._stream is not None
+
+    def show(self, text: str, *, force: bool = False) -> None:
+        if self._stream is None:
+            return
+        now = time.monotonic()
+        if not force and now - self._last < 0.1:
+            return
+        self._last = now
+        line = text[:150]
+        self._stream.write("\r" + line.ljust(self._width))
+        self._stream.flush()
+        self._width = len(line)
+
+    def clear(self) -> None:
+        if self._stream is None or not self._width:
+            return
+        self._stream.write("\r" + " " * self._width + "\r")
+        self._stream.flush()
+        self._width = 0
+
+
+def progress_for(*, quiet: bool) -> Progress:
+    """A live display when stderr is a terminal and ``quiet`` is false, else a silent one."""
+    stream = sys.stderr
+    live = not quiet and hasattr(stream, "isatty") and stream.isatty()
+    return Progress(stream if live else None)

@@ -1,0 +1,179 @@
+"""One-line human summaries of entries, items and settings, for ``asf show``.
+
+A summary is for recognising an entry at a glance, so long text is cut and whitespace folded;
+the full content is one ``--json`` away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from asf_core.model import (
+    BranchSummary,
+    Compaction,
+    Config,
+    Custom,
+    Decision,
+    Dispatch,
+    Entry,
+    Env,
+    Info,
+    Item,
+    Label,
+    Link,
+    Outcome,
+    Queued,
+    Response,
+    Run,
+)
+
+__all__ = ["clip", "entry_summary", "item_summary", "settings_summary", "short"]
+
+_WIDTH = 72
+
+
+def short(entry_id: str | None) -> str:
+    """An entry id as people read it: the first 8 hex digits of its hash (``-`` for none)."""
+    if not entry_id:
+        return "-"
+    return entry_id.removeprefix("sha256:")[:8]
+
+
+def clip(text: str, width: int = _WIDTH) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for part in content:
+            if isinstance(part, Mapping):
+                text = part.get("text", part.get("refusal"))
+                if isinstance(text, str):
+                    parts.append(text)
+                elif isinstance(part.get("type"), str):
+                    parts.append(f"[{part['type']}]")
+        return " ".join(parts)
+    return ""
+
+
+def item_summary(item: Any) -> str:
+    """An Open Responses item in a few words: kind, who, and the start of its text."""
+    if not isinstance(item, Mapping):
+        return "(no item)"
+    kind = str(item.get("type", "?"))
+    if kind == "message":
+        return clip(f"{item.get('role', '?')}: {_text_of(item.get('content'))}")
+    if kind == "function_call":
+        args = item.get("arguments")
+        return clip(
+            f"call {item.get('name', '?')}({args if isinstance(args, str) else ''}) "
+            f"[{item.get('call_id', '?')}]"
+        )
+    if kind == "function_call_output":
+        output = item.get("output")
+        text = output if isinstance(output, str) else _text_of(output)
+        return clip(f"output [{item.get('call_id', '?')}]: {text}")
+    if kind == "reasoning":
+        return clip(f"reasoning: {_text_of(item.get('summary'))}")
+    return clip(kind)
+
+
+def _response(e: Response) -> str:
+    bits = [e.model or "", e.status or ""]
+    if isinstance(e.usage, Mapping):
+        bits.append(
+            f"in {e.usage.get('input_tokens', '?')} out {e.usage.get('output_tokens', '?')}"
+        )
+    if e.error is not None:
+        bits.append("error")
+    return " ".join(b for b in bits if b)
+
+
+def _config(e: Config) -> str:
+    bits: list[str] = []
+    if e.replace:
+        bits.append("replace")
+    if e.model is not None:
+        bits.append(f"model={e.model}")
+    if e.instructions is not None:
+        bits.append(f"instructions {len(e.instructions)} chars")
+    if e.instructions_parts is not None:
+        bits.append(f"instructions {len(e.instructions_parts)} parts")
+    if e.tools_added:
+        bits.append("+tools " + ",".join(str(t.get("name", "?")) for t in e.tools_added))
+    if e.tools_removed:
+        bits.append("-tools " + ",".join(e.tools_removed))
+    if e.reasoning is not None:
+        bits.append("reasoning")
+    if e.extra:
+        bits.append("extra " + ",".join(sorted(e.extra)))
+    return clip(" ".join(bits))
+
+
+def entry_summary(entry: Entry) -> str:
+    """What the entry says, in one line (its type and ids are shown beside it)."""
+    match entry:
+        case Item():
+            text = item_summary(entry.item)
+            return text if entry.visible is not False else f"(hidden) {text}"
+        case Response():
+            return _response(entry)
+        case Config():
+            return _config(entry)
+        case Compaction():
+            summary = item_summary(entry.summary)
+            return clip(f"first kept {short(entry.first_kept)}; {summary}")
+        case BranchSummary():
+            return clip(f"from {short(entry.from_)}; {item_summary(entry.summary)}")
+        case Run():
+            return clip(" ".join(str(b) for b in (entry.phase, entry.run_id, entry.reason) if b))
+        case Dispatch():
+            target = entry.target or ""
+            return (
+                f"[{entry.call_id}] -> {short(target) if target.startswith('sha256:') else target}"
+            )
+        case Decision():
+            return clip(
+                f"{entry.verdict} [{entry.call_id}]" + (f" by {entry.by}" if entry.by else "")
+            )
+        case Queued():
+            return clip(f"{entry.mode}: {item_summary(entry.item)}")
+        case Label():
+            return f"{short(entry.target)} = {entry.label!r}"
+        case Info():
+            return clip(f"name {entry.name!r}")
+        case Env():
+            return clip(f"cwd {entry.cwd}" if entry.cwd else "environment")
+        case Outcome():
+            verdict = "" if entry.pass_ is None else (" pass" if entry.pass_ else " fail")
+            score = "" if entry.score is None else f" score {entry.score}"
+            return f"{entry.kind} of {short(entry.target)}{verdict}{score}"
+        case Link():
+            return clip(f"{entry.rel} {entry.session}")
+        case Custom():
+            return clip(f"{entry.ns}")
+        case _:
+            return ""
+
+
+def settings_summary(settings: Mapping[str, Any]) -> str:
+    """The settings in force, in one line: model, instructions size, tools, other members."""
+    bits: list[str] = []
+    if "model" in settings:
+        bits.append(f"model={settings['model']}")
+    instructions = settings.get("instructions")
+    if isinstance(instructions, str):
+        bits.append(f"instructions {len(instructions)} chars")
+    tools = settings.get("tools")
+    if isinstance(tools, list | tuple) and tools:
+        names = [str(t.get("name", "?")) if isinstance(t, Mapping) else "?" for t in tools]
+        bits.append("tools " + ",".join(names))
+    others = sorted(k for k in settings if k not in {"model", "instructions", "tools"})
+    bits.extend(others)
+    return clip(" ".join(bits), 200) if bits else "(none)"

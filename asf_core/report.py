@@ -1,0 +1,131 @@
+"""The conversion report: what ``asf convert`` did to one store, kept beside its output.
+
+Strays and dropped data are expected outcomes of converting real logs, not failures, so the
+report is where they live: every one with its reason, so nothing is lost silently.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import cattrs.preconf.json
+from attrs import define, field
+
+from asf_core.formats import Finding
+
+__all__ = ["RunReport", "StoreReport", "finding_json", "store_json", "write_json_atomic"]
+
+
+def finding_json(finding: Finding) -> dict[str, Any]:
+    """A finding as report JSON; empty members left out."""
+    obj: dict[str, Any] = {"kind": finding.kind, "message": finding.message}
+    if finding.unit:
+        obj["unit"] = finding.unit
+    if finding.session:
+        obj["session"] = finding.session
+    if finding.data:
+        obj["data"] = dict(finding.data)
+    return obj
+
+
+@define(kw_only=True)
+class StoreReport:
+    """Figures for one store, filled in while it converts (hence mutable)."""
+
+    format: str
+    plugin: str
+    path: str
+    #: Where its ASF files went: ``<out>/<format>/<store label>``.
+    output: str
+    #: The store's own ``info()``: name, schema version, ...
+    store: dict[str, Any] = field(factory=dict)
+    sessions_read: int = 0
+    sessions_written: int = 0
+    #: Of ``sessions_written``: files whose bytes changed (or are new) and were rewritten.
+    files_written: int = 0
+    files_unchanged: int = 0
+    entries_written: int = 0
+    bytes_written: int = 0
+    strays: list[dict[str, Any]] = field(factory=list)
+    dropped: list[dict[str, Any]] = field(factory=list)
+    #: Findings of every other kind (warning, info, ...).
+    findings: list[dict[str, Any]] = field(factory=list)
+    #: The plugins' own figures, summed over every converted session.
+    counts: dict[str, int] = field(factory=dict)
+    #: The one-line error that stopped this store, if one did.
+    error: str | None = None
+    #: False when the run stopped (error or Ctrl-C) before the store was done.
+    complete: bool = False
+
+    def note(self, findings: Iterable[Finding]) -> None:
+        for finding in findings:
+            bucket = {"stray": self.strays, "dropped": self.dropped}.get(finding.kind)
+            (self.findings if bucket is None else bucket).append(finding_json(finding))
+
+    def add_counts(self, counts: Mapping[str, int]) -> None:
+        for key, value in counts.items():
+            self.counts[key] = self.counts.get(key, 0) + int(value)
+
+
+@define(kw_only=True)
+class RunReport:
+    """Everything one ``asf convert`` did; ``--json`` prints it."""
+
+    output: str
+    stores: list[StoreReport] = field(factory=list)
+    #: One line per problem outside a store (unrecognised paths, plugin failures in discover).
+    errors: list[str] = field(factory=list)
+    interrupted: bool = False
+
+    def totals(self) -> dict[str, int]:
+        keys = (
+            "sessions_read",
+            "sessions_written",
+            "files_written",
+            "files_unchanged",
+            "entries_written",
+            "bytes_written",
+        )
+        sums = {key: sum(int(getattr(s, key)) for s in self.stores) for key in keys}
+        sums["strays"] = sum(len(s.strays) for s in self.stores)
+        sums["dropped"] = sum(len(s.dropped) for s in self.stores)
+        sums["findings"] = sum(len(s.findings) for s in self.stores)
+        return sums
+
+    def to_json(self) -> dict[str, Any]:
+        obj: dict[str, Any] = _converter().unstructure(self)
+        obj["totals"] = self.totals()
+        return obj
+
+
+def _converter() -> cattrs.Converter:
+    return cattrs.preconf.json.make_converter()
+
+
+def store_json(report: StoreReport) -> dict[str, Any]:
+    """One store's report as the JSON written to ``report.json``."""
+    obj: dict[str, Any] = _converter().unstructure(report)
+    return obj
+
+
+def write_json_atomic(path: Path, value: Any) -> None:
+    """Write JSON to ``path`` through a temporary file and a rename: whole or not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode()
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        Path(tmp).replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            Path(tmp).unlink()
+        raise
