@@ -13,12 +13,12 @@ import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import attrs
 
 from asf_core import canonical, ids
-from asf_core.codec import entry_to_json, header_to_json
+from asf_core.codec import entry_from_json, entry_to_json, header_to_json
 from asf_core.model import Entry, Header
 
 __all__ = ["LEAF", "SessionBuilder", "entry_line", "header_line", "seal", "write_session"]
@@ -43,9 +43,9 @@ def seal(entry: Entry) -> Entry:
     if records:
         fixed = dict(fixed)
         fixed["normalised"] = [*fixed.get("normalised", ()), *records]
-        envelope = {k: obj[k] for k in ("type", "parent", "parents", "ts") if k in obj}
-        from asf_core.codec import entry_from_json
-
+        envelope: dict[str, Any] = {
+            k: obj[k] for k in ("type", "parent", "parents", "ts") if k in obj
+        }
         entry = entry_from_json({**envelope, **fixed})
         obj = entry_to_json(entry)
     return attrs.evolve(entry, id=ids.entry_id(obj))
@@ -64,14 +64,13 @@ class SessionBuilder:
         self.leaf: str | None = None
         self._ids: set[str] = set()
 
-    def append(self, entry: Entry, *, parent: str | None | _Leaf = LEAF) -> Entry:
+    def append(self, entry: Entry, *, parent: str | _Leaf | None = LEAF) -> Entry:
         """Append ``entry`` under ``parent`` (default: the leaf) and return it with its id."""
         where = self.leaf if isinstance(parent, _Leaf) else parent
         if where is not None and where not in self._ids:
             raise ValueError(f"parent {where} is not an entry of this session")
         sealed = seal(attrs.evolve(entry, parent=where))
-        assert sealed.id is not None
-        if sealed.id in self._ids:
+        if sealed.id is None or sealed.id in self._ids:
             # Same type, content, parent and ts: the same entry; the format forbids a repeat.
             raise ValueError(f"entry {sealed.id} is already in the session")
         self.entries.append(sealed)
