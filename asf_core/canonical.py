@@ -364,7 +364,7 @@ def dumps(value: Any) -> bytes:
     Integers of magnitude 2**53 or more are written as their nearest double, as JCS does.
     """
     try:
-        if _fast_ok((value,)):
+        if _fast_ok(value) if type(value) is dict else _fast_ok((value,)):
             try:
                 return "".join(_c_encoder(value, 0)).encode("utf-8")
             except (ValueError, TypeError):

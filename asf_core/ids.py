@@ -201,7 +201,11 @@ _NIL: Final = uuid.UUID(int=0)
 
 
 def subsession_id(parent_session: str, call_id: str, attempt: int = 0) -> str:
-    """The recommended child session id: UUIDv5 (nil namespace) over parent/call[/attempt]."""
+    """The recommended child session id: UUIDv5 (nil namespace) over parent/call[/attempt].
+
+    ``attempt`` 0 is the call's first run; ``n`` >= 1 is its n-th retry, which 0.5+ files
+    give a session of its own.
+    """
     if attempt < 0:
         raise IdError(f"attempt must not be negative, got {attempt}")
     name = f"{parent_session}/{call_id}" + (f"/{attempt}" if attempt else "")

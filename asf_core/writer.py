@@ -42,7 +42,9 @@ def seal(entry: Entry) -> Entry:
     fixed, records = canonical.normalise(body)
     if records:
         fixed = dict(fixed)
-        fixed["normalised"] = [*fixed.get("normalised", ()), *records]
+        merged = [*fixed.get("normalised", ()), *records]
+        merged.sort(key=lambda r: str(r.get("at", "")).encode("utf-16-be"))
+        fixed["normalised"] = merged
         envelope: dict[str, Any] = {
             k: obj[k] for k in ("type", "parent", "parents", "ts") if k in obj
         }
