@@ -245,7 +245,9 @@ def parse(data: str | bytes) -> Any:
         raise JsonError(f"invalid JSON: {exc}") from None
     try:
         found = _find_bad(_LOCATE.decode(text), [])
-    except RecursionError:
+    except json.JSONDecodeError as exc:  # the reject came first; the text is broken too
+        raise JsonError(f"invalid JSON at char {exc.pos}: {exc.msg}") from None
+    except (RecursionError, ValueError):
         found = None
     raise JsonError(found or "invalid JSON (duplicate name or non-finite number)")
 

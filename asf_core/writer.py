@@ -86,8 +86,11 @@ class SessionBuilder:
 
 
 def header_line(header: Header) -> bytes:
-    """The header as one canonical line."""
-    return canonical.dumps(header_to_json(header)) + b"\n"
+    """The header as one canonical line, normalised to I-JSON like an entry body."""
+    obj, records = canonical.normalise(header_to_json(header))
+    if records:
+        obj = {**obj, "normalised": records}
+    return canonical.dumps(obj) + b"\n"
 
 
 def entry_line(entry: Entry) -> bytes:
