@@ -173,7 +173,11 @@ def test_written_session_reads_back_identically(builder: SessionBuilder) -> None
         assert size == path.stat().st_size
         session = read_session(path)
     assert session.problems == []
-    assert as_numbers(header_to_json(session.header)) == as_numbers(header_to_json(builder.header))
+    # The header is written normalised to I-JSON (a lone surrogate becomes U+FFFD, recorded).
+    expected_header, records = canonical.normalise(header_to_json(builder.header))
+    if records:
+        expected_header = {**expected_header, "normalised": records}
+    assert as_numbers(header_to_json(session.header)) == as_numbers(expected_header)
     assert [e.id for e in session.entries] == [e.id for e in builder.entries]
     read_back = [entry_to_json(e) for e in session.entries]
     written = [entry_to_json(e) for e in builder.entries]
