@@ -6,10 +6,7 @@ report is where they live: every one with its reason, so nothing is lost silentl
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +15,7 @@ import cattrs.preconf.json
 from attrs import define, field
 
 from asf_core.formats import Finding
+from asf_core.writer import write_atomic
 
 __all__ = ["RunReport", "StoreReport", "finding_json", "store_json", "write_json_atomic"]
 
@@ -116,16 +114,4 @@ def store_json(report: StoreReport) -> dict[str, Any]:
 
 def write_json_atomic(path: Path, value: Any) -> None:
     """Write JSON to ``path`` through a temporary file and a rename: whole or not at all."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        Path(tmp).replace(path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            Path(tmp).unlink()
-        raise
+    write_atomic(path, [(json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode()])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -21,7 +21,16 @@ from asf_core import canonical, ids
 from asf_core.codec import entry_from_json, entry_to_json, header_to_json
 from asf_core.model import Entry, Header
 
-__all__ = ["LEAF", "SessionBuilder", "entry_line", "header_line", "seal", "write_session"]
+__all__ = [
+    "LEAF",
+    "SessionBuilder",
+    "entry_line",
+    "header_line",
+    "seal",
+    "session_lines",
+    "write_atomic",
+    "write_session",
+]
 
 
 class _Leaf:
@@ -100,27 +109,26 @@ def entry_line(entry: Entry) -> bytes:
     return canonical.dumps(entry_to_json(entry)) + b"\n"
 
 
-def write_session(path: Path, header: Header, entries: Iterable[Entry]) -> int:
-    """Write a whole session file atomically; return the number of bytes written.
+def write_atomic(path: Path, chunks: Iterable[bytes]) -> int:
+    """Write ``chunks`` to ``path`` whole or not at all; return the number of bytes written.
 
-    The file is written to a temporary name in the same directory, flushed to disk, then
-    renamed over ``path``. Creates missing parent directories.
+    The bytes go to a temporary name in the same directory, are flushed to disk, then renamed
+    over ``path``, so a reader (or an interrupted run) never sees half a file. Creates missing
+    parent directories.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     size = 0
     try:
         with os.fdopen(fd, "wb") as out:
-            chunk = [header_line(header)]
-            size += len(chunk[0])
-            for entry in entries:
-                line = entry_line(entry)
-                size += len(line)
-                chunk.append(line)
-                if len(chunk) >= 256:
-                    out.writelines(chunk)
-                    chunk.clear()
-            out.writelines(chunk)
+            batch: list[bytes] = []
+            for chunk in chunks:
+                size += len(chunk)
+                batch.append(chunk)
+                if len(batch) >= 256:
+                    out.writelines(batch)
+                    batch.clear()
+            out.writelines(batch)
             out.flush()
             os.fsync(out.fileno())
         Path(tmp).replace(path)
@@ -129,3 +137,15 @@ def write_session(path: Path, header: Header, entries: Iterable[Entry]) -> int:
             Path(tmp).unlink()
         raise
     return size
+
+
+def session_lines(header: Header, entries: Iterable[Entry]) -> Iterator[bytes]:
+    """The lines of a session file: the header, then each entry, canonical."""
+    yield header_line(header)
+    for entry in entries:
+        yield entry_line(entry)
+
+
+def write_session(path: Path, header: Header, entries: Iterable[Entry]) -> int:
+    """Write a whole session file atomically (see :func:`write_atomic`); return its size."""
+    return write_atomic(path, session_lines(header, entries))
