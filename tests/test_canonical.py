@@ -563,7 +563,7 @@ def test_normalise_output_is_ijson(value: Any) -> None:
     assert dumps(fixed_again) == dumps(fixed)
 
 
-@pytest.mark.parametrize("text", [b'{"a":1,"a":2} x', b'{"a":NaN}]', b'[1,1e999] ]'])
+@pytest.mark.parametrize("text", [b'{"a":1,"a":2} x', b'{"a":NaN}]', b"[1,1e999] ]"])
 def test_parse_reports_rejects_followed_by_garbage_as_json_errors(text: bytes) -> None:
     with pytest.raises(canonical.JsonError):
         canonical.parse(text)
