@@ -1,0 +1,259 @@
+"""One ``messages`` row as ASF entries, with its identity and leftover columns.
+
+A context row becomes item entries (an assistant row also a ``response`` entry after its
+items); a row that is not model context becomes one ``custom`` entry (namespace ``hermes``).
+Every entry carries the ``hermes`` member: ``row`` names the source row, and the row's
+*principal* entry (the ``response`` of an assistant row, else the row's first entry) holds
+``columns``, every column no core member reproduces, and ``carried``, the columns left out of
+``columns`` because an entry holds them verbatim. See ``docs/formats/hermes.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from attrs import frozen
+
+from asf_core.model import Compaction, Custom, Entry, Item, Response
+from hermes_plugin.conversation import RowItems
+from hermes_plugin.parts import hermes_parts
+from hermes_plugin.rows import Message
+from hermes_plugin.schema import CONTENT_PREFIX
+from hermes_plugin.toolcalls import ToolCall
+
+__all__ = ["Rendered", "render_custom", "render_row", "response_status", "row_columns"]
+
+JSON = dict[str, Any]
+
+#: finish_reason -> (status, incomplete) of the response entry.
+_FINISH: dict[str, tuple[str, JSON | None]] = {
+    "stop": ("completed", None),
+    "end_turn": ("completed", None),
+    "tool_calls": ("completed", None),
+    "function_call": ("completed", None),
+    "tool_use": ("completed", None),
+    "length": ("incomplete", {"reason": "max_output_tokens"}),
+    "max_tokens": ("incomplete", {"reason": "max_output_tokens"}),
+    "content_filter": ("incomplete", {"reason": "content_filter"}),
+}
+
+
+def response_status(finish_reason: str | None) -> tuple[str | None, JSON | None]:
+    """The response ``status`` and ``incomplete`` a finish reason stands for; (None, None)
+    when Hermes recorded none or one this mapping does not know (it stays in ``columns``)."""
+    if not finish_reason:
+        return None, None
+    return _FINISH.get(finish_reason, (None, None))
+
+
+@frozen(kw_only=True)
+class Rendered:
+    """A row's entries in order (each the child of the previous), and where its parts are."""
+
+    entries: tuple[Entry, ...]
+    #: Per function_call entry: its index in ``entries``, its ASF call id, the stored call.
+    calls: tuple[tuple[int, str, ToolCall], ...] = ()
+    #: For a paired tool result: the ASF call id it answers.
+    answers: str | None = None
+    #: Why the row is a custom entry rather than context; None for context rows.
+    aside: str | None = None
+
+
+def _dumps(value: Any) -> str:
+    """JSON text the way Hermes writes its JSON columns (``json.dumps`` defaults)."""
+    return json.dumps(value)
+
+
+def _stored_forms(carried: Any) -> set[str]:
+    """The cells an item's content or output could have been stored as."""
+    if isinstance(carried, str):
+        return {carried}
+    if not isinstance(carried, list):
+        return set()
+    forms = {CONTENT_PREFIX + _dumps(hermes_parts(carried))}
+    if len(carried) == 1 and isinstance(carried[0], dict):
+        part = carried[0]
+        if part.get("type") in {"input_text", "output_text"} and set(part) <= {
+            "type",
+            "text",
+            "annotations",
+        }:
+            text = part.get("text")
+            if isinstance(text, str) and part.get("annotations", []) == []:
+                forms.add(text)
+    return forms
+
+
+def _carried(message: Message, rendered: RowItems) -> set[str]:
+    """Columns whose stored text an entry of the row reproduces exactly."""
+    cols = message.cols
+    out: set[str] = set()
+    items = rendered.items
+    text_forms: set[str] = set()
+    if rendered.kind == "message":
+        text_forms = _stored_forms(items[0].get("content"))
+    elif rendered.kind == "output":
+        text_forms = _stored_forms(items[0].get("output"))
+    elif rendered.kind == "assistant":
+        built = [i for i in items if i.get("type") == "message"]
+        if built and not _codex_used(cols, items):
+            text_forms = _stored_forms(built[0].get("content"))
+    content, api = cols.get("content"), cols.get("api_content")
+    if api and isinstance(api, str) and api in text_forms:
+        out.add("api_content")
+    elif isinstance(content, str) and content in text_forms:
+        out.add("content")
+    if rendered.kind != "assistant":
+        return out
+    calls = cols.get("tool_calls")
+    raws = [call.raw for _, call in rendered.calls]
+    if isinstance(calls, str) and raws and calls == _dumps(raws):
+        out.add("tool_calls")
+    for name in ("codex_reasoning_items", "codex_message_items"):
+        cell = cols.get(name)
+        if isinstance(cell, str) and _in_items(cell, items):
+            out.add(name)
+    has_chat = bool(message.reasoning) or message.reasoning_content is not None
+    has_chat = has_chat or bool(message.reasoning_details)
+    if has_chat and items and items[0].get("type") == "reasoning":
+        chat = items[0]
+        summary = chat.get("summary") or []
+        if message.reasoning and summary and summary[0].get("text") == cols.get("reasoning"):
+            out.add("reasoning")
+        if "content" in chat and cols.get("reasoning_content") == message.reasoning_content:
+            out.add("reasoning_content")
+        details = cols.get("reasoning_details")
+        shown = chat.get("hermes:reasoning_details")
+        if isinstance(details, str) and shown is not None and details == _dumps(shown):
+            out.add("reasoning_details")
+    return out
+
+
+def _codex_used(cols: Any, items: Sequence[JSON]) -> bool:
+    cell = cols.get("codex_message_items")
+    return isinstance(cell, str) and _in_items(cell, items)
+
+
+def _in_items(cell: str, items: Sequence[JSON]) -> bool:
+    """Whether a JSON array column's objects are, in order, a run of the items."""
+    try:
+        value = json.loads(cell)
+    except ValueError:
+        return False
+    if not isinstance(value, list) or not value or _dumps(value) != cell:
+        return False
+    n = len(value)
+    return any(list(items[i : i + n]) == value for i in range(len(items) - n + 1))
+
+
+def row_columns(message: Message, carried: set[str], *, full: bool) -> JSON:
+    """The row's columns for the ``hermes`` member: every non-null column except the
+    identity (``id``, ``session_id``), ``role`` (unless ``full``) and the carried ones.
+    JSON columns stay the text Hermes stored, so the row can be rebuilt byte for byte."""
+    values = message.cols.to_json_value(frozenset())
+    drop = {"id", "session_id", *carried}
+    if not full:
+        drop.add("role")
+    cols = message.cols
+    return {k: v for k, v in values.items() if k not in drop and cols.get(k) is not None}
+
+
+def render_custom(message: Message, ts: str, why: str, detail: str | None = None) -> Rendered:
+    """A row kept aside: one ``custom`` entry holding the whole row."""
+    data: JSON = {"kind": "message", "reason": why}
+    if detail:
+        data["detail"] = detail
+    hermes = {"row": message.unit, "columns": row_columns(message, set(), full=True)}
+    entry = Custom(ts=ts, ns="hermes", data=data, unknown={"hermes": hermes})
+    return Rendered(entries=(entry,), aside=why)
+
+
+def render_row(
+    message: Message,
+    rendered: RowItems,
+    ts: str,
+    *,
+    model: str | None,
+    summary_config: JSON | None = None,
+    native_ids: dict[int, str] | None = None,
+) -> Rendered:
+    """A context row's entries.
+
+    ``summary_config``, when given, makes the row's first item the ``summary`` of a
+    ``compaction`` entry with that settings checkpoint (a compression continuation's first
+    row, or the summary row of an in-place compaction). ``native_ids`` maps a call's
+    item index to the stored id when the ASF ``call_id`` differs.
+    """
+    carried = _carried(message, rendered)
+    columns = row_columns(message, carried, full=False)
+    hidden = message.display_kind == "hidden"
+    response_id = f"hermes:messages/{message.id}" if rendered.kind == "assistant" else None
+    call_at = dict(rendered.calls)
+    entries: list[Entry] = []
+    calls: list[tuple[int, str, ToolCall]] = []
+    for index, item in enumerate(rendered.items):
+        member: JSON = {"row": message.unit, "part": _part(item)}
+        call = call_at.get(index)
+        if call is not None:
+            if "tool_calls" in carried:
+                member["call"] = call.raw
+            native = (native_ids or {}).get(index)
+            if native is not None:
+                member["call_id"] = native
+            calls.append((len(entries), str(item["call_id"]), call))
+        if not entries and summary_config is not None:
+            member["part"] = "summary"
+            entry: Entry = Compaction(
+                ts=ts, summary=item, config=summary_config, unknown={"hermes": member}
+            )
+        else:
+            entry = Item(
+                ts=ts,
+                item=item,
+                response=response_id,
+                visible=False if hidden else None,
+                unknown={"hermes": member},
+            )
+        entries.append(entry)
+    if rendered.kind == "assistant":
+        status, incomplete = response_status(message.finish_reason)
+        member = {"row": message.unit, "part": "response"}
+        member["columns"] = columns
+        if carried:
+            member["carried"] = sorted(carried)
+        entries.append(
+            Response(
+                ts=ts,
+                response_id=response_id,
+                model=model,
+                status=status,
+                incomplete=incomplete,
+                unknown={"hermes": member},
+            )
+        )
+    else:
+        first = entries[0]
+        member = dict(first.unknown["hermes"])
+        member["columns"] = columns
+        if carried:
+            member["carried"] = sorted(carried)
+        entries[0] = _with_member(first, member)
+    return Rendered(entries=tuple(entries), calls=tuple(calls), answers=rendered.answers)
+
+
+def _part(item: JSON) -> str:
+    kind = item.get("type")
+    return {
+        "function_call": "call",
+        "function_call_output": "output",
+        "reasoning": "reasoning",
+        "message": "message",
+    }.get(str(kind), "item")
+
+
+def _with_member(entry: Entry, member: JSON) -> Entry:
+    import attrs
+
+    return attrs.evolve(entry, unknown={**entry.unknown, "hermes": member})
