@@ -22,6 +22,7 @@ from typing import Any, Final
 __all__ = [
     "JsonError",
     "dumps",
+    "dumps_if_normal",
     "dumps_str",
     "ijson_problems",
     "normalise",
@@ -266,22 +267,30 @@ _c_encoder: Final = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
 )
 
 
-def _fast_ok(value: Any) -> bool:
-    """True if the C encoder writes JCS for this container (recursing into containers).
+#: What :func:`_scan` finds: the C encoder writes JCS; only the exact encoder does (an
+#: integral or tiny float, a name beyond U+FFFF, a big but exact integer); the writer's
+#: normalisation has something to fix or refuse (an unsafe integer, raw bytes, another type).
+_C_OK: Final = 0
+_EXACT_OK: Final = 1
+_FIX: Final = 2
+
+
+def _scan(value: Any) -> int:
+    """The worst of :data:`_C_OK`, :data:`_EXACT_OK`, :data:`_FIX` over a container's values.
 
     Lone surrogates are not checked here: encoding the result to UTF-8 fails on them.
     """
+    worst = _C_OK
     if type(value) is dict:
-        if value:
-            try:
-                keys = "".join(value)
-            except TypeError:
-                return False
-            if not keys.isascii() and max(keys) > "\uffff":
-                return False
-            items: Any = value.values()
-        else:
-            return True
+        if not value:
+            return _C_OK
+        try:
+            keys = "".join(value)
+        except TypeError:
+            return _FIX
+        if not keys.isascii() and max(keys) > "\uffff":
+            worst = _EXACT_OK
+        items: Any = value.values()
     else:
         items = value
     for item in items:
@@ -289,17 +298,26 @@ def _fast_ok(value: Any) -> bool:
         if kind is str or item is None or kind is bool:
             continue
         if kind is dict or kind is list or kind is tuple:
-            if not _fast_ok(item):
-                return False
+            found = _scan(item)
+            if found == _FIX:
+                return _FIX
+            worst = max(worst, found)
         elif kind is int:
             if not -_TWO53 < item < _TWO53:
-                return False
+                if not _int_is_ijson(item):
+                    return _FIX
+                worst = _EXACT_OK
         elif kind is float:
             if item.is_integer() or not abs(item) >= 1e-4:
-                return False
+                worst = _EXACT_OK
         else:
-            return False
-    return True
+            return _FIX
+    return worst
+
+
+def _fast_ok(value: Any) -> bool:
+    """True if the C encoder writes JCS for this container (recursing into containers)."""
+    return _scan(value) == _C_OK
 
 
 class _Unencodable(Exception):
@@ -376,6 +394,32 @@ def dumps(value: Any) -> bytes:
         pass
     problems = _problems(value, writer=True, first=True)
     raise JsonError(problems[0] if problems else "value cannot be canonicalised") from None
+
+
+def dumps_if_normal(value: Any) -> bytes | None:
+    """Canonical bytes of a value the writer's :func:`normalise` would leave alone, else None.
+
+    The writer's hot path: one scan and one encoding for the common case (no lone
+    surrogate, no unsafe integer, no raw bytes), instead of a normalising walk first.
+    """
+    kind = type(value)
+    if kind is str:
+        try:
+            return _quote(value).encode("utf-8")
+        except UnicodeEncodeError:
+            return None  # a lone surrogate: normalise it
+    found = _scan(value) if kind is dict else _scan((value,))
+    try:
+        if found == _C_OK:
+            return "".join(_c_encoder(value, 0)).encode("utf-8")
+        if found == _EXACT_OK:
+            return _dumps_slow(value)
+    except UnicodeEncodeError:
+        return None
+    except (ValueError, TypeError, _Unencodable):
+        pass  # a non-finite float: let normalise and dumps explain
+    fixed, records = normalise(value)
+    return None if records else dumps(fixed)
 
 
 def dumps_str(value: Any) -> str:

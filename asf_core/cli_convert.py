@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from asf_core.plugins import AsfPluginManager, Candidate, PluginError
 from asf_core.progress import Progress, progress_for
 from asf_core.report import RunReport, StoreReport, store_json, write_json_atomic
 from asf_core.stores import Troubles, find_stores, session_file_name, slug, store_label
-from asf_core.writer import entry_line, header_line, write_session
+from asf_core.writer import session_lines, write_atomic
 
 __all__ = ["DEFAULT_OUT", "REPORT_NAME", "convert_store", "run_convert", "write_if_changed"]
 
@@ -42,11 +43,15 @@ def write_if_changed(path: Path, header: Header, entries: Sequence[Entry]) -> in
     Returns the bytes written, or None when the file was left as it was. The size is compared
     first, so only a same-size file is hashed.
     """
-    if path.is_file():
-        data = header_line(header) + b"".join(entry_line(e) for e in entries)
-        if path.stat().st_size == len(data) and _file_digest(path) == hashlib.sha256(data).digest():
-            return None
-    return write_session(path, header, entries)
+    data = b"".join(session_lines(header, entries))
+    if (
+        path.is_file()
+        and path.stat().st_size == len(data)
+        and _file_digest(path) == hashlib.sha256(data).digest()
+    ):
+        return None
+    # Not flushed file by file: the store's files are synced together once it is done.
+    return write_atomic(path, [data], durable=False)
 
 
 def _native(
@@ -101,6 +106,7 @@ def _finish(
 ) -> None:
     """Close the store and write its report; ``quiet`` while another error is on its way up."""
     progress.clear()
+    os.sync()  # the session files were renamed into place unflushed; make them durable
     if store is not None:
         try:
             plugins.close_store(plugin, store)

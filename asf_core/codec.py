@@ -150,7 +150,7 @@ def _fields_of(cls: type) -> tuple[_Field, ...]:
     return tuple(
         _Field(f.name, _wire(f.name), _check_for(hints[f.name]), f.name in required)
         for f in attrs.fields(cls)
-        if f.name not in skip
+        if f.name not in skip and f.init
     )
 
 

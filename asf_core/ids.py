@@ -24,6 +24,7 @@ __all__ = [
     "content_hash",
     "entry_id",
     "format_ts",
+    "id_with_content",
     "migrate_ts",
     "subsession_id",
     "ts_ok",
@@ -62,18 +63,27 @@ def entry_id(obj: Mapping[str, Any]) -> str:
         if required not in obj:
             raise IdError(f"entry has no {required!r} member")
     try:
-        envelope: dict[str, Any] = {
-            "type": obj["type"],
-            "parent": obj.get("parent"),
-            "ts": obj["ts"],
-            "content": content_hash(body_of(obj)),
-        }
-        parents = obj.get("parents")
-        if parents:
-            envelope["parents"] = parents
-        return sha256_of(envelope)
+        return id_with_content(obj, content_hash(body_of(obj)))
     except JsonError as exc:
         raise IdError(f"entry cannot be hashed: {exc}") from None
+
+
+def id_with_content(obj: Mapping[str, Any], content: str) -> str:
+    """The id of an entry whose content hash is already known (the envelope layer alone).
+
+    A writer that canonicalised the body anyway passes its hash here instead of paying for
+    it twice. Raises :class:`JsonError` if an envelope member cannot be canonicalised.
+    """
+    envelope: dict[str, Any] = {
+        "type": obj["type"],
+        "parent": obj.get("parent"),
+        "ts": obj["ts"],
+        "content": content,
+    }
+    parents = obj.get("parents")
+    if parents:
+        envelope["parents"] = parents
+    return sha256_of(envelope)
 
 
 # --------------------------------------------------------------------------- timestamps

@@ -99,6 +99,10 @@ class Entry:
     #: The writer's record of what it normalised to keep the entry I-JSON.
     normalised: tuple[JSONObject, ...] | None = None
     unknown: JSONObject = field(factory=_unknown)
+    #: The canonical line, kept by the writer that sealed the entry so it is encoded once.
+    #: Not a member: never compared, never copied by ``attrs.evolve`` (a changed entry must
+    #: be sealed again).
+    _line: bytes | None = field(default=None, init=False, eq=False, repr=False)
 
     @property
     def type(self) -> str:

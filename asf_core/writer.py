@@ -9,6 +9,7 @@ file or the new one, never half of one.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -43,23 +44,62 @@ class _Leaf:
 LEAF: Final = _Leaf()
 
 
-def seal(entry: Entry) -> Entry:
-    """Return the entry normalised to I-JSON (recording what changed) with its id computed."""
-    obj = entry_to_json(entry)
-    obj.pop("id", None)
-    body = ids.body_of(obj)
-    fixed, records = canonical.normalise(body)
+def _utf16(key: str) -> bytes:
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def _fragments(obj: dict[str, Any]) -> dict[str, bytes] | None:
+    """Each top-level member as canonical ``"key":value`` bytes; None if one needs fixing."""
+    out: dict[str, bytes] = {}
+    for key, value in obj.items():
+        encoded = canonical.dumps_if_normal(value)
+        name = canonical.dumps_if_normal(key)
+        if encoded is None or name is None:
+            return None
+        out[key] = name + b":" + encoded
+    return out
+
+
+def _joined(fragments: dict[str, bytes], keys: Iterable[str]) -> bytes:
+    """A canonical object from member fragments: members in UTF-16 order of their names."""
+    return b"{" + b",".join(fragments[k] for k in sorted(keys, key=_utf16)) + b"}"
+
+
+def _normalised(entry: Entry, obj: dict[str, Any]) -> Entry:
+    """The entry with its body normalised to I-JSON and the changes recorded in ``normalised``."""
+    fixed, records = canonical.normalise(ids.body_of(obj))
     if records:
         fixed = dict(fixed)
         merged = [*fixed.get("normalised", ()), *records]
-        merged.sort(key=lambda r: str(r.get("at", "")).encode("utf-16-be"))
+        merged.sort(key=lambda r: _utf16(str(r.get("at", ""))))
         fixed["normalised"] = merged
-        envelope: dict[str, Any] = {
-            k: obj[k] for k in ("type", "parent", "parents", "ts") if k in obj
-        }
-        entry = entry_from_json({**envelope, **fixed})
+    envelope: dict[str, Any] = {k: obj[k] for k in ("type", "parent", "parents", "ts") if k in obj}
+    return entry_from_json({**envelope, **fixed})
+
+
+def seal(entry: Entry) -> Entry:
+    """Return the entry normalised to I-JSON (recording what changed) with its id computed.
+
+    Every member is canonicalised once: the same bytes give the content hash and the line,
+    which the sealed entry keeps for :func:`entry_line`.
+    """
+    obj = entry_to_json(entry)
+    obj.pop("id", None)
+    fragments = _fragments(obj)
+    if fragments is None:
+        entry = _normalised(entry, obj)
         obj = entry_to_json(entry)
-    return attrs.evolve(entry, id=ids.entry_id(obj))
+        obj.pop("id", None)
+        fragments = _fragments(obj)
+        if fragments is None:  # pragma: no cover - normalise leaves nothing to fix
+            raise canonical.JsonError("entry cannot be normalised to I-JSON")
+    body = [k for k in obj if k not in ids.ENVELOPE]
+    content = "sha256:" + hashlib.sha256(_joined(fragments, body)).hexdigest()
+    ident = ids.id_with_content(obj, content)
+    fragments["id"] = b'"id":"' + ident.encode("ascii") + b'"'
+    sealed = attrs.evolve(entry, id=ident)
+    object.__setattr__(sealed, "_line", _joined(fragments, fragments) + b"\n")
+    return sealed
 
 
 class SessionBuilder:
@@ -106,15 +146,20 @@ def entry_line(entry: Entry) -> bytes:
     """An entry as one canonical line; its id must already be computed."""
     if entry.id is None:
         raise ValueError("entry has no id: seal it or append it to a SessionBuilder first")
-    return canonical.dumps(entry_to_json(entry)) + b"\n"
+    line = entry._line
+    if line is None:
+        line = canonical.dumps(entry_to_json(entry)) + b"\n"
+    return line
 
 
-def write_atomic(path: Path, chunks: Iterable[bytes]) -> int:
+def write_atomic(path: Path, chunks: Iterable[bytes], *, durable: bool = True) -> int:
     """Write ``chunks`` to ``path`` whole or not at all; return the number of bytes written.
 
-    The bytes go to a temporary name in the same directory, are flushed to disk, then renamed
-    over ``path``, so a reader (or an interrupted run) never sees half a file. Creates missing
-    parent directories.
+    The bytes go to a temporary name in the same directory, then are renamed over ``path``,
+    so a reader (or an interrupted run) never sees half a file. With ``durable`` the file is
+    flushed to disk before the rename; a caller writing many files may pass False and sync
+    once at the end instead (one flush instead of one per file). Creates missing parent
+    directories.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -130,7 +175,8 @@ def write_atomic(path: Path, chunks: Iterable[bytes]) -> int:
                     batch.clear()
             out.writelines(batch)
             out.flush()
-            os.fsync(out.fileno())
+            if durable:
+                os.fsync(out.fileno())
         Path(tmp).replace(path)
     except BaseException:
         with contextlib.suppress(OSError):

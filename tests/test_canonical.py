@@ -567,3 +567,22 @@ def test_normalise_output_is_ijson(value: Any) -> None:
 def test_parse_reports_rejects_followed_by_garbage_as_json_errors(text: bytes) -> None:
     with pytest.raises(canonical.JsonError):
         canonical.parse(text)
+
+
+_writer_scalars = st.one_of(
+    _scalars,
+    st.integers(),  # unsafe and big-but-exact integers
+    st.text(st.characters(codec=None), max_size=6),  # lone surrogates
+    st.binary(max_size=6),  # raw bytes, valid UTF-8 or not
+)
+
+
+@given(_json(_writer_scalars))
+def test_dumps_if_normal_is_dumps_exactly_when_normalise_changes_nothing(value: Any) -> None:
+    """The writer's one-pass encoding agrees with normalise-then-dumps on every value."""
+    fixed, records = normalise(value)
+    got = canonical.dumps_if_normal(value)
+    if records:
+        assert got is None
+    else:
+        assert got == dumps(fixed)
