@@ -20,7 +20,14 @@ from asf_core.model import Entry, Header
 from asf_core.plugins import AsfPluginManager, Candidate, PluginError
 from asf_core.progress import Progress, progress_for
 from asf_core.report import RunReport, StoreReport, store_json, write_json_atomic
-from asf_core.stores import Troubles, find_stores, session_file_name, slug, store_label
+from asf_core.stores import (
+    Troubles,
+    find_stores,
+    session_file_name,
+    session_path,
+    slug,
+    store_label,
+)
 from asf_core.writer import session_lines, write_atomic
 
 __all__ = ["DEFAULT_OUT", "REPORT_NAME", "convert_store", "run_convert", "write_if_changed"]
@@ -76,7 +83,11 @@ def _write(
     if name in names:
         raise PluginError(plugin, "convert", f"two sessions are named {name!r}")
     names.add(name)
-    path = dest / name
+    relative = session_path(session.header)
+    if relative.as_posix() in report.files.values():
+        raise PluginError(plugin, "convert", f"two sessions have the id {session.header.id!r}")
+    report.files[session.name] = relative.as_posix()
+    path = dest / relative
     entries = list(session.entries)
     try:
         size = write_if_changed(path, session.header, entries)

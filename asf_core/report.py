@@ -54,6 +54,8 @@ class StoreReport:
     dropped: list[dict[str, Any]] = field(factory=list)
     #: Findings of every other kind (warning, info, ...).
     findings: list[dict[str, Any]] = field(factory=list)
+    #: Each converted session's file, relative to ``output``, by the plugin's session name.
+    files: dict[str, str] = field(factory=dict)
     #: The plugins' own figures, summed over every converted session.
     counts: dict[str, int] = field(factory=dict)
     #: The one-line error that stopped this store, if one did.

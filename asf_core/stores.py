@@ -10,15 +10,25 @@ import hashlib
 import os
 import re
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 from attrs import define, field
 
 from asf_core import plugins
 from asf_core.cli_base import ExitCode, err, worst
+from asf_core.model import Header
 from asf_core.plugins import AmbiguousFormat, AsfPluginManager, Candidate
 
-__all__ = ["Troubles", "find_stores", "session_file_name", "slug", "store_label"]
+__all__ = [
+    "Troubles",
+    "find_stores",
+    "project_key",
+    "session_file_name",
+    "session_path",
+    "slug",
+    "store_label",
+]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -52,6 +62,46 @@ def store_label(path: Path) -> str:
     readable = slug("-".join(p for p in (resolved.parent.name, resolved.name) if p))[:60]
     digest = hashlib.sha256(os.fsencode(resolved)).hexdigest()[:10]
     return f"{readable}-{digest}"
+
+
+def project_key(cwd: str | None) -> str:
+    """The directory a session lives in, from its working directory, as the reference store has it.
+
+    The leading separator is stripped and separators and colons become ``-``: ``/home/u/proj``
+    is ``home-u-proj``; no directory is ``default``. A key that would step out of the store
+    (``.``, ``..``) or hold a NUL is made safe with :func:`slug`.
+    """
+    key = (cwd or "").replace("\\", "/").lstrip("/")
+    for sep in ("/", "\\", ":"):
+        key = key.replace(sep, "-")
+    if not key:
+        return "default"
+    if key in (".", "..") or "\0" in key or len(key.encode()) > 200:
+        return slug(key)[:200]
+    return key
+
+
+def _stamp(created_at: str) -> str:
+    """``created_at`` spelled as the reference store does in names: ``2026-09-17T12-00-00.000Z``."""
+    try:
+        when = datetime.fromisoformat(created_at.replace("z", "Z").replace("t", "T"))
+    except ValueError:
+        return "0000-00-00T00-00-00.000Z"
+    if when.tzinfo is not None:
+        when = when.astimezone(UTC)
+    millis = when.microsecond // 1000
+    return when.strftime("%Y-%m-%dT%H-%M-%S") + f".{millis:03d}Z"
+
+
+def session_path(header: Header) -> Path:
+    """Where a session's file goes inside its store's directory.
+
+    ``<project key>/<created at>_<session id>.jsonl``: the reference library's jsonl store
+    layout, so a store's output directory is a store that library (and its command) opens. An
+    id that is not a safe file name is made one with :func:`slug`.
+    """
+    ident = header.id if header.id and slug(header.id) == header.id else slug(header.id or "_")
+    return Path(project_key(header.cwd)) / f"{_stamp(header.created_at)}_{ident}.jsonl"
 
 
 def session_file_name(name: str) -> str | None:

@@ -168,6 +168,17 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, st
 # --- convert -----------------------------------------------------------------------------
 
 
+def _written(store_dir: Path) -> list[str]:
+    """The session files under a store's output directory, relative to it."""
+    return [p.relative_to(store_dir).as_posix() for p in store_dir.rglob("*.jsonl")]
+
+
+def _file(store_dir: Path, name: str) -> Path:
+    """The file the store's report says session ``name`` was written to."""
+    report = json.loads((store_dir / "report.json").read_text())
+    return store_dir / report["files"][name]
+
+
 def test_convert_writes_the_documented_layout_and_report(
     installed: Installed, sample: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -178,12 +189,15 @@ def test_convert_writes_the_documented_layout_and_report(
 
     assert (code, stderr) == (ExitCode.OK, "")  # strays are reported, not failures
     store_dir = out / "chatlog" / store_label(sample)
-    assert sorted(p.name for p in store_dir.iterdir()) == [
-        "math.jsonl",
-        "report.json",
-        "trip.jsonl",
-    ]
     report = json.loads((store_dir / "report.json").read_text())
+    # The reference store layout: <project key>/<created at>_<session id>.jsonl
+    assert sorted(report["files"]) == ["math.jsonl", "trip.jsonl"]
+    assert sorted(_written(store_dir)) == sorted(report["files"].values())
+    for rel in report["files"].values():
+        project, name = rel.split("/")
+        header = read_session(store_dir / rel).header
+        assert name.endswith(f"_{header.id}.jsonl")
+        assert project == "default"  # the example's headers carry no cwd
     assert report["complete"] is True
     assert report["store"] == {"file": "sample.chat.jsonl", "bytes": sample.stat().st_size}
     assert (report["sessions_read"], report["sessions_written"], report["files_written"]) == (
@@ -194,7 +208,9 @@ def test_convert_writes_the_documented_layout_and_report(
     assert [s["unit"] for s in report["strays"]] == ["sample.chat.jsonl:8", "sample.chat.jsonl:9"]
     assert [d["unit"] for d in report["dropped"]] == ["sample.chat.jsonl:4"]
     assert report["counts"] == {"lines": 7, "entries": report["entries_written"]}
-    entries = sum(len(read_session(store_dir / n).entries) for n in ("math.jsonl", "trip.jsonl"))
+    entries = sum(
+        len(read_session(_file(store_dir, n)).entries) for n in ("math.jsonl", "trip.jsonl")
+    )
     assert report["entries_written"] == entries
     assert (
         f"2 ASF sessions (2 written, 0 unchanged), {entries} entries; 2 strays, 1 dropped" in stdout
@@ -209,13 +225,13 @@ def test_convert_rerun_rewrites_only_sessions_that_grew(
     out = tmp_path / "out"
     assert _run(capsys, "convert", sample, "-o", out, "--quiet")[0] == ExitCode.OK
     store_dir = out / "chatlog" / store_label(sample)
-    before = {p.name: p.stat().st_ino for p in store_dir.glob("*.jsonl")}
+    before = {n: _file(store_dir, n).stat().st_ino for n in ("math.jsonl", "trip.jsonl")}
 
     code, stdout, _ = _run(capsys, "convert", sample, "-o", out, "--json")
     assert code == ExitCode.OK
     totals = json.loads(stdout)["totals"]
     assert (totals["files_written"], totals["files_unchanged"]) == (0, 2)
-    assert {p.name: p.stat().st_ino for p in store_dir.glob("*.jsonl")} == before
+    assert {n: _file(store_dir, n).stat().st_ino for n in ("math.jsonl", "trip.jsonl")} == before
 
     with sample.open("a") as f:
         f.write(
@@ -224,9 +240,9 @@ def test_convert_rerun_rewrites_only_sessions_that_grew(
     code, stdout, _ = _run(capsys, "convert", sample, "-o", out, "--json")
     store = json.loads(stdout)["stores"][0]
     assert (store["files_written"], store["files_unchanged"]) == (1, 1)
-    assert (store_dir / "trip.jsonl").stat().st_ino == before["trip.jsonl"]
-    assert (store_dir / "math.jsonl").stat().st_ino != before["math.jsonl"]
-    assert "And 17 * 24?" in (store_dir / "math.jsonl").read_text()
+    assert _file(store_dir, "trip.jsonl").stat().st_ino == before["trip.jsonl"]
+    assert _file(store_dir, "math.jsonl").stat().st_ino != before["math.jsonl"]
+    assert "And 17 * 24?" in _file(store_dir, "math.jsonl").read_text()
 
 
 def test_convert_json_and_report_file(
@@ -274,7 +290,7 @@ def test_plugin_crash_names_plugin_and_spares_other_stores(
     assert (report["complete"], report["sessions_written"]) == (False, 1)
     assert "plugin 'bad' failed in convert" in report["error"]
     assert "1 store stopped early" in stdout
-    assert (out / "good" / store_label(good_log) / "s2.jsonl").is_file()
+    assert _file(out / "good" / store_label(good_log), "s2").is_file()
 
 
 def test_two_formats_claiming_one_file_need_format(
@@ -291,7 +307,7 @@ def test_two_formats_claiming_one_file_need_format(
     )
     code, _, _ = _run(capsys, "convert", log, "-o", tmp_path / "o", "--format", "beta")
     assert code == ExitCode.OK
-    assert (tmp_path / "o" / "beta" / store_label(log) / "s1.jsonl").is_file()
+    assert _file(tmp_path / "o" / "beta" / store_label(log), "s1").is_file()
     assert not (tmp_path / "o" / "alpha").exists()
 
 
@@ -327,11 +343,9 @@ def test_ctrl_c_leaves_whole_files_and_exits_130(
     code, stdout, stderr = _run(capsys, "convert", log, "-o", out)
     assert (code, stdout, stderr) == (ExitCode.INTERRUPTED, "", "asf: interrupted\n")
     store_dir = out / "toy" / store_label(log)
-    assert sorted(p.name for p in store_dir.iterdir()) == [
-        "report.json",
-        "s1.jsonl",
-    ]  # no temp files
-    assert read_session(store_dir / "s1.jsonl").problems == []
+    files = sorted(p.name for p in store_dir.rglob("*") if p.is_file())
+    assert files == sorted(["report.json", _file(store_dir, "s1").name])  # no temp files
+    assert read_session(_file(store_dir, "s1")).problems == []
     report = json.loads((store_dir / "report.json").read_text())
     assert (report["complete"], report["error"]) == (False, "interrupted")
 
@@ -576,7 +590,7 @@ def test_unsafe_or_repeated_session_names_are_plugin_errors(
     code, _, stderr = _run(capsys, "convert", evil, "-o", out, "--quiet")
     assert code == ExitCode.PLUGIN
     assert "plugin 'toy' failed in convert: session name '../evil' is not a file name" in stderr
-    assert sorted(p.name for p in out.rglob("*") if p.is_file()) == ["ok.jsonl", "report.json"]
+    assert len([p for p in out.rglob("*.jsonl") if p.is_file()]) == 1  # "ok" only
     twice = _toy(tmp_path, "twice.toy", "s hello\ns again\n")
     code, _, stderr = _run(capsys, "convert", twice, "-o", out, "--quiet")
     assert code == ExitCode.PLUGIN

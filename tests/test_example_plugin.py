@@ -174,7 +174,11 @@ def test_installed_example_via_its_real_entry_point(
     shutil.copyfile(SAMPLE, log)
     out = tmp_path / "out"
     assert main(["convert", str(log), "-o", str(out), "--quiet"]) == ExitCode.OK  # auto-detected
-    written = sorted((out / "chatlog" / store_label(log)).glob("*.jsonl"))
-    assert [p.name for p in written] == ["math.jsonl", "trip.jsonl"]
+    store_dir = out / "chatlog" / store_label(log)
+    files = json.loads((store_dir / "report.json").read_text())["files"]
+    assert sorted(files) == ["math.jsonl", "trip.jsonl"]
+    assert sorted(
+        p.relative_to(store_dir).as_posix() for p in store_dir.rglob("*.jsonl")
+    ) == sorted(files.values())
     assert verify_path(out) == []
     assert main(["verify", str(out)]) == ExitCode.OK
