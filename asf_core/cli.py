@@ -128,7 +128,20 @@ def run_list(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
     if args.json:
         out_json({"stores": stores, "errors": troubles.lines})
         return troubles.code
-    rows = [("FORMAT", "ID", "STARTED", "RELATION", "PARENT", "COUNTS", "TITLE")]
+    rows = [
+        (
+            "FORMAT",
+            "ID",
+            "SOURCE",
+            "STARTED",
+            "ENDED",
+            "RELATION",
+            "PARENT",
+            "COUNTS",
+            "FINDINGS",
+            "TITLE",
+        )
+    ]
     for store in stores:
         for s in store["sessions"]:
             counts = ",".join(f"{k}={v}" for k, v in s["counts"].items()) or "-"
@@ -136,10 +149,13 @@ def run_list(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
                 (
                     s["format"],
                     s["id"],
+                    s["source"] or "-",
                     s["started"] or "-",
+                    s["ended"] or "-",
                     s["relation"] or "-",
                     s["parent"] or "-",
                     counts,
+                    str(s["findings"]),
                     " ".join((s["title"] or "").split())[:60],
                 )
             )

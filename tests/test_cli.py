@@ -376,7 +376,18 @@ def test_list_shows_native_sessions(
     code, stdout, stderr = _run(capsys, "list", sample.parent)
     assert code == ExitCode.OK
     lines = stdout.splitlines()
-    assert lines[0].split() == ["FORMAT", "ID", "STARTED", "RELATION", "PARENT", "COUNTS", "TITLE"]
+    assert lines[0].split() == [
+        "FORMAT",
+        "ID",
+        "SOURCE",
+        "STARTED",
+        "ENDED",
+        "RELATION",
+        "PARENT",
+        "COUNTS",
+        "FINDINGS",
+        "TITLE",
+    ]
     assert [line.split()[:2] for line in lines[1:]] == [["chatlog", "trip"], ["chatlog", "math"]]
     assert "2 stray" in stderr
     code, stdout, _ = _run(capsys, "list", sample, "--json")
