@@ -220,6 +220,31 @@ class Columns:
                 out[name] = _cell_json(name, value, json_columns)
         return out
 
+    def to_exact_json(self) -> tuple[dict[str, JsonValue], dict[str, str]]:
+        """Every cell as JSON the stored cell can be rebuilt from exactly, and how.
+
+        Text and numbers are themselves (JSON text stays text). A cell JSON cannot hold is
+        encoded, and the second mapping names its column with the encoding: ``blob`` (a BLOB,
+        as base64), ``text`` (TEXT that is not UTF-8, its bytes as base64), ``real`` (a
+        non-finite REAL, as ``Infinity``, ``-Infinity`` or ``NaN``).
+        """
+        values: dict[str, JsonValue] = {}
+        encoded: dict[str, str] = {}
+        for name, value in zip(self._names, self._values, strict=True):
+            if name in values:
+                continue
+            if isinstance(value, bytes):
+                values[name] = base64.b64encode(value).decode("ascii")
+                encoded[name] = "text" if isinstance(value, RawText) else "blob"
+            elif isinstance(value, float) and not math.isfinite(value):
+                values[name] = (
+                    "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+                )
+                encoded[name] = "real"
+            else:
+                values[name] = value
+        return values, encoded
+
     def to_json(self, json_columns: frozenset[str] = JSON_COLUMNS) -> str:
         """:meth:`to_json_value` as compact JSON text."""
         return compact(self.to_json_value(json_columns))

@@ -175,18 +175,16 @@ class _Run:
         cursor: int | None = None
         for stray in strays:
             yield _stray_finding(stray)
-            cols = stray.cols.to_json_value(frozenset()) if stray.cols is not None else {}
+            cols, encoded = stray.cols.to_exact_json() if stray.cols is not None else ({}, {})
             stamp = cols.get("timestamp")
             good = isinstance(stamp, float | int) and 0 <= stamp <= EPOCH_MAX
             ts = clock.at(float(stamp) if good and isinstance(stamp, float | int) else None)
             data = {"kind": "message", "reason": "orphan", "detail": stray.why}
             kept = {k: v for k, v in cols.items() if v is not None}
-            entry = Custom(
-                ts=ts,
-                ns="hermes",
-                data=data,
-                unknown={"hermes": {"row": stray.unit, "columns": kept}},
-            )
+            member = {"row": stray.unit, "columns": kept}
+            if encoded:
+                member["encoded"] = encoded
+            entry = Custom(ts=ts, ns="hermes", data=data, unknown={"hermes": member})
             cursor = plan.add(entry, cursor)
         asf_id = group_uuid(f"{self.store.name}:{ORPHANS}")
         header = Header(

@@ -23,7 +23,14 @@ from hermes_plugin.rows import Message
 from hermes_plugin.schema import CONTENT_PREFIX
 from hermes_plugin.toolcalls import ToolCall
 
-__all__ = ["Rendered", "render_custom", "render_row", "response_status", "row_columns"]
+__all__ = [
+    "Rendered",
+    "render_custom",
+    "render_row",
+    "response_status",
+    "row_columns",
+    "with_columns",
+]
 
 JSON = dict[str, Any]
 
@@ -148,16 +155,26 @@ def _in_items(cell: str, items: Sequence[JSON]) -> bool:
     return any(list(items[i : i + n]) == value for i in range(len(items) - n + 1))
 
 
-def row_columns(message: Message, carried: set[str], *, full: bool) -> JSON:
+def row_columns(message: Message, carried: set[str], *, full: bool) -> tuple[JSON, dict[str, str]]:
     """The row's columns for the ``hermes`` member: every non-null column except the
-    identity (``id``, ``session_id``), ``role`` (unless ``full``) and the carried ones.
+    identity (``id``, ``session_id``), ``role`` (unless ``full``) and the carried ones; and
+    the ``encoded`` ones among them (a BLOB, TEXT that is not UTF-8, a non-finite REAL).
     JSON columns stay the text Hermes stored, so the row can be rebuilt byte for byte."""
-    values = message.cols.to_json_value(frozenset())
+    values, encoded = message.cols.to_exact_json()
     drop = {"id", "session_id", *carried}
     if not full:
         drop.add("role")
     cols = message.cols
-    return {k: v for k, v in values.items() if k not in drop and cols.get(k) is not None}
+    kept = {k: v for k, v in values.items() if k not in drop and cols.get(k) is not None}
+    return kept, {k: how for k, how in encoded.items() if k in kept}
+
+
+def with_columns(member: JSON, columns: JSON, encoded: dict[str, str]) -> JSON:
+    """The ``hermes`` member with the row's ``columns`` (and ``encoded``, when any)."""
+    member["columns"] = columns
+    if encoded:
+        member["encoded"] = encoded
+    return member
 
 
 def render_custom(message: Message, ts: str, why: str, detail: str | None = None) -> Rendered:
@@ -165,7 +182,7 @@ def render_custom(message: Message, ts: str, why: str, detail: str | None = None
     data: JSON = {"kind": "message", "reason": why}
     if detail:
         data["detail"] = detail
-    hermes = {"row": message.unit, "columns": row_columns(message, set(), full=True)}
+    hermes = with_columns({"row": message.unit}, *row_columns(message, set(), full=True))
     entry = Custom(ts=ts, ns="hermes", data=data, unknown={"hermes": hermes})
     return Rendered(entries=(entry,), aside=why)
 
@@ -187,7 +204,7 @@ def render_row(
     item index to the stored id when the ASF ``call_id`` differs.
     """
     carried = _carried(message, rendered)
-    columns = row_columns(message, carried, full=False)
+    columns, encoded = row_columns(message, carried, full=False)
     hidden = message.display_kind == "hidden"
     response_id = f"hermes:messages/{message.id}" if rendered.kind == "assistant" else None
     call_at = dict(rendered.calls)
@@ -219,8 +236,7 @@ def render_row(
         entries.append(entry)
     if rendered.kind == "assistant":
         status, incomplete = response_status(message.finish_reason)
-        member = {"row": message.unit, "part": "response"}
-        member["columns"] = columns
+        member = with_columns({"row": message.unit, "part": "response"}, columns, encoded)
         if carried:
             member["carried"] = sorted(carried)
         entries.append(
@@ -235,8 +251,7 @@ def render_row(
         )
     else:
         first = entries[0]
-        member = dict(first.unknown["hermes"])
-        member["columns"] = columns
+        member = with_columns(dict(first.unknown["hermes"]), columns, encoded)
         if carried:
             member["carried"] = sorted(carried)
         entries[0] = _with_member(first, member)

@@ -1,6 +1,7 @@
 """One conversation (a group of segments) as one ASF entry tree.
 
-Rows are written in id order, Hermes' order. The live transcript is the path; where Hermes
+Rows are written in the order the database's Hermes reads them (id order; ``timestamp, id``
+for schema 16, Hermes 0.17.0). The live transcript is the path; where Hermes
 soft-deleted rows (rewind, undo: ``active = 0, compacted = 0``) the maximal run of them is an
 abandoned branch and the next live row hangs from the entry the run started from, so the
 live branch is written last. Rows an in-place compaction archived (``active = 0,
@@ -21,11 +22,17 @@ from hermes_plugin.columns import Columns
 from hermes_plugin.conversation import CONTEXT_ROLES, reader_dict, row_items
 from hermes_plugin.convert_lineage import Lineage, find_spawns
 from hermes_plugin.convert_plan import Clock, Plan
-from hermes_plugin.convert_rows import Rendered, render_custom, render_row
+from hermes_plugin.convert_rows import Rendered, render_custom, render_row, with_columns
 from hermes_plugin.pairing import CallBook
 from hermes_plugin.relations import Relation
 from hermes_plugin.rows import Message, Session, session_unit
-from hermes_plugin.sanitize import is_review_harness, strips_harness
+from hermes_plugin.sanitize import (
+    clear_stale_marker,
+    clears_stale_markers,
+    is_review_harness,
+    reader_order,
+    strips_harness,
+)
 from hermes_plugin.store import Delegation, Store, session_prompt
 
 __all__ = ["ChildLink", "GroupBuilder", "session_settings"]
@@ -64,7 +71,7 @@ def closing_entry(store: Store, session: Session, ts: str) -> Custom:
     """The segment's last entry: the session row as read, every non-null column but ``id``
     and those the opening settings hold verbatim (``model``, ``system_prompt``)."""
     settings = session_settings(store, session)
-    values = session.cols.to_json_value(frozenset())
+    values, encoded = session.cols.to_exact_json()
     carried = []
     if "model" in settings and values.get("model") == settings["model"]:
         carried.append("model")
@@ -79,6 +86,9 @@ def closing_entry(store: Store, session: Session, ts: str) -> Custom:
     member: JSON = {"session": session.unit, "session_columns": columns}
     if carried:
         member["session_carried"] = carried
+    encoded = {k: how for k, how in encoded.items() if k in columns}
+    if encoded:
+        member["session_encoded"] = encoded
     return Custom(ts=ts, ns="hermes", data={"kind": "session"}, unknown={"hermes": member})
 
 
@@ -142,7 +152,7 @@ class GroupBuilder:
     def _segment(self, session: Session, attach: int | None, *, first: bool) -> int | None:
         lineage, store = self.lineage, self.store
         self.units.append(session.unit)
-        rows = store.messages(session.id)
+        rows = reader_order(store.messages(session.id), self.version)
         settings = session_settings(store, session)
         start = opening_member(store, lineage, session)
         ts = self.clock.at(session.started_at)
@@ -287,6 +297,8 @@ class GroupBuilder:
         if as_summary:
             self.book.forget()
         view = reader_dict(message)
+        if clears_stale_markers(self.version):
+            view = clear_stale_marker(view)
         native: dict[int, str] = {}
 
         def invent(index: int) -> str:
@@ -407,17 +419,24 @@ def _usage_entry(session: Session, cols: Columns, ts: str) -> Custom:
             "input_tokens_details": {"cached_tokens": cols.int("cache_read_tokens") or 0},
             "output_tokens_details": {"reasoning_tokens": cols.int("reasoning_tokens") or 0},
         }
-    columns = {k: v for k, v in row.items() if cols.get(k) is not None and k != "session_id"}
+    values, encoded = cols.to_exact_json()
+    columns = {k: v for k, v in values.items() if cols.get(k) is not None and k != "session_id"}
     unit = session.unit.replace(":sessions/", ":session_model_usage/", 1) + f"/{key}"
-    member = {"row": unit, "columns": columns}
+    member = with_columns(
+        {"row": unit}, columns, {k: e for k, e in encoded.items() if k in columns}
+    )
     return Custom(ts=ts, ns="hermes", data=data, unknown={"hermes": member})
 
 
 def _delegation_entry(database: str, delegation: Delegation, ts: str) -> Custom:
     """An ``async_delegations`` row (a background delegation this session dispatched): a
     ``custom`` entry; its result also arrives as a message row, which is context."""
-    values = delegation.cols.to_json_value(frozenset())
+    values, encoded = delegation.cols.to_exact_json()
     columns = {k: v for k, v in values.items() if delegation.cols.get(k) is not None}
     data: JSON = {"kind": "async_delegation", "state": delegation.state}
-    member = {"row": f"{database}:async_delegations/{delegation.id}", "columns": columns}
+    member = with_columns(
+        {"row": f"{database}:async_delegations/{delegation.id}"},
+        columns,
+        {k: e for k, e in encoded.items() if k in columns},
+    )
     return Custom(ts=ts, ns="hermes", data=data, unknown={"hermes": member})

@@ -6,15 +6,26 @@ Opening rules, so that reading never disturbs Hermes:
   exclusive lock, ever. Committed rows still in the ``-wal`` file are seen.
 * In WAL mode the store reads from one snapshot (a read transaction, which
   never blocks a WAL writer), so sessions, messages and orphans agree with
-  each other; :meth:`SqliteStore.refresh` moves to the newest commit. In any
-  other journal mode each query runs on its own and its rows are fetched at
-  once, since a held read lock would block the writer's commit there.
+  each other; :meth:`SqliteStore.refresh` moves to the newest commit. In a
+  rollback-journal mode (``delete``, ``truncate``, ``persist``: what Hermes
+  uses where WAL is unsafe) a read lock held that long would stall the
+  writer's commits, and queries run one by one would see rows of sessions
+  created after the sessions were read as orphans; so the database is copied
+  under one short read lock (SQLite's backup) into a private temporary file,
+  and that snapshot is read (``access`` "copy"; :meth:`SqliteStore.refresh`
+  takes a new one).
 * A read-only directory cannot hold the ``-shm`` file SQLite needs for a WAL
   database. Then, with no ``-wal`` file (or an empty one), nothing is
   uncommitted and the file is opened ``immutable=1``; with a ``-wal`` file,
   its committed rows live only there, so the database and its WAL are
   copied into a private temporary directory and the copy is read. The copy
   is removed on close.
+* A rollback-journal database (``journal_mode=delete``, which Hermes falls back
+  to where WAL is unsafe or unsupported) whose writer died mid-transaction
+  leaves a *hot* ``-journal``: its file may hold uncommitted pages, and SQLite
+  must roll them back before anyone reads, which a read-only open cannot do.
+  Then the database and its journal are copied, SQLite rolls the copy back,
+  and the copy (the last committed state) is read; the source is untouched.
 
 Rows are read by column name (``PRAGMA table_info``), so every schema version
 and any future column reads; text that is not valid UTF-8 is kept as
@@ -72,6 +83,8 @@ _READ_ERRORS = (sqlite3.Error, UnicodeDecodeError)
 _SIDECAR_ERRORS = frozenset(
     {"SQLITE_READONLY_DIRECTORY", "SQLITE_CANTOPEN", "SQLITE_READONLY_CANTINIT"}
 )
+#: What SQLite gives a read-only open of a database whose ``-journal`` is hot.
+_HOT_JOURNAL = "SQLITE_READONLY_ROLLBACK"
 
 
 def _one_line(text: str) -> str:
@@ -105,9 +118,14 @@ class SqliteStore:
         self.path = Path(path)
         self._name = name if name is not None else str(path)
         self._tmpdir: str | None = None
+        #: Whether the connection reads a backup snapshot (rollback-journal mode).
+        self._backup = False
         try:
             self._check_file()
             self._conn, self.access = self._connect()
+            self.journal_mode = str(self._scalar("PRAGMA journal_mode") or "").lower()
+            if self.journal_mode != "wal" and self.access == "direct":
+                self._take_snapshot()
             self._tables = self._read_tables()
             missing = [t for t in _REQUIRED_TABLES if t not in self._tables]
             if missing:
@@ -116,7 +134,6 @@ class SqliteStore:
                 )
             self._columns = {t: self._table_columns(t) for t in _READ_TABLES if t in self._tables}
             self._indexes = {t: index_of(names) for t, names in self._columns.items()}
-            self.journal_mode = str(self._scalar("PRAGMA journal_mode") or "").lower()
             self._snapshot = self.journal_mode == "wal" and self.access != "immutable"
             self._begin()
             self._versions = self._read_versions()
@@ -160,25 +177,57 @@ class SqliteStore:
         try:
             return self._open(self.path, "mode=ro"), "direct"
         except _READ_ERRORS as exc:
-            if getattr(exc, "sqlite_errorname", "") not in _SIDECAR_ERRORS:
+            name = getattr(exc, "sqlite_errorname", "")
+            if name not in _SIDECAR_ERRORS and name != _HOT_JOURNAL:
                 raise self._error(exc) from None
-        # The directory cannot hold the -shm file: see the module docstring.
-        wal = Path(f"{self.path}-wal")
+        # A hot journal, or a directory that cannot hold the -shm file: see the module
+        # docstring.
+        wal, journal = self._sidecar("-wal"), self._sidecar("-journal")
         try:
-            if not wal.exists() or wal.stat().st_size == 0:
+            if wal is None and journal is None:
                 return self._open(self.path, "mode=ro&immutable=1"), "immutable"
-            return self._open(self._private_copy(wal), "mode=ro"), "copy"
+            # Read-write on the private copy only, so SQLite can roll a hot journal back.
+            return self._open(self._private_copy(wal, journal), "mode=rw"), "copy"
         except _READ_ERRORS as exc:
             raise self._error(exc) from None
         except OSError as exc:
             raise StoreError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
 
-    def _private_copy(self, wal: Path) -> Path:
+    def _sidecar(self, suffix: str) -> Path | None:
+        """The database's ``-wal`` or ``-journal`` file when it holds anything."""
+        path = Path(f"{self.path}{suffix}")
+        return path if path.is_file() and path.stat().st_size > 0 else None
+
+    def _private_copy(self, wal: Path | None, journal: Path | None) -> Path:
         self._tmpdir = tempfile.mkdtemp(prefix="asf-hermes-")
         copy = Path(self._tmpdir) / self.path.name
         shutil.copyfile(self.path, copy)
-        shutil.copyfile(wal, Path(f"{copy}-wal"))
+        for sidecar, suffix in ((wal, "-wal"), (journal, "-journal")):
+            if sidecar is not None:
+                shutil.copyfile(sidecar, Path(f"{copy}{suffix}"))
         return copy
+
+    def _take_snapshot(self) -> None:
+        """Replace the connection by one to a private copy of the committed database, made by
+        SQLite's backup in one step (one read lock, released when the copy is done)."""
+        if self._tmpdir is None:
+            self._tmpdir = tempfile.mkdtemp(prefix="asf-hermes-")
+        copy = Path(self._tmpdir) / "snapshot.db"
+        copy.unlink(missing_ok=True)
+        try:
+            target = sqlite3.connect(copy)
+            try:
+                self._conn.backup(target)
+            finally:
+                target.close()
+            self._conn.close()
+            self._conn = self._open(copy, "mode=ro&immutable=1")
+        except _READ_ERRORS as exc:
+            raise self._error(exc) from None
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot copy: {exc.strerror or exc}") from None
+        self.access = "copy"
+        self._backup = True
 
     def _error(self, exc: BaseException) -> StoreError:
         if isinstance(exc, UnicodeDecodeError):
@@ -396,10 +445,18 @@ class SqliteStore:
     # -- lifetime --------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        """Move to the newest committed state (WAL mode reads from one snapshot)."""
+        """Move to the newest committed state (the store reads from one snapshot)."""
         if self._snapshot:
             self._query("COMMIT")
             self._begin()
+        elif self._backup:
+            try:
+                source = self._open(self.path, "mode=ro")
+            except _READ_ERRORS as exc:
+                raise self._error(exc) from None
+            self._conn.close()
+            self._conn = source
+            self._take_snapshot()
 
     def close(self) -> None:
         """Close the connection and remove a private copy; safe to call twice."""

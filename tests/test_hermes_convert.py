@@ -33,7 +33,23 @@ SHARED = Path(
     os.environ.get("ASF_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
 ).resolve()
 FIXTURES = SHARED / "hermes" / "fixtures"
-RELEASES = sorted(p.name for p in FIXTURES.glob("hermes-*") if p.is_dir())
+#: Fixture roots: the shared one, then each directory in $ASF_HERMES_FIXTURES_EXTRA
+#: (os.pathsep-separated; each holds hermes-* release directories made by make_fixtures.py).
+ROOTS = {FIXTURES: ""} | {
+    Path(p).resolve(): f"extra{n}/"
+    for n, p in enumerate(os.environ.get("ASF_HERMES_FIXTURES_EXTRA", "").split(os.pathsep), 1)
+    if p
+}
+
+
+def _label(release: Path) -> str:
+    """A release directory's test id: its name, after ``extra<n>/`` for an extra root."""
+    return ROOTS.get(release.parent, "") + release.name
+
+
+RELEASES = [
+    r for root in ROOTS for r in sorted(root.glob("hermes-*")) if (r / "state.db").is_file()
+]
 #: Every fixture database: each release's home database and its profiles'.
 DATABASES = [
     (release, rel)
@@ -42,8 +58,8 @@ DATABASES = [
         "state.db",
         *(
             f"profiles/{p.name}/state.db"
-            for p in sorted((FIXTURES / release / "profiles").glob("*"))
-            if p.is_dir()
+            for p in sorted((release / "profiles").glob("*"))
+            if (p / "state.db").is_file()
         ),
     ]
 ]
@@ -52,8 +68,8 @@ DATABASES = [
 class Converted:
     """One fixture database converted into a temporary directory."""
 
-    def __init__(self, release: str, rel: str, tmp: Path) -> None:
-        source = FIXTURES / release / rel
+    def __init__(self, release: Path, rel: str, tmp: Path) -> None:
+        source = release / rel
         self.name = rel
         self.fixture_dir = source.parent
         self.db = tmp / "home" / rel
@@ -81,6 +97,18 @@ class Converted:
         finally:
             conn.close()
 
+    def view(self, session_id: str, name: str) -> Any:
+        """What one of Hermes' own readers returned for the session (``expected-views``)."""
+        path = self.fixture_dir / "expected-views" / f"{session_id}.json"
+        return json.loads(path.read_text())[name]["value"]
+
+    def listing(self) -> dict[str, Any]:
+        """Hermes' own session pickers and lineage helpers (``expected-listing.json``)."""
+        listing: dict[str, Any] = json.loads(
+            (self.fixture_dir / "expected-listing.json").read_text()
+        )
+        return listing
+
     def entries_of(self, unit: str) -> Iterator[tuple[SessionFile, str]]:
         """Every (file, entry id) whose identity member names the unit."""
         for session in self.files.values():
@@ -91,12 +119,12 @@ class Converted:
                     yield session, entry.id
 
 
-@pytest.fixture(scope="module", params=DATABASES, ids=["/".join(d) for d in DATABASES])
+@pytest.fixture(scope="module", params=DATABASES, ids=[f"{_label(r)}/{d}" for r, d in DATABASES])
 def converted(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Converted:
     release, rel = request.param
-    return Converted(release, rel, tmp_path_factory.mktemp(release))
+    return Converted(release, rel, tmp_path_factory.mktemp(release.name))
 
 
 def _native_call_ids(session: SessionFile, entry_ids: list[str]) -> dict[str, str]:
@@ -128,10 +156,7 @@ def test_context_matches_hermes_reader(converted: Converted) -> None:
     for oracle_path in oracles:
         sid = oracle_path.stem
         oracle = json.loads(oracle_path.read_text())
-        active = "active = 1" if "active" in _columns(converted) else "1"
-        last = converted.rows(
-            f"SELECT max(id) FROM messages WHERE session_id = ? AND {active}", sid
-        )[0][0]
+        last = _last_active(converted, sid)
         if last is None:
             assert conversation_items(oracle) == []
             checked += 1
@@ -142,7 +167,7 @@ def test_context_matches_hermes_reader(converted: Converted) -> None:
         ctx = context_at(session, leaf)
         names = _native_call_ids(session, ctx.item_entries)
         assert _renamed(ctx.items, names) == conversation_items(oracle), sid
-        prompt = converted.rows("SELECT system_prompt FROM sessions WHERE id = ?", sid)[0][0]
+        prompt = converted.view(sid, "export_session")["system_prompt"]  # as Hermes resolves it
         assert ctx.settings.get("instructions", "") == (prompt or ""), sid
         checked += 1
     assert checked == len(oracles)
@@ -150,6 +175,18 @@ def test_context_matches_hermes_reader(converted: Converted) -> None:
 
 def _columns(converted: Converted) -> set[str]:
     return {r[1] for r in converted.rows("PRAGMA table_info(messages)")}
+
+
+def _last_active(converted: Converted, sid: str) -> int | None:
+    """The session's last live row in its Hermes reader's order (SCHEMA-NOTES 8.1: id order,
+    but ``timestamp, id`` in Hermes 0.17.0, schema 16)."""
+    active = "active = 1" if "active" in _columns(converted) else "1"
+    (version,) = converted.rows("SELECT version FROM schema_version")[0]
+    order = "timestamp DESC, id DESC" if version == 16 else "id DESC"
+    found = converted.rows(
+        f"SELECT id FROM messages WHERE session_id = ? AND {active} ORDER BY {order} LIMIT 1", sid
+    )
+    return found[0][0] if found else None
 
 
 def test_every_row_is_found_by_identity(converted: Converted) -> None:
@@ -219,11 +256,7 @@ def test_live_leaf_is_the_last_active_row(converted: Converted) -> None:
             f"SELECT id FROM messages WHERE session_id = ? AND {rewound}", sid
         ):
             assert f"{converted.name}:messages/{i}" not in on_path, name
-        (last,) = converted.rows(
-            "SELECT max(id) FROM messages WHERE session_id = ?"
-            + (" AND active = 1" if "active" in columns else ""),
-            sid,
-        )[0]
+        last = _last_active(converted, sid)
         if last is not None and len(converted.sessions[name].sources) == 1:
             assert f"{converted.name}:messages/{last}" in on_path, name
 
@@ -252,3 +285,26 @@ def test_compactions_where_hermes_compacted(converted: Converted) -> None:
             path = session.path_to(str(fold.id))
             assert path[-2].id == getattr(fold, "first_kept", None)
             assert path[-2].type == "custom"
+
+
+def test_files_follow_hermes_lineage(converted: Converted) -> None:
+    """A file holds the compression lineage Hermes resolves from its root, and resumes into
+    the tip Hermes resumes into (``get_compression_lineage`` / ``get_compression_tip``)."""
+    listing = converted.listing()
+    tips = listing.get("get_compression_tip", {})
+    lineages = listing.get("get_compression_lineage", {})
+    for name, item in converted.sessions.items():
+        session = converted.files[name]
+        root = (session.header.unknown.get("hermes") or {}).get("session")
+        if not isinstance(root, str):
+            continue  # the orphans file
+        sid = root.rsplit("/", 1)[1]
+        segments = [unit.rsplit("/", 1)[1] for unit in item.sources]
+        if sid in lineages:
+            assert set(lineages[sid]["value"]) <= set(segments), name
+        if sid in tips:
+            leaf = session.resume_leaf()
+            assert leaf is not None
+            opened = [(e.unknown.get("hermes") or {}).get("session") for e in session.path_to(leaf)]
+            tip = [u for u in opened if isinstance(u, str) and "sessions/" in u][-1]
+            assert tip.rsplit("/", 1)[1] == tips[sid]["value"], name

@@ -8,6 +8,7 @@ columns are absent).
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -31,8 +32,26 @@ SHARED = Path(
     os.environ.get("ASF_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
 ).resolve()
 FIXTURES = SHARED / "hermes" / "fixtures"
-DATABASES = [(p.parent.name, "state.db") for p in sorted(FIXTURES.glob("hermes-*/state.db"))] + [
-    ("hermes-0.19.0", "profiles/work/state.db")
+#: Fixture roots: the shared one, then each directory in $ASF_HERMES_FIXTURES_EXTRA
+#: (os.pathsep-separated; each holds hermes-* release directories made by make_fixtures.py).
+ROOTS = {FIXTURES: ""} | {
+    Path(p).resolve(): f"extra{n}/"
+    for n, p in enumerate(os.environ.get("ASF_HERMES_FIXTURES_EXTRA", "").split(os.pathsep), 1)
+    if p
+}
+
+
+def _label(release: Path) -> str:
+    """A release directory's test id: its name, after ``extra<n>/`` for an extra root."""
+    return ROOTS.get(release.parent, "") + release.name
+
+
+DATABASES = [
+    (release, db)
+    for root in ROOTS
+    for release in sorted(root.glob("hermes-*"))
+    for db in [release / "state.db", *sorted(release.glob("profiles/*/state.db"))]
+    if db.is_file()
 ]
 
 
@@ -58,7 +77,7 @@ def _stored(carried: Any) -> str:
 def _rebuild(entries: list[Entry], session_id: str) -> dict[str, Any]:
     principal = next(e for e in entries if "columns" in _member(e))
     member = _member(principal)
-    row: dict[str, Any] = dict(member["columns"])
+    row: dict[str, Any] = _decoded(member["columns"], member.get("encoded", {}))
     row["id"] = int(member["row"].rsplit("/", 1)[1])
     row["session_id"] = session_id
     found = [getattr(e, "item", None) or getattr(e, "summary", None) for e in entries]
@@ -97,6 +116,26 @@ def _rebuild(entries: list[Entry], session_id: str) -> dict[str, Any]:
     return row
 
 
+def _decoded(columns: dict[str, Any], encoded: dict[str, str]) -> dict[str, Any]:
+    """The columns with each ``encoded`` one back to its cell (section 2)."""
+    out = dict(columns)
+    for name, how in encoded.items():
+        if how == "real":
+            out[name] = float(out[name])
+        else:
+            data = base64.b64decode(out[name])
+            out[name] = data if how == "blob" else _text_cell(data)
+    return out
+
+
+def _text_cell(data: bytes) -> Any:
+    """A TEXT cell as this test reads it: the text, or its bytes tagged when not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return ("text", data)
+
+
 def _value(cell: Any) -> Any:
     """A cell as a value: JSON text (and prefixed JSON content) parsed, since ASF keeps a
     carried JSON column as a JSON value whose member order its canonical form does not keep;
@@ -111,11 +150,16 @@ def _value(cell: Any) -> Any:
     return cell
 
 
-@pytest.mark.parametrize(("release", "database"), DATABASES, ids=[f"{r}/{d}" for r, d in DATABASES])
-def test_every_row_is_rebuilt(release: str, database: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("release", "source"),
+    DATABASES,
+    ids=[f"{_label(r)}/{d.relative_to(r).as_posix()}" for r, d in DATABASES],
+)
+def test_every_row_is_rebuilt(release: Path, source: Path, tmp_path: Path) -> None:
+    database = source.relative_to(release).as_posix()
     db = tmp_path / database
     db.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(FIXTURES / release / database, db)
+    shutil.copyfile(source, db)
     handle = HermesHandle(db)
     by_row: dict[str, list[Entry]] = defaultdict(list)
     segment_of: dict[str, str] = {}
@@ -139,6 +183,7 @@ def test_every_row_is_rebuilt(release: str, database: str, tmp_path: Path) -> No
         handle.close()
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     conn.row_factory = sqlite3.Row
+    conn.text_factory = _text_cell
     try:
         rows = conn.execute("SELECT * FROM messages ORDER BY id").fetchall()
         session_rows = conn.execute("SELECT * FROM sessions").fetchall()
@@ -153,7 +198,8 @@ def test_every_row_is_rebuilt(release: str, database: str, tmp_path: Path) -> No
     for stored in session_rows:
         member = sessions[f"{database}:sessions/{stored['id']}"]
         expected = {k: v for k, v in dict(stored).items() if v is not None}
-        rebuilt = dict(member["session_columns"], id=stored["id"])
+        rebuilt = _decoded(member["session_columns"], member.get("session_encoded", {}))
+        rebuilt["id"] = stored["id"]
         for name in member.get("session_carried", []):
             rebuilt[name] = stored[name]  # held by the opening config: checked in the context test
         assert rebuilt == expected, stored["id"]

@@ -184,3 +184,87 @@ def test_wal_of_a_crashed_writer_is_read_and_left_alone(tmp_path: Path) -> None:
         assert store.access == "direct"
         assert "late" in {s.id for s in store.sessions()[0]}
     assert (_sha(crashed), _sha(wal)) == before
+
+
+_CRASH_MID_TRANSACTION = textwrap.dedent(
+    """
+    import os, sqlite3, sys
+    conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+    conn.execute("PRAGMA cache_size=1")  # spill uncommitted pages into the database file
+    conn.execute("BEGIN")
+    conn.execute("UPDATE messages SET content = 'UNCOMMITTED'")
+    conn.execute("INSERT INTO messages (session_id, role, content, timestamp) "
+                 "SELECT session_id, role, content, timestamp FROM messages")
+    os._exit(0)  # the writer dies: its journal is left hot
+    """
+)
+
+
+def test_hot_journal_of_a_crashed_writer_is_rolled_back_in_a_copy(root: Path) -> None:
+    """A rollback-journal database (what Hermes uses where WAL is unsafe) whose writer died
+    mid-transaction: the last committed state is read from a rolled-back private copy, in a
+    writable and in a read-only directory, and the source and its hot journal stay as they
+    were."""
+    db = root / "hot" / "state.db"
+    db.parent.mkdir()
+    shutil.copyfile(FIXTURE_DB, db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA journal_mode=delete")
+        committed = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+        sessions = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+    conn.close()
+    subprocess.run([sys.executable, "-c", _CRASH_MID_TRANSACTION, str(db)], check=True)
+    journal = Path(f"{db}-journal")
+    assert journal.stat().st_size > 0
+    before = (_sha(db), _sha(journal))
+    with pytest.raises(sqlite3.OperationalError):  # a read-only open cannot roll it back
+        sqlite3.connect(f"file:{db}?mode=ro", uri=True).execute("SELECT * FROM sessions")
+
+    with open_store(db) as store:
+        assert store.access == "copy"
+        found = store.sessions()[0]
+        rows = [m for s in found for m in store.messages(s.id)]
+        copy = store._tmpdir
+    assert len(found) == sessions
+    assert len(rows) == committed
+    assert all(m.content.text != "UNCOMMITTED" for m in rows)
+    assert copy is not None
+    assert not Path(copy).exists()
+
+    db.parent.chmod(0o555)
+    try:
+        out = _run_reader(root, db)
+    finally:
+        db.parent.chmod(0o755)
+    assert out[str(db)]["access"] == "copy"
+    assert (out[str(db)]["sessions"], out[str(db)]["rows"]) == (sessions, committed)
+    assert (_sha(db), _sha(journal)) == before
+
+
+def test_rollback_journal_database_is_read_from_one_snapshot(tmp_path: Path) -> None:
+    """In ``journal_mode=delete`` (Hermes' fallback where WAL is unsafe) rows committed after
+    the store opened are not seen, so no message is taken for an orphan of a session created
+    meanwhile; :meth:`refresh` takes a new snapshot. The writer is never blocked."""
+    db = tmp_path / "state.db"
+    shutil.copyfile(FIXTURE_DB, db)
+    writer = sqlite3.connect(db, isolation_level=None)
+    writer.execute("PRAGMA journal_mode=delete")
+    with open_store(db, name="state.db") as store:
+        assert (store.access, store.journal_mode) == ("copy", "delete")
+        sessions, _ = store.sessions()
+        known = {s.id for s in sessions}
+        writer.execute("BEGIN IMMEDIATE")  # the store holds no lock: the writer commits at once
+        writer.execute("INSERT INTO sessions (id, source, started_at) VALUES ('new', 'cli', 1.5e9)")
+        writer.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) "
+            "VALUES ('new', 'user', 'hello', 1.5e9)"
+        )
+        writer.execute("COMMIT")
+        assert store.orphans(known) == ()
+        assert store.messages("new") == ()
+        assert "new" not in store.row_counts()
+        store.refresh()
+        assert "new" in {s.id for s in store.sessions()[0]}
+        assert [m.content.text for m in store.messages("new")] == ["hello"]
+    writer.close()
+    assert not list(tmp_path.glob("*-journal"))

@@ -23,6 +23,22 @@ SHARED = Path(
     os.environ.get("ASF_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
 ).resolve()
 FIXTURES = SHARED / "hermes" / "fixtures"
+#: Fixture roots: the shared one, then each directory in $ASF_HERMES_FIXTURES_EXTRA.
+ROOTS = {FIXTURES: ""} | {
+    Path(p).resolve(): f"extra{n}/"
+    for n, p in enumerate(os.environ.get("ASF_HERMES_FIXTURES_EXTRA", "").split(os.pathsep), 1)
+    if p
+}
+
+
+def _label(release: Path) -> str:
+    """A release directory's test id: its name, after ``extra<n>/`` for an extra root."""
+    return ROOTS.get(release.parent, "") + release.name
+
+
+RELEASES = [
+    r for root in ROOTS for r in sorted(root.glob("hermes-*")) if (r / "state.db").is_file()
+]
 
 
 def session(sid: str, **cells: Any) -> Session:
@@ -158,10 +174,10 @@ def test_cycles_property(parents: dict[str, str | None]) -> None:
         assert (current in seen) == bool(seen & set(in_cycle))
 
 
-@pytest.mark.parametrize("release", ["hermes-0.13.0", "hermes-0.18.2", "hermes-0.19.0"])
-def test_memory_store_agrees_with_sqlite(release: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("release", RELEASES, ids=[_label(r) for r in RELEASES])
+def test_memory_store_agrees_with_sqlite(release: Path, tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    shutil.copyfile(FIXTURES / release / "state.db", path)
+    shutil.copyfile(release / "state.db", path)
     with open_store(path, name="state.db") as db:
         sessions, _ = db.sessions()
         rows = [m.cols for s in sessions for m in db.messages(s.id)]

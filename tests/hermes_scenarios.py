@@ -1,0 +1,359 @@
+"""Write scenarios the fixture generator does not cover, with a real Hermes ``SessionDB``.
+
+Run under an interpreter that can ``import hermes_state`` (any release; what a release lacks
+is skipped and listed in the manifest), like ``make_fixtures.py``, whose helpers it reuses::
+
+    python tests/hermes_scenarios.py --generator shared/hermes/make_fixtures.py --out DIR
+
+Rows are written through public ``SessionDB`` methods; then a few cells are changed with SQL
+(listed under ``raw_sql`` in the manifest) for shapes only a damaged or foreign writer leaves;
+then the release's own readers record the oracle (``expected-conversation`` ...), so the
+output reads like a fixture directory. Scenarios: a long tool-using session; a sub-agent whose
+parent row was deleted; a compression chain whose continuation and tip were /branch'ed; a
+single-object ``tool_calls``; bare tool-marker assistant turns; ``display_kind`` rows; an
+unanswered tool result; a row with role ``unknown``; a ``_reset_from`` child; a dangling
+``system_prompt_hash``; a clock that stepped back; two in-place compactions and a rewind;
+rewind then restore; ``replace_messages``; ``publish_compression_child`` with a sub-agent of
+the continuation; ``delete_session`` of a /branch parent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def _load(generator: Path) -> Any:
+    spec = importlib.util.spec_from_file_location("make_fixtures", generator)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Writer:
+    """Sessions and rows through the release's SessionDB (keywords it lacks are dropped)."""
+
+    def __init__(self, mf: Any, db: Any) -> None:
+        self.mf = mf
+        self.rec = mf.Recorder(db)
+        self.intents: dict[str, str] = {}
+
+    def session(self, sid: str, source: str, intent: str, **kw: Any) -> None:
+        kw.setdefault("model", "anthropic/claude-sonnet-4")
+        kw.setdefault("system_prompt", self.mf.SYSTEM_PROMPT)
+        self.rec.call("create_session", sid, source, **kw)
+        self.intents[sid] = intent
+
+    def msg(self, sid: str, role: str, content: Any = None, **kw: Any) -> Any:
+        return self.rec.call("append_message", sid, role, content, **kw)
+
+    def call(self, cid: str, name: str, args: dict[str, Any]) -> Any:
+        return self.mf.tc(cid, name, args)
+
+
+def _long(w: Writer, turns: int) -> None:
+    w.session("sc-long", "cli", "long tool-using session")
+    for i in range(turns):
+        w.msg("sc-long", "user", f"step {i}")
+        w.msg(
+            "sc-long",
+            "assistant",
+            "",
+            finish_reason="tool_calls",
+            tool_calls=[w.call(f"call_long{i:06d}", "terminal", {"command": f"echo {i}"})],
+        )
+        w.msg("sc-long", "tool", f"{i}\n", tool_call_id=f"call_long{i:06d}", tool_name="terminal")
+        w.msg("sc-long", "assistant", f"done {i}", finish_reason="stop")
+    w.rec.call("end_session", "sc-long", "cli_close")
+
+
+def _lineage(w: Writer, summary: str) -> None:
+    w.session("sc-gone-parent", "cli", "parent, deleted below")
+    w.msg("sc-gone-parent", "user", "delegate")
+    w.msg(
+        "sc-gone-parent",
+        "assistant",
+        "",
+        finish_reason="tool_calls",
+        tool_calls=[w.call("call_gone000001", "delegate_task", {"goal": "x"})],
+    )
+    w.session(
+        "sc-orphan-child",
+        "subagent",
+        "sub-agent whose parent row was deleted",
+        parent_session_id="sc-gone-parent",
+        model_config={"_delegate_from": "sc-gone-parent"},
+    )
+    w.msg("sc-orphan-child", "user", "x")
+    w.msg("sc-orphan-child", "assistant", "done x", finish_reason="stop")
+    w.rec.call("end_session", "sc-orphan-child", "agent_close")
+    w.msg("sc-gone-parent", "tool", "ok", tool_call_id="call_gone000001")
+
+    w.session("sc-c1", "cli", "chain root")
+    w.msg("sc-c1", "user", "start")
+    w.msg("sc-c1", "assistant", "ok", finish_reason="stop")
+    w.rec.call("end_session", "sc-c1", "compression")
+    w.session("sc-c2", "cli", "continuation", parent_session_id="sc-c1")
+    w.msg("sc-c2", "user", summary)
+    w.msg("sc-c2", "user", "continue")
+    w.msg("sc-c2", "assistant", "continuing", finish_reason="stop")
+    w.session(
+        "sc-c2-branch",
+        "cli",
+        "/branch of the continuation",
+        parent_session_id="sc-c2",
+        model_config={"_branched_from": "sc-c2"},
+    )
+    for role, text in (("user", summary), ("user", "continue"), ("user", "on the branch")):
+        w.msg("sc-c2-branch", role, text)
+    w.msg("sc-c2-branch", "assistant", "branch reply", finish_reason="stop")
+    w.rec.call("end_session", "sc-c2", "compression")
+    w.session("sc-c3", "cli", "tip", parent_session_id="sc-c2")
+    w.msg("sc-c3", "user", summary)
+    w.msg("sc-c3", "assistant", "tip reply", finish_reason="stop")
+    w.rec.call("end_session", "sc-c3", "branched")
+    w.session(
+        "sc-c3-branch",
+        "cli",
+        "/branch of the tip",
+        parent_session_id="sc-c3",
+        model_config={"_branched_from": "sc-c3"},
+    )
+    w.msg("sc-c3-branch", "user", summary)
+    w.msg("sc-c3-branch", "assistant", "more reply", finish_reason="stop")
+
+    w.session("sc-reset-parent", "telegram", "reset parent", session_key="k:1")
+    w.msg("sc-reset-parent", "user", "hi")
+    w.msg("sc-reset-parent", "assistant", "hello", finish_reason="stop")
+    if w.rec.has("promote_to_session_reset"):
+        w.rec.call("promote_to_session_reset", "sc-reset-parent", "session_reset")
+    else:
+        w.rec.call("end_session", "sc-reset-parent", "session_reset")
+    w.session(
+        "sc-reset-child",
+        "telegram",
+        "reset child (_reset_from)",
+        session_key="k:1",
+        parent_session_id="sc-reset-parent",
+        model_config={"_reset_from": "sc-reset-parent"},
+    )
+    w.msg("sc-reset-child", "user", "again")
+    w.msg("sc-reset-child", "assistant", "fresh", finish_reason="stop")
+
+
+def _odd_rows(w: Writer) -> int:
+    sid = "sc-odd"
+    w.session(sid, "cli", "odd rows")
+    w.msg(sid, "user", "single-object tool call next")
+    single = w.call("call_single00001", "terminal", {"command": "ls"})
+    w.msg(sid, "assistant", "", finish_reason="tool_calls", tool_calls=single)
+    w.msg(sid, "tool", "a\nb", tool_call_id="call_single00001", tool_name="terminal")
+    for n, text in ((1, "[memory]"), (2, "  [skill_manage]  ")):
+        call = w.call(f"call_marker0000{n}", "memory", {"action": "add"})
+        w.msg(sid, "assistant", text, finish_reason="tool_calls", tool_calls=[call])
+        w.msg(sid, "tool", "saved", tool_call_id=f"call_marker0000{n}", tool_name="memory")
+    w.msg(sid, "assistant", "[memory]", finish_reason="stop")  # no call: an answer
+    w.msg(
+        sid,
+        "user",
+        "Delegation finished.",
+        display_kind="async_delegation_complete",
+        display_metadata={"delegation_id": "d-1", "state": "completed"},
+    )
+    w.msg(sid, "user", "hidden scaffolding", display_kind="hidden")
+    w.msg(sid, "assistant", "after the async result", finish_reason="stop")
+    w.msg(sid, "tool", "nobody asked", tool_call_id="call_nobody00001", tool_name="terminal")
+    unknown = w.msg(sid, "user", "placeholder for role unknown")
+    w.msg(sid, "assistant", "end", finish_reason="stop")
+    w.rec.call("end_session", sid, "cli_close")
+    w.session("sc-dangling-hash", "cli", "system_prompt_hash names no system_prompts row")
+    w.msg("sc-dangling-hash", "user", "q")
+    w.msg("sc-dangling-hash", "assistant", "a", finish_reason="stop")
+    return int(unknown)
+
+
+def _clock(w: Writer) -> int:
+    sid = "sc-clock"
+    w.session(sid, "cli", "clock stepped back")
+    w.msg(sid, "user", "first")
+    call = w.call("call_clock000001", "terminal", {"command": "date"})
+    w.msg(sid, "assistant", "", finish_reason="tool_calls", tool_calls=[call])
+    late = w.msg(sid, "tool", "Mon", tool_call_id="call_clock000001", tool_name="terminal")
+    w.msg(sid, "assistant", "It is Monday.", finish_reason="stop")
+    return int(late)
+
+
+def _history_edits(w: Writer, summary: str) -> None:
+    sid = "sc-inplace2"
+    w.session(sid, "cli", "two in-place compactions and a rewind")
+    for i in range(3):
+        w.msg(sid, "user", f"q{i}")
+        w.msg(sid, "assistant", f"a{i}", finish_reason="stop")
+
+    def compact(text: str, tail: list[dict[str, Any]]) -> None:
+        if w.rec.has("archive_and_compact"):
+            w.rec.call("archive_and_compact", sid, [{"role": "user", "content": text}, *tail])
+
+    compact(summary, [{"role": "user", "content": "q2"}, {"role": "assistant", "content": "a2"}])
+    w.msg(sid, "user", "q3")
+    call = w.call("call_inpl000001", "terminal", {"command": "ls"})
+    w.msg(sid, "assistant", "", finish_reason="tool_calls", tool_calls=[call])
+    w.msg(sid, "tool", "x", tool_call_id="call_inpl000001", tool_name="terminal")
+    w.msg(sid, "assistant", "a3", finish_reason="stop")
+    compact(summary + " (2)", [{"role": "user", "content": "q3"}])
+    target = w.msg(sid, "user", "q4")
+    w.msg(sid, "assistant", "a4", finish_reason="stop")
+    if w.rec.has("rewind_to_message"):
+        w.rec.call("rewind_to_message", sid, target)
+    w.msg(sid, "user", "q4 again")
+    w.msg(sid, "assistant", "a4 again", finish_reason="stop")
+
+    sid = "sc-restore"
+    w.session(sid, "cli", "rewind then restore")
+    w.msg(sid, "user", "one")
+    w.msg(sid, "assistant", "1", finish_reason="stop")
+    target = w.msg(sid, "user", "two")
+    w.msg(sid, "assistant", "2", finish_reason="stop")
+    if w.rec.has("rewind_to_message") and w.rec.has("restore_rewound"):
+        w.rec.call("rewind_to_message", sid, target)
+        w.rec.call("restore_rewound", sid, target)
+    w.msg(sid, "user", "three")
+    w.msg(sid, "assistant", "3", finish_reason="stop")
+
+    sid = "sc-replace"
+    w.session(sid, "cli", "replace_messages")
+    w.msg(sid, "user", "old q")
+    w.msg(sid, "assistant", "old a", finish_reason="stop")
+    call = w.call("call_repl000001", "terminal", {"command": "pwd"})
+    rows = [
+        {"role": "user", "content": "new q"},
+        {"role": "assistant", "content": "new a", "tool_calls": [call]},
+        {"role": "tool", "content": "/", "tool_call_id": "call_repl000001"},
+    ]
+    w.rec.call("replace_messages", sid, rows, archive_dropped=True)
+    w.msg(sid, "user", "after replace")
+    w.msg(sid, "assistant", "ok", finish_reason="stop")
+
+    if w.rec.has("publish_compression_child"):
+        w.session("sc-rot", "cli", "rotation root")
+        w.msg("sc-rot", "user", "long work")
+        w.msg("sc-rot", "assistant", "progress", finish_reason="stop")
+        w.rec.try_call(
+            "atomic rotation",
+            "publish_compression_child",
+            parent_session_id="sc-rot",
+            child_session_id="sc-rot-2",
+            source="cli",
+            messages=[{"role": "user", "content": summary}, {"role": "user", "content": "go"}],
+            model="anthropic/claude-sonnet-4",
+            system_prompt=w.mf.SYSTEM_PROMPT + " v2",
+            require_compression_lease=False,
+        )
+        w.intents["sc-rot-2"] = "published compression child"
+        call = w.call("call_rotd000001", "delegate_task", {"goal": "g"})
+        w.msg("sc-rot-2", "assistant", "", finish_reason="tool_calls", tool_calls=[call])
+        w.session(
+            "sc-rot-sub",
+            "subagent",
+            "sub-agent of the continuation",
+            parent_session_id="sc-rot-2",
+            model_config={"_delegate_from": "sc-rot-2"},
+        )
+        w.msg("sc-rot-sub", "user", "g")
+        w.msg("sc-rot-sub", "assistant", "done g", finish_reason="stop")
+        w.msg("sc-rot-2", "tool", "done g", tool_call_id="call_rotd000001")
+        w.msg("sc-rot-2", "assistant", "all done", finish_reason="stop")
+
+    w.session("sc-del-parent", "cli", "deleted by delete_session")
+    w.msg("sc-del-parent", "user", "hi")
+    w.msg("sc-del-parent", "assistant", "hello", finish_reason="stop")
+    w.rec.call("end_session", "sc-del-parent", "branched")
+    w.session(
+        "sc-del-child",
+        "cli",
+        "/branch child of a deleted parent",
+        parent_session_id="sc-del-parent",
+        model_config={"_branched_from": "sc-del-parent"},
+    )
+    w.msg("sc-del-child", "user", "on branch")
+    w.rec.try_call("delete the parent", "delete_session", "sc-del-parent")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--generator", required=True, type=Path)
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--turns", type=int, default=300, help="tool turns of the long session")
+    args = parser.parse_args()
+    mf = _load(args.generator.resolve())
+    out = args.out.resolve()
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    home = Path(tempfile.mkdtemp(prefix="hermes-scenarios-"))
+    os.environ["HERMES_HOME"] = str(home)
+    import hermes_state
+
+    path = home / "state.db"
+    db = hermes_state.SessionDB(db_path=path)
+    w = Writer(mf, db)
+    try:
+        _long(w, args.turns)
+        _lineage(w, mf.SUMMARY_TEXT)
+        unknown = _odd_rows(w)
+        late = _clock(w)
+        _history_edits(w, mf.SUMMARY_TEXT)
+    finally:
+        db.close()
+    raw: list[list[Any]] = []
+    conn = sqlite3.connect(str(path))
+    try:
+
+        def sql(statement: str, *params: Any) -> None:
+            conn.execute(statement, params)
+            raw.append([statement, list(params)])
+
+        sql("PRAGMA foreign_keys = OFF")
+        sql("DELETE FROM messages WHERE session_id = ?", "sc-gone-parent")
+        sql("DELETE FROM sessions WHERE id = ?", "sc-gone-parent")
+        sql("UPDATE messages SET role = 'unknown' WHERE id = ?", unknown)
+        sql("UPDATE messages SET timestamp = timestamp - 3600 WHERE id = ?", late)
+        if "system_prompt_hash" in {r[1] for r in conn.execute("PRAGMA table_info(sessions)")}:
+            sql(
+                "UPDATE sessions SET system_prompt = NULL, system_prompt_hash = ? WHERE id = ?",
+                "0" * 64,
+                "sc-dangling-hash",
+            )
+        conn.commit()
+        kept = {r[0] for r in conn.execute("SELECT id FROM sessions")}
+    finally:
+        conn.close()
+    intents = {k: v for k, v in w.intents.items() if k in kept}
+    mf.record_oracle(hermes_state.SessionDB, path, out, list(intents))
+    mf.finish_db(path, out / "state.db")
+    with sqlite3.connect(str(out / "state.db")) as check:
+        stamped = [r[0] for r in check.execute("SELECT version FROM schema_version")]
+    mf.jdump(
+        out / "manifest.json",
+        {
+            "generator": "tests/hermes_scenarios.py",
+            "schema_version_rows": stamped,
+            "sessions": intents,
+            "raw_sql": raw,
+            "dropped_kwargs": {k: sorted(v) for k, v in w.rec.dropped.items()},
+            "skipped_methods": sorted(set(w.rec.skipped)),
+            "failed_writes": w.rec.failed,
+        },
+    )
+    shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
