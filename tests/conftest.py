@@ -6,12 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+from fixture_paths import SHARED
 from hypothesis import HealthCheck, settings
-
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("ASF_SHARED", ROOT.parent / "shared")).resolve()
-VECTORS = SHARED / "asf" / "vectors" / "testdata"
-HERMES_FIXTURES = SHARED / "hermes" / "fixtures"
 
 settings.register_profile(
     "ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]

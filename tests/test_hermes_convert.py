@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixture_paths import DATABASES, HERMES_FIXTURES, database_ids
 
 from asf_core.context import context_at
 from asf_core.formats import ConvertedSession, Finding
@@ -29,40 +29,7 @@ from hermes_plugin.conversation import conversation_items
 from hermes_plugin.convert import convert_store
 from hermes_plugin.handle import HermesHandle
 
-SHARED = Path(
-    os.environ.get("ASF_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
-).resolve()
-FIXTURES = SHARED / "hermes" / "fixtures"
-#: Fixture roots: the shared one, then each directory in $ASF_HERMES_FIXTURES_EXTRA
-#: (os.pathsep-separated; each holds hermes-* release directories made by make_fixtures.py).
-ROOTS = {FIXTURES: ""} | {
-    Path(p).resolve(): f"extra{n}/"
-    for n, p in enumerate(os.environ.get("ASF_HERMES_FIXTURES_EXTRA", "").split(os.pathsep), 1)
-    if p
-}
-
-
-def _label(release: Path) -> str:
-    """A release directory's test id: its name, after ``extra<n>/`` for an extra root."""
-    return ROOTS.get(release.parent, "") + release.name
-
-
-RELEASES = [
-    r for root in ROOTS for r in sorted(root.glob("hermes-*")) if (r / "state.db").is_file()
-]
-#: Every fixture database: each release's home database and its profiles'.
-DATABASES = [
-    (release, rel)
-    for release in RELEASES
-    for rel in [
-        "state.db",
-        *(
-            f"profiles/{p.name}/state.db"
-            for p in sorted((release / "profiles").glob("*"))
-            if (p / "state.db").is_file()
-        ),
-    ]
-]
+FIXTURES = HERMES_FIXTURES
 
 
 class Converted:
@@ -119,7 +86,7 @@ class Converted:
                     yield session, entry.id
 
 
-@pytest.fixture(scope="module", params=DATABASES, ids=[f"{_label(r)}/{d}" for r, d in DATABASES])
+@pytest.fixture(scope="module", params=DATABASES, ids=database_ids())
 def converted(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Converted:

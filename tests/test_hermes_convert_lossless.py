@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import shutil
 import sqlite3
 from collections import defaultdict
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixture_paths import DATABASES, database_ids
 
 from asf_core.formats import ConvertedSession
 from asf_core.model import Entry
@@ -27,32 +27,6 @@ from hermes_plugin.convert import convert_store
 from hermes_plugin.handle import HermesHandle
 from hermes_plugin.parts import hermes_parts
 from hermes_plugin.schema import CONTENT_PREFIX
-
-SHARED = Path(
-    os.environ.get("ASF_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
-).resolve()
-FIXTURES = SHARED / "hermes" / "fixtures"
-#: Fixture roots: the shared one, then each directory in $ASF_HERMES_FIXTURES_EXTRA
-#: (os.pathsep-separated; each holds hermes-* release directories made by make_fixtures.py).
-ROOTS = {FIXTURES: ""} | {
-    Path(p).resolve(): f"extra{n}/"
-    for n, p in enumerate(os.environ.get("ASF_HERMES_FIXTURES_EXTRA", "").split(os.pathsep), 1)
-    if p
-}
-
-
-def _label(release: Path) -> str:
-    """A release directory's test id: its name, after ``extra<n>/`` for an extra root."""
-    return ROOTS.get(release.parent, "") + release.name
-
-
-DATABASES = [
-    (release, db)
-    for root in ROOTS
-    for release in sorted(root.glob("hermes-*"))
-    for db in [release / "state.db", *sorted(release.glob("profiles/*/state.db"))]
-    if db.is_file()
-]
 
 
 def _member(entry: Entry) -> dict[str, Any]:
@@ -150,16 +124,11 @@ def _value(cell: Any) -> Any:
     return cell
 
 
-@pytest.mark.parametrize(
-    ("release", "source"),
-    DATABASES,
-    ids=[f"{_label(r)}/{d.relative_to(r).as_posix()}" for r, d in DATABASES],
-)
-def test_every_row_is_rebuilt(release: Path, source: Path, tmp_path: Path) -> None:
-    database = source.relative_to(release).as_posix()
+@pytest.mark.parametrize(("release", "database"), DATABASES, ids=database_ids())
+def test_every_row_is_rebuilt(release: Path, database: str, tmp_path: Path) -> None:
     db = tmp_path / database
     db.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, db)
+    shutil.copyfile(release / database, db)
     handle = HermesHandle(db)
     by_row: dict[str, list[Entry]] = defaultdict(list)
     segment_of: dict[str, str] = {}

@@ -7,12 +7,12 @@ session) and what Hermes' own readers returned (expected-views).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fixture_paths import DATABASES, HERMES_FIXTURES, database_ids
 
 from hermes_plugin.discovery import databases, find_databases, is_home, probe, store_of
 from hermes_plugin.listing import list_sessions
@@ -22,35 +22,8 @@ from hermes_plugin.rows import Message
 from hermes_plugin.sqlite_store import SqliteStore, open_store
 from hermes_plugin.store import Database, session_prompt
 
-SHARED = Path(
-    os.environ.get("ASF_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
-).resolve()
-FIXTURES = SHARED / "hermes" / "fixtures"
-#: Fixture roots: the shared one, then each directory in $ASF_HERMES_FIXTURES_EXTRA
-#: (os.pathsep-separated; each holds hermes-* release directories made by make_fixtures.py).
-ROOTS = {FIXTURES: ""} | {
-    Path(p).resolve(): f"extra{n}/"
-    for n, p in enumerate(os.environ.get("ASF_HERMES_FIXTURES_EXTRA", "").split(os.pathsep), 1)
-    if p
-}
-
-
-def _label(release: Path) -> str:
-    """A release directory's test id: its name, after ``extra<n>/`` for an extra root."""
-    return ROOTS.get(release.parent, "") + release.name
-
-
-RELEASES = [
-    r for root in ROOTS for r in sorted(root.glob("hermes-*")) if (r / "state.db").is_file()
-]
-# (release directory, path of the database inside it)
-DATABASES = [(r, "state.db") for r in RELEASES] + [
-    (r, f"profiles/{p.name}/state.db")
-    for r in RELEASES
-    for p in sorted((r / "profiles").glob("*"))
-    if (p / "state.db").is_file()
-]
-IDS = [f"{_label(r)}/{db}" for r, db in DATABASES]
+FIXTURES = HERMES_FIXTURES
+IDS = database_ids()
 
 
 def _manifest(release: Path, db: str) -> dict[str, Any]:

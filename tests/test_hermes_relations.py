@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fixture_paths import RELEASES, label
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,27 +18,6 @@ from hermes_plugin.memory_store import MemoryStore
 from hermes_plugin.relations import Relation, classify, classify_all, parent_cycles
 from hermes_plugin.rows import Session
 from hermes_plugin.sqlite_store import open_store
-
-SHARED = Path(
-    os.environ.get("ASF_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
-).resolve()
-FIXTURES = SHARED / "hermes" / "fixtures"
-#: Fixture roots: the shared one, then each directory in $ASF_HERMES_FIXTURES_EXTRA.
-ROOTS = {FIXTURES: ""} | {
-    Path(p).resolve(): f"extra{n}/"
-    for n, p in enumerate(os.environ.get("ASF_HERMES_FIXTURES_EXTRA", "").split(os.pathsep), 1)
-    if p
-}
-
-
-def _label(release: Path) -> str:
-    """A release directory's test id: its name, after ``extra<n>/`` for an extra root."""
-    return ROOTS.get(release.parent, "") + release.name
-
-
-RELEASES = [
-    r for root in ROOTS for r in sorted(root.glob("hermes-*")) if (r / "state.db").is_file()
-]
 
 
 def session(sid: str, **cells: Any) -> Session:
@@ -174,7 +153,7 @@ def test_cycles_property(parents: dict[str, str | None]) -> None:
         assert (current in seen) == bool(seen & set(in_cycle))
 
 
-@pytest.mark.parametrize("release", RELEASES, ids=[_label(r) for r in RELEASES])
+@pytest.mark.parametrize("release", RELEASES, ids=[label(r) for r in RELEASES])
 def test_memory_store_agrees_with_sqlite(release: Path, tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     shutil.copyfile(release / "state.db", path)
