@@ -6,7 +6,6 @@ import base64
 import copy
 import json
 import math
-import os
 import pickle
 import re
 import struct
@@ -15,6 +14,7 @@ from typing import Any
 
 import pytest
 import rfc8785
+from fixture_paths import SHARED
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -22,9 +22,6 @@ from asf_core import canonical
 from asf_core.canonical import JsonError, dumps, dumps_str, ijson_problems, normalise, parse
 from asf_core.ids import body_of
 
-SHARED = Path(
-    os.environ.get("ASF_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
-).resolve()
 SESSIONS = SHARED / "asf" / "vectors" / "testdata" / "sessions"
 NORMALISED = SESSIONS / "normalised.jsonl"
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixture_paths import SHARED
 
 from asf_core import hookimpl, plugins
 from asf_core.cli import ExitCode, main
@@ -25,7 +26,6 @@ from asf_core.verify import verify_path
 from asf_core.writer import SessionBuilder, write_session
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("ASF_SHARED", ROOT.parent / "shared"))
 SESSIONS = SHARED / "asf" / "vectors" / "testdata" / "sessions"
 
 

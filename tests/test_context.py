@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
+from fixture_paths import SHARED
 
 from asf_core.context import (
     ContextError,
@@ -23,7 +23,6 @@ from asf_core.context import (
 from asf_core.model import Config, Custom, Entry, Item, Response
 from asf_core.reader import FormatError, SessionFile, read_session
 
-SHARED = Path(os.environ.get("ASF_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
 VECTORS = SHARED / "asf" / "vectors" / "testdata"
 CONTEXTS = sorted((VECTORS / "context").glob("*.json"))
 SESSIONS = sorted((VECTORS / "sessions").glob("*.jsonl"))

@@ -8,20 +8,17 @@ writes (sub-agents included). ``pytest --update-goldens`` rewrites them from the
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
 import pytest
+from fixture_paths import SHARED
 
 from asf_core.formats import ConvertedSession
 from asf_core.writer import entry_line, header_line
 from hermes_plugin.convert import convert_store
 from hermes_plugin.handle import HermesHandle
 
-SHARED = Path(
-    os.environ.get("ASF_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
-).resolve()
 FIXTURES = SHARED / "hermes" / "fixtures"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 CASES = sorted(p.parent for p in GOLDEN.glob("hermes-*/case.json"))

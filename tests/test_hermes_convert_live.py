@@ -7,7 +7,6 @@ never changes the source, and an interrupted ``asf convert`` leaves only whole f
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import signal
 import subprocess
@@ -16,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fixture_paths import SHARED
 
 from asf_core.formats import ConvertedSession, Finding
 from asf_core.reader import read_session
@@ -24,9 +24,6 @@ from asf_core.writer import write_session
 from hermes_plugin.convert import convert_store
 from hermes_plugin.handle import HermesHandle
 
-SHARED = Path(
-    os.environ.get("ASF_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
-).resolve()
 FIXTURE = SHARED / "hermes" / "fixtures" / "hermes-0.19.0" / "state.db"
 
 _WRITER = """

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from pathlib import Path
 
 import pytest
+from fixture_paths import SHARED
 
 from asf_core.cli import main
 from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession
@@ -16,9 +16,6 @@ from asf_core.verify import verify_path
 from hermes_plugin import plugin
 from hermes_plugin.handle import HermesHandle
 
-SHARED = Path(
-    os.environ.get("ASF_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
-).resolve()
 RELEASE = SHARED / "hermes" / "fixtures" / "hermes-0.19.0"
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from fixture_paths import SHARED
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,9 +27,6 @@ from hermes_plugin.relations import Relation, classify_all, parent_cycles
 from hermes_plugin.sqlite_store import open_store
 from hermes_plugin.store import StoreError, message_stray, sessions_with_messages
 
-SHARED = Path(
-    os.environ.get("ASF_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
-).resolve()
 FIXTURE_DB = SHARED / "hermes" / "fixtures" / "hermes-0.19.0" / "state.db"
 
 # Loose tables (no NOT NULL, no primary keys) so damage can be written.

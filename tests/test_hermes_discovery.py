@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
+from fixture_paths import SHARED
 
 from hermes_plugin.discovery import (
     databases,
@@ -19,9 +19,6 @@ from hermes_plugin.discovery import (
     store_of,
 )
 
-SHARED = Path(
-    os.environ.get("ASF_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
-).resolve()
 FIXTURE_DB = SHARED / "hermes" / "fixtures" / "hermes-0.16.0" / "state.db"
 
 

@@ -21,12 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixture_paths import SHARED
 
 from hermes_plugin.sqlite_store import open_store
 
-SHARED = Path(
-    os.environ.get("ASF_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
-).resolve()
 FIXTURE_DB = SHARED / "hermes" / "fixtures" / "hermes-0.19.0" / "state.db"
 NOBODY = 65534
 

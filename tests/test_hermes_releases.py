@@ -29,9 +29,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixture_paths import SHARED
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("ASF_SHARED", ROOT.parent / "shared")).resolve()
 GENERATOR = SHARED / "hermes" / "make_fixtures.py"
 CACHE = Path(os.environ.get("ASF_HERMES_RELEASES_CACHE", ROOT / ".cache" / "hermes-releases"))
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import uuid
 from datetime import UTC, datetime, timedelta, timezone
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixture_paths import SHARED
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,9 +29,6 @@ from asf_core.ids import (
     ts_ok,
 )
 
-SHARED = Path(
-    os.environ.get("ASF_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
-).resolve()
 SESSIONS = SHARED / "asf" / "vectors" / "testdata" / "sessions"
 
 # Lines that are broken on purpose (1-based line numbers).

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 import rfc8785
+from fixture_paths import SHARED
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -20,7 +20,6 @@ from asf_core.model import Config, Header, Item, Label
 from asf_core.reader import FormatError, SessionFile, parse_session, read_session
 from asf_core.writer import SessionBuilder, entry_line, header_line
 
-SHARED = Path(os.environ.get("ASF_SHARED", Path(__file__).resolve().parents[1].parent / "shared"))
 VECTORS = SHARED / "asf" / "vectors"
 SESSIONS = VECTORS / "testdata" / "sessions"
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import shutil
 from collections.abc import Iterable
@@ -12,6 +11,7 @@ from typing import Any
 
 import attrs
 import pytest
+from fixture_paths import SHARED
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -35,9 +35,6 @@ from asf_core.reader import SessionFile, parse_session, read_session
 from asf_core.verify import Finding, verify_path, verify_session
 from asf_core.writer import LEAF, SessionBuilder, entry_line, header_line, write_session
 
-SHARED = Path(
-    os.environ.get("ASF_SHARED", Path(__file__).resolve().parents[1].parent / "shared")
-).resolve()
 SESSIONS = SHARED / "asf" / "vectors" / "testdata" / "sessions"
 
 #: Negative vectors (path relative to SESSIONS) -> the finding code and severity they must give.
