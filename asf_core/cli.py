@@ -18,7 +18,7 @@ from typing import Any
 
 from asf_core import FORMAT, cli_convert, cli_show, plugins
 from asf_core.cli_base import ExitCode, Fail, err, out, out_json
-from asf_core.formats import Finding, NativeSession
+from asf_core.formats import Finding, NativeSession, StoreError
 from asf_core.plugins import AsfPluginManager, Candidate, PluginError
 from asf_core.stores import Troubles, find_stores
 
@@ -123,6 +123,8 @@ def run_list(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
     for candidate in find_stores(pm, args.paths, args.format, troubles):
         try:
             stores.append(_list_store(pm, candidate))
+        except StoreError as exc:  # the store is damaged: the input's fault, not the plugin's
+            troubles.add(f"{candidate.claim.path}: {plugins.store_problem(exc)}", ExitCode.USAGE)
         except PluginError as exc:
             troubles.add(f"{candidate.claim.path}: {exc}", ExitCode.PLUGIN)
     if args.json:

@@ -21,7 +21,8 @@ class ExitCode(IntEnum):
     OK = 0
     #: ``asf verify`` found errors in a file.
     PROBLEMS = 1
-    #: Bad arguments, or a path that cannot be read or written, or an ambiguous format.
+    #: Bad arguments, a path that cannot be read or written, an ambiguous format, or a store
+    #: its plugin recognises but cannot read (damaged: the plugin raised ``StoreError``).
     USAGE = 2
     #: A format plugin raised, broke the hook contract, or could not be loaded.
     PLUGIN = 3

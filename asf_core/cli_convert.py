@@ -15,7 +15,7 @@ from pathlib import Path
 
 from asf_core import plugins
 from asf_core.cli_base import ExitCode, Fail, out, out_json, worst
-from asf_core.formats import ConvertedSession, Finding, NativeSession, StoreHandle
+from asf_core.formats import ConvertedSession, Finding, NativeSession, StoreError, StoreHandle
 from asf_core.model import Entry, Header
 from asf_core.plugins import AsfPluginManager, Candidate, PluginError
 from asf_core.progress import Progress, progress_for
@@ -132,11 +132,13 @@ def _finish(
 
 def convert_store(
     pm: AsfPluginManager, candidate: Candidate, out_dir: Path, progress: Progress
-) -> StoreReport:
+) -> tuple[StoreReport, ExitCode]:
     """Convert one store into ``out_dir/<format>/<store label>/`` and write its report.
 
-    A plugin failure ends this store (its report says where) but not the run; Ctrl-C ends the
-    run after the report of the store in progress is written.
+    Returns the report and what the store adds to the exit code: a damaged store (the plugin
+    raised :class:`StoreError`) is ``USAGE``, a plugin failure ``PLUGIN``. Either ends this
+    store (its report says where) but not the run; Ctrl-C ends the run after the report of the
+    store in progress is written.
     """
     claim = candidate.claim
     dest = out_dir / slug(claim.format) / store_label(claim.path)
@@ -144,6 +146,7 @@ def convert_store(
         format=claim.format, plugin=candidate.plugin, path=str(claim.path), output=str(dest)
     )
     store: StoreHandle | None = None
+    code = ExitCode.OK
     try:
         store = plugins.open_store(pm, candidate)
         report.store = plugins.store_info(candidate.plugin, store)
@@ -159,14 +162,20 @@ def convert_store(
                 f"{report.files_written} written"
             )
         report.complete = True
+    except StoreError as exc:
+        report.error = plugins.store_problem(exc)
+        code = ExitCode.USAGE
     except PluginError as exc:
         report.error = str(exc)
+        code = ExitCode.PLUGIN
     except BaseException as exc:  # Ctrl-C or an unwritable output: keep what we know, go on up
         report.error = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
         _finish(candidate.plugin, store, dest, report, progress, quiet=True)
         raise
     _finish(candidate.plugin, store, dest, report, progress, quiet=False)
-    return report
+    if report.error and code is ExitCode.OK:  # the store's close raised
+        code = ExitCode.PLUGIN
+    return report, code
 
 
 def _summary(run: RunReport) -> str:
@@ -194,10 +203,10 @@ def run_convert(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
     progress = progress_for(quiet=args.quiet or args.json)
     try:
         for candidate in find_stores(pm, args.paths, args.format, troubles):
-            report = convert_store(pm, candidate, out_dir, progress)
+            report, code = convert_store(pm, candidate, out_dir, progress)
             run.stores.append(report)
             if report.error:
-                troubles.add(f"{candidate.claim.path}: {report.error}", ExitCode.PLUGIN)
+                troubles.add(f"{candidate.claim.path}: {report.error}", code)
     except KeyboardInterrupt:
         run.interrupted = True
         troubles.code = worst(troubles.code, ExitCode.INTERRUPTED)

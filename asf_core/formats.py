@@ -14,7 +14,7 @@ from attrs import field, frozen
 
 from asf_core.model import Entry, Header
 
-__all__ = ["Claim", "ConvertedSession", "Finding", "NativeSession", "StoreHandle"]
+__all__ = ["Claim", "ConvertedSession", "Finding", "NativeSession", "StoreError", "StoreHandle"]
 
 
 @frozen(kw_only=True)
@@ -102,3 +102,14 @@ class StoreHandle(Protocol):
     def close(self) -> None:
         """Release the store; the host calls it exactly once."""
         ...
+
+
+class StoreError(Exception):
+    """A store its plugin recognises but cannot read: damaged, truncated, unreadable, or not of
+    the format after all.
+
+    ``open_store`` raises it (so may ``read`` and ``convert``, for damage found part way) so the
+    user hears what is wrong with their file rather than that the plugin crashed: the host puts
+    the store's path before the message and exits 2, not 3. The message is one line saying what
+    is wrong ("truncated: 20480 of 389120 bytes"), without the path.
+    """

@@ -43,7 +43,8 @@ def open_store(claim: Claim) -> StoreHandle | None:
 
     :param claim: the claim you returned from ``discover``.
     :return: an open handle; None means you cannot open it after all (the host reports that).
-        Raise an exception with a one-line message for a store that is damaged beyond reading.
+        Raise ``asf_core.formats.StoreError`` with a one-line message saying what is wrong for
+        a store that is damaged beyond reading (the host reports it as the input's fault).
     """
 
 

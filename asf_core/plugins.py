@@ -8,6 +8,8 @@ plugin that fails to import or whose hook implementations do not match the specs
 pluggy hands back untyped results and lets a misspelt keyword pass silently, so every hook is
 called through one typed function here (:func:`discover`, :func:`open_store`, :func:`read`,
 :func:`convert`) that also turns a plugin's exception into a :class:`PluginError` naming it.
+The one exception let through is :class:`~asf_core.formats.StoreError`: the plugin saying the
+store is damaged, which is the input's fault, not the plugin's (:func:`store_problem`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,14 @@ import pluggy
 from attrs import frozen
 
 from asf_core import hookspecs
-from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreHandle
+from asf_core.formats import (
+    Claim,
+    ConvertedSession,
+    Finding,
+    NativeSession,
+    StoreError,
+    StoreHandle,
+)
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -40,6 +49,7 @@ __all__ = [
     "make_plugin_manager",
     "open_store",
     "read",
+    "store_problem",
 ]
 
 ENTRY_POINT_GROUP = "asf.formats"
@@ -331,10 +341,15 @@ def choose(candidates: Sequence[Candidate], *, format: str | None = None) -> Can
 
 
 def open_store(pm: AsfPluginManager, candidate: Candidate) -> StoreHandle:
-    """Have the claiming plugin alone open its store; None from it is a :class:`PluginError`."""
+    """Have the claiming plugin alone open its store; None from it is a :class:`PluginError`.
+
+    A :class:`StoreError` (the store is damaged) goes up as it is.
+    """
     name = candidate.plugin
     try:
         handle = cast("StoreHandle | None", pm.only("open_store", name)(claim=candidate.claim))
+    except StoreError:
+        raise
     except Exception as exc:
         raise PluginError.from_exception(name, "open_store", exc) from exc
     if handle is None:
@@ -348,7 +363,7 @@ def _guarded(plugin: str, hook: str, items: Iterator[_T]) -> Iterator[_T]:
     """Iterate a plugin's generator, naming the plugin if it raises part way."""
     try:
         yield from items
-    except PluginError:
+    except (PluginError, StoreError):
         raise
     except Exception as exc:
         raise PluginError.from_exception(plugin, hook, exc) from exc
@@ -357,11 +372,14 @@ def _guarded(plugin: str, hook: str, items: Iterator[_T]) -> Iterator[_T]:
 def read(
     pm: AsfPluginManager, plugin: str, store: StoreHandle
 ) -> Iterator[NativeSession | Finding]:
-    """The plugin's native sessions and findings, lazily; anything else is a PluginError."""
+    """The plugin's native sessions and findings, lazily; anything else is a PluginError
+    (a :class:`StoreError` goes up as it is)."""
     try:
         items = cast(
             "Iterator[NativeSession | Finding] | None", pm.only("read", plugin)(store=store)
         )
+    except StoreError:
+        raise
     except Exception as exc:
         raise PluginError.from_exception(plugin, "read", exc) from exc
     if items is None:
@@ -375,13 +393,14 @@ def read(
 def convert(
     pm: AsfPluginManager, plugin: str, store: StoreHandle, sessions: Iterable[NativeSession]
 ) -> Iterator[ConvertedSession | Finding]:
-    """The plugin's ASF sessions and findings, lazily; anything else is a PluginError."""
+    """The plugin's ASF sessions and findings, lazily; anything else is a PluginError
+    (a :class:`StoreError` goes up as it is)."""
     try:
         items = cast(
             "Iterator[ConvertedSession | Finding] | None",
             pm.only("convert", plugin)(store=store, sessions=sessions),
         )
-    except PluginError:
+    except (PluginError, StoreError):
         raise
     except Exception as exc:
         raise PluginError.from_exception(plugin, "convert", exc) from exc
@@ -407,3 +426,10 @@ def store_info(plugin: str, store: StoreHandle) -> dict[str, Any]:
         return dict(store.info())
     except Exception as exc:
         raise PluginError.from_exception(plugin, "info", exc) from exc
+
+
+def store_problem(error: StoreError) -> str:
+    """What a plugin says is wrong with a damaged store, on one line (the caller names the
+    store)."""
+    text = "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    return text or "cannot be read"

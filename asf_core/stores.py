@@ -123,6 +123,19 @@ def _unknown_format(pm: AsfPluginManager, fmt: str) -> str:
     return f"unknown format {fmt!r} (installed: {known}; see `asf plugins`)"
 
 
+def _unreadable(path: Path) -> str | None:
+    """Why nothing can be looked for at a path (missing, or closed to us); None when it can."""
+    try:
+        is_dir = path.is_dir()
+    except OSError as exc:  # a directory on the way that cannot be searched
+        return (exc.strerror or str(exc)).lower()
+    if not is_dir and not path.exists():
+        return "no such file or directory"
+    if is_dir and not os.access(path, os.X_OK):
+        return "permission denied"
+    return None
+
+
 def find_stores(
     pm: AsfPluginManager, paths: Sequence[Path], fmt: str | None, troubles: Troubles
 ) -> list[Candidate]:
@@ -134,9 +147,11 @@ def find_stores(
     wanted: list[Path | None] = list(paths) if paths else [None]
     for path in wanted:
         where = "the default locations" if path is None else str(path)
-        if path is not None and not path.exists():
-            troubles.add(f"{path}: no such file or directory", ExitCode.USAGE)
-            continue
+        if path is not None:
+            why = _unreadable(path)
+            if why is not None:
+                troubles.add(f"{path}: {why}", ExitCode.USAGE)
+                continue
         discovery = plugins.discover(pm, path)
         for failure in discovery.failures:
             troubles.add(f"{where}: {failure}", ExitCode.PLUGIN)
@@ -145,12 +160,10 @@ def find_stores(
         ]
         if claims:
             found.extend(claims)
-        elif fmt is not None and discovery.candidates:
+        elif fmt is not None and (discovery.candidates or path is not None):
             others = sorted({c.claim.format for c in discovery.candidates})
-            troubles.add(
-                f"{where}: not recognised as {fmt} (claimed as: {', '.join(others)})",
-                ExitCode.NOTHING,
-            )
+            also = f" (claimed as: {', '.join(others)})" if others else ""
+            troubles.add(f"{where}: not recognised as {fmt}{also}", ExitCode.NOTHING)
         elif path is None:
             troubles.add("no stores found in the default locations of any format", ExitCode.NOTHING)
         else:

@@ -3,13 +3,20 @@
 Hermes keeps every session of a profile in one ``state.db``: the home's own
 (``~/.hermes/state.db``, or ``$HERMES_HOME``) and one per further profile
 (``<home>/profiles/<name>/state.db``). A database is converted whole.
+
+:func:`probe` says whether a path holds Hermes databases; :func:`claims` is what the plugin
+claims at a path: those, and the ones a user plainly means as Hermes' that cannot be read
+(damaged, empty, unreadable, not Hermes at all), so that opening them tells the user what is
+wrong instead of their file being passed over as nobody's.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from pathlib import Path
+from typing import Literal
 from urllib.parse import quote
 
 from attrs import frozen
@@ -20,6 +27,7 @@ from hermes_plugin.store import StoreError
 
 __all__ = [
     "Probe",
+    "claims",
     "databases",
     "default_homes",
     "find_databases",
@@ -30,21 +38,54 @@ __all__ = [
 ]
 
 
+#: Confidence of a claim on a state.db whose tables cannot be read (damaged, unreadable).
+UNREADABLE = 0.5
+#: On a state.db, or a home's database, that is certainly not Hermes' (not SQLite, empty, a
+#: directory, no Hermes tables): claimed so the user hears why, but any other format wins.
+NOT_HERMES = 0.2
+#: On a file of another name that starts as SQLite but whose tables cannot be read.
+DAMAGED_SQLITE = 0.1
+
+Kind = Literal["file", "dir", "other", "denied", "missing"]
+
+
+def _kind(path: Path) -> Kind:
+    """What is at a path, without raising (``denied``: a directory on the way is closed)."""
+    try:
+        mode = path.stat().st_mode
+    except PermissionError:
+        return "denied"
+    except (OSError, ValueError):
+        return "missing"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    return "file" if stat.S_ISREG(mode) else "other"
+
+
 def is_home(directory: str | os.PathLike[str]) -> bool:
     """Whether a directory is a Hermes home or profile directory: it holds state.db."""
-    return (Path(directory) / DATABASE_NAME).is_file()
+    return _kind(Path(directory) / DATABASE_NAME) == "file"
+
+
+def _entries(home: Path) -> list[Path]:
+    """Everything named state.db a home holds, whatever it is: its own, then each profile's in
+    name order. Not what is behind a directory that cannot be searched: whether it holds a
+    state.db cannot be told."""
+    own = home / DATABASE_NAME
+    found = [own] if _kind(own) not in ("missing", "denied") else []
+    try:
+        profiles = sorted(p for p in (home / DIR_PROFILES).iterdir() if _kind(p) == "dir")
+    except OSError:
+        return found
+    found.extend(
+        p / DATABASE_NAME for p in profiles if _kind(p / DATABASE_NAME) not in ("missing", "denied")
+    )
+    return found
 
 
 def databases(home: str | os.PathLike[str]) -> list[Path]:
     """The databases a home holds: its own state.db, then each profile's in name order."""
-    home = Path(home)
-    found = [home / DATABASE_NAME] if is_home(home) else []
-    try:
-        profiles = sorted(p for p in (home / DIR_PROFILES).iterdir() if p.is_dir())
-    except OSError:
-        return found
-    found.extend(p / DATABASE_NAME for p in profiles if is_home(p))
-    return found
+    return [p for p in _entries(Path(home)) if _kind(p) == "file"]
 
 
 def find_databases(root: str | os.PathLike[str]) -> list[Path]:
@@ -54,14 +95,14 @@ def find_databases(root: str | os.PathLike[str]) -> list[Path]:
     passed over and symbolic links (to directories or files) are not followed.
     """
     root = Path(root)
-    if root.is_file():
+    if _kind(root) == "file":
         return [root]
     found: list[Path] = []
     for directory, subdirs, files in os.walk(root, followlinks=False):
         subdirs.sort()
         if DATABASE_NAME in files:
             candidate = Path(directory) / DATABASE_NAME
-            if not candidate.is_symlink() and candidate.is_file():
+            if not candidate.is_symlink() and _kind(candidate) == "file":
                 found.append(candidate)
     return found
 
@@ -70,7 +111,7 @@ def store_of(path: str | os.PathLike[str]) -> Path | None:
     """The database a path names: the path itself when it is a file, the state.db
     of a home or profile directory, else None."""
     path = Path(path)
-    if path.is_file():
+    if _kind(path) == "file":
         return path
     if is_home(path):
         return path / DATABASE_NAME
@@ -90,7 +131,8 @@ class Probe:
 
     ``confidence`` is 1.0 for a file named state.db with Hermes' tables, 0.9
     for such a file under another name, 0.7 for a directory tree holding
-    Hermes homes, 0.5 for a state.db whose tables could not be confirmed.
+    Hermes homes, 0.5 (:data:`UNREADABLE`) for a state.db whose tables could
+    not be confirmed. :func:`claims` gives one per database, and lower ones.
     """
 
     path: Path
@@ -132,7 +174,10 @@ def _probe_file(path: Path) -> Probe | None:
         return Probe(path=path, databases=(path,), confidence=confidence, detail=reason)
     if verdict is None and named:
         return Probe(
-            path=path, databases=(path,), confidence=0.5, detail="state.db, schema unreadable"
+            path=path,
+            databases=(path,),
+            confidence=UNREADABLE,
+            detail="state.db, schema unreadable",
         )
     return None
 
@@ -144,9 +189,10 @@ def probe(path: str | os.PathLike[str]) -> Probe | None:
     databases; any other directory by the homes under it.
     """
     path = Path(path)
-    if path.is_file():
+    kind = _kind(path)
+    if kind == "file":
         return _probe_file(path)
-    if not path.is_dir():
+    if kind != "dir":
         return None
     if is_home(path):
         claims = [c for c in map(_probe_file, databases(path)) if c is not None]
@@ -162,6 +208,90 @@ def probe(path: str | os.PathLike[str]) -> Probe | None:
     if not found:
         return None
     return Probe(path=path, databases=found, confidence=0.7, detail="directory of Hermes homes")
+
+
+def _sqlite_header(path: Path) -> bool:
+    """Whether a regular file starts as an SQLite database does."""
+    try:
+        with path.open("rb") as f:
+            return f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def _damaged_sqlite(path: Path) -> bool:
+    """An SQLite file whose tables cannot be read (truncated, corrupt)."""
+    return _sqlite_header(path) and _looks_like_hermes(path) is None
+
+
+def _claim(path: Path, *, meant: bool) -> Probe | None:
+    """The claim on one database. ``meant``: the user means it as Hermes' (it is named
+    state.db, or it is a home's), so it is claimed whatever it holds."""
+    kind = _kind(path)
+    if kind == "missing":
+        return None
+    found = _probe_file(path) if kind == "file" else None
+    if found is not None:
+        return found
+    if kind == "file" and not meant and _damaged_sqlite(path):
+        confidence, detail = DAMAGED_SQLITE, "SQLite file, tables unreadable"
+    elif kind == "denied" and meant:
+        confidence, detail = UNREADABLE, "state.db, not readable"
+    elif meant:
+        confidence, detail = NOT_HERMES, "state.db, not a Hermes database"
+    else:
+        return None
+    return Probe(path=path, databases=(path,), confidence=confidence, detail=detail)
+
+
+def _home_of(database: Path) -> Path:
+    """The Hermes home a database belongs to: the one above ``profiles/<name>/``, else its
+    directory."""
+    if database.parent.parent.name == DIR_PROFILES:
+        return database.parent.parent.parent
+    return database.parent
+
+
+def claims(path: str | os.PathLike[str] | None) -> list[Probe]:
+    """Each database the plugin claims at a path the user named (None: the default homes).
+
+    * A file: one with Hermes' tables (1.0; 0.9 under another name). A file named state.db is
+      claimed whatever it holds: :data:`UNREADABLE` when its tables cannot be read,
+      :data:`NOT_HERMES` when it is surely not Hermes' (so is a directory named state.db). A
+      file of another name is claimed only as a damaged SQLite file (:data:`DAMAGED_SQLITE`).
+    * A home or profile directory: everything named state.db in it and in its profiles, each
+      as a file named state.db is.
+    * Any other directory: the Hermes databases under it and everything named state.db in
+      their homes (inside the directory), and each state.db under it that is SQLite but
+      unreadable; not another program's readable state.db.
+    """
+    if path is None:
+        return [c for home in default_homes() for c in _home_claims(home)]
+    path = Path(path)
+    if _kind(path) == "dir" and _entries(path):
+        return _home_claims(path)
+    if _kind(path) == "dir" and path.name != DATABASE_NAME:
+        return _tree_claims(path)
+    found = _claim(path, meant=path.name == DATABASE_NAME)
+    return [found] if found is not None else []
+
+
+def _home_claims(home: Path) -> list[Probe]:
+    return [c for c in (_claim(db, meant=True) for db in _entries(home)) if c is not None]
+
+
+def _tree_claims(root: Path) -> list[Probe]:
+    found: dict[Path, Probe] = {}
+    for db in find_databases(root):
+        if _looks_like_hermes(db):
+            for claim in _home_claims(_home_of(db)):
+                if claim.path.is_relative_to(root):
+                    found.setdefault(claim.path, claim)
+        elif db not in found and _damaged_sqlite(db):
+            found[db] = Probe(
+                path=db, databases=(db,), confidence=UNREADABLE, detail="state.db, damaged"
+            )
+    return list(found.values())
 
 
 def open_database(path: str | os.PathLike[str], *, name: str | None = None) -> SqliteStore:

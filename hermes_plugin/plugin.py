@@ -2,49 +2,61 @@
 
 Registered under the ``asf.formats`` entry point as ``hermes``. The work lives in the
 modules each hook imports when it runs (discovery, the reader, :mod:`hermes_plugin.convert`);
-``docs/formats/hermes.md`` is the mapping.
+``docs/formats/hermes.md`` is the mapping. A database that cannot be read raises the host's
+``StoreError`` (from ``open_store``, or part way through ``read`` or ``convert``), so the user
+is told what is wrong with the file.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from asf_core import hookimpl
 from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreHandle
 
+if TYPE_CHECKING:
+    from hermes_plugin.handle import HermesHandle
+
 FORMAT = "hermes"
+
+_T = TypeVar("_T")
 
 
 @hookimpl
 def discover(path: Path | None) -> list[Claim] | None:
     """Claim each Hermes database at ``path`` (a home, a profile directory, a ``state.db``
-    file or a tree of homes), or in the user's own home when ``path`` is None."""
-    from hermes_plugin.discovery import databases, default_homes, probe
+    file or a tree of homes), or in the user's own home when ``path`` is None; and, at a low
+    confidence, each one meant as Hermes' that cannot be read (see
+    :func:`hermes_plugin.discovery.claims`)."""
+    from hermes_plugin.discovery import claims
 
-    if path is None:
-        found = [db for home in default_homes() for db in databases(home)]
-    else:
-        hit = probe(path)
-        found = list(hit.databases) if hit is not None else []
-    claims = []
-    for db in found:
-        one = probe(db)
-        if one is not None:
-            claims.append(
-                Claim(format=FORMAT, path=db, confidence=one.confidence, detail=one.detail)
-            )
-    return claims or None
+    found = [
+        Claim(format=FORMAT, path=c.path, confidence=c.confidence, detail=c.detail)
+        for c in claims(path)
+    ]
+    return found or None
 
 
 @hookimpl
 def open_store(claim: Claim) -> StoreHandle | None:
-    """Open a claimed database read-only; a damaged one raises a one-line error."""
+    """Open a claimed database read-only; one that cannot be read raises ``StoreError``."""
     if claim.format != FORMAT:
         return None
     from hermes_plugin.handle import HermesHandle
 
     return HermesHandle(claim.path)
+
+
+def _reading(handle: HermesHandle, items: Iterator[_T]) -> Iterator[_T]:
+    """``items``, with the reader's error on damage found part way made the host's."""
+    from hermes_plugin.store import StoreError
+
+    try:
+        yield from items
+    except StoreError as exc:
+        raise handle.unreadable(exc) from None
 
 
 @hookimpl
@@ -56,7 +68,7 @@ def read(store: StoreHandle) -> Iterator[NativeSession | Finding] | None:
         return None
     from hermes_plugin.native import native_sessions
 
-    return native_sessions(store.store)
+    return _reading(store, native_sessions(store.store))
 
 
 @hookimpl
@@ -71,4 +83,4 @@ def convert(
         return None
     from hermes_plugin.convert import convert_store
 
-    return convert_store(store.store, [s.id for s in sessions])
+    return _reading(store, convert_store(store.store, [s.id for s in sessions]))

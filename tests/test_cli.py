@@ -18,7 +18,7 @@ from fixture_paths import SHARED
 
 from asf_core import hookimpl, plugins
 from asf_core.cli import ExitCode, main
-from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession
+from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreError
 from asf_core.model import Header, Item
 from asf_core.reader import FormatError, read_session
 from asf_core.stores import store_label
@@ -657,3 +657,88 @@ def test_list_reports_a_failing_plugin_and_goes_on(
         ["good", "s1"],
         ["good", "s2"],
     ]
+
+
+class Fragile(Toy):
+    """A toy whose stores may be damaged: a file starting ``DAMAGED`` cannot be opened, a line
+    ``CUT`` cannot be read; a line ``BOOM`` is a bug in the plugin."""
+
+    @hookimpl
+    def open_store(self, claim: Claim) -> ToyStore | None:
+        if claim.path.read_text().startswith("DAMAGED"):
+            raise StoreError("truncated: 7 of 4096 bytes")
+        return ToyStore(self.fmt, claim.path)
+
+    def _read(self, store: ToyStore) -> Iterator[NativeSession | Finding]:
+        for line in store.path.read_text().splitlines():
+            if line == "CUT":
+                raise StoreError("page 2 cannot be read")
+            if line == "BOOM":
+                raise RuntimeError("boom")
+            ident, _, text = line.partition(" ")
+            yield NativeSession(id=ident, title=text, native=text)
+
+
+def test_a_damaged_store_is_one_line_and_exit_2_and_the_others_convert(
+    installed: Installed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed.add("toy", Fragile("toy"))
+    good = _toy(tmp_path, "good.toy", "s1 hello\n")
+    damaged = _toy(tmp_path, "damaged.toy", "DAMAGED")
+    cut = _toy(tmp_path, "cut.toy", "s1 hello\nCUT\ns2 world\n")
+    out = tmp_path / "o"
+    code, _, stderr = _run(capsys, "convert", damaged, good, cut, "-o", out, "--quiet")
+    assert code == ExitCode.USAGE
+    assert stderr.splitlines() == [
+        f"asf: {cut}: page 2 cannot be read",
+        f"asf: {damaged}: truncated: 7 of 4096 bytes",
+    ]
+    reports = {
+        Path(r["path"]).name: r
+        for r in (json.loads(p.read_text()) for p in out.rglob("report.json"))
+    }
+    assert reports["good.toy"]["complete"] is True
+    assert reports["good.toy"]["sessions_written"] == 1
+    assert (reports["damaged.toy"]["complete"], reports["damaged.toy"]["error"]) == (
+        False,
+        "truncated: 7 of 4096 bytes",
+    )
+    assert reports["cut.toy"]["error"] == "page 2 cannot be read"
+
+    code, stdout, stderr = _run(capsys, "list", damaged, good, "--json")
+    assert code == ExitCode.USAGE
+    listed = json.loads(stdout)
+    assert [Path(s["path"]).name for s in listed["stores"]] == ["good.toy"]
+    assert listed["errors"] == [f"{damaged}: truncated: 7 of 4096 bytes"]
+    assert stderr == f"asf: {damaged}: truncated: 7 of 4096 bytes\n"
+
+
+def test_a_plugin_failure_outranks_a_damaged_store(
+    installed: Installed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed.add("toy", Fragile("toy"))
+    damaged = _toy(tmp_path, "damaged.toy", "DAMAGED")
+    buggy = _toy(tmp_path, "buggy.toy", "BOOM\n")
+    for command in (["list"], ["convert", "-o", tmp_path / "o", "--quiet"]):
+        code, _, stderr = _run(capsys, *command, damaged, buggy)
+        assert code == ExitCode.PLUGIN
+        assert stderr.splitlines() == [
+            f"asf: {buggy}: plugin 'toy' failed in read: RuntimeError: boom",
+            f"asf: {damaged}: truncated: 7 of 4096 bytes",
+        ]
+
+
+def test_a_path_that_cannot_be_searched_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PermissionError from looking at a PATH is a message, not a traceback (root reads
+    everything, so the refusal is simulated)."""
+    closed = tmp_path / "closed"
+    closed.mkdir()
+
+    def refuse(path: Path, *args: Any, **kwargs: Any) -> os.stat_result:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(Path, "stat", refuse)
+    code, _, stderr = _run(capsys, "list", closed / "state.db")
+    assert (code, stderr) == (ExitCode.USAGE, f"asf: {closed / 'state.db'}: permission denied\n")

@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from asf_core import hookimpl, plugins
-from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession
+from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreError
 from asf_core.model import Header, Item
 from asf_core.plugins import (
     AmbiguousFormat,
@@ -252,6 +252,47 @@ def test_hook_open_store_exception_names_plugin(pm: AsfPluginManager, tmp_path: 
     claim = Claim(format="flaky", path=tmp_path, confidence=1)
     with pytest.raises(PluginError, match=r"'flaky' failed in open_store: OSError: cannot open"):
         plugins.open_store(pm, Candidate(claim=claim, plugin="flaky"))
+
+
+class Damaged(Toy):
+    """Says its stores are damaged: at opening, or part way through reading (``fail``)."""
+
+    @hookimpl
+    def open_store(self, claim: Claim) -> ToyStore | None:
+        if self.fail == "open_store":
+            raise StoreError("truncated: 10 of 4096 bytes")
+        return ToyStore(self.fmt, claim.path)
+
+    def _read(self, store: ToyStore) -> Iterator[NativeSession | Finding]:
+        yield NativeSession(id="first")
+        raise StoreError("page 3 is unreadable")
+
+
+def test_hook_open_store_damaged_store_is_not_a_plugin_failure(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    pm.add_plugin("damaged", lambda: Damaged("damaged", fail="open_store"))
+    claim = Claim(format="damaged", path=tmp_path / "x.toy", confidence=1)
+    with pytest.raises(StoreError) as caught:
+        plugins.open_store(pm, Candidate(claim=claim, plugin="damaged"))
+    assert not isinstance(caught.value, PluginError)
+    assert plugins.store_problem(caught.value) == "truncated: 10 of 4096 bytes"
+    assert plugins.store_problem(StoreError("two\n lines ")) == "two; lines"
+    assert plugins.store_problem(StoreError()) == "cannot be read"
+
+
+def test_hook_read_damage_found_part_way_goes_up_as_it_is(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    pm.add_plugin("damaged", lambda: Damaged("damaged"))
+    store = ToyStore("damaged", _toy_file(tmp_path))
+    got: list[object] = []
+    with pytest.raises(StoreError, match="page 3 is unreadable"):
+        got.extend(plugins.read(pm, "damaged", store))
+    assert [type(i).__name__ for i in got] == ["NativeSession"]
+    sessions = (i for i in plugins.read(pm, "damaged", store) if isinstance(i, NativeSession))
+    with pytest.raises(StoreError, match="page 3 is unreadable"):  # through convert as well
+        list(plugins.convert(pm, "damaged", store, sessions))
 
 
 def test_hook_read(pm: AsfPluginManager, tmp_path: Path) -> None:
