@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
+import secrets
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
@@ -162,10 +162,12 @@ def write_atomic(path: Path, chunks: Iterable[bytes], *, durable: bool = True) -
     directories.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # The name is chosen before the file exists, so an interrupt at any point (even inside
+    # the call that creates it) leaves a name the cleanup below knows.
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
     size = 0
     try:
-        with os.fdopen(fd, "wb") as out:
+        with tmp.open("xb") as out:
             batch: list[bytes] = []
             for chunk in chunks:
                 size += len(chunk)
@@ -177,10 +179,10 @@ def write_atomic(path: Path, chunks: Iterable[bytes], *, durable: bool = True) -
             out.flush()
             if durable:
                 os.fsync(out.fileno())
-        Path(tmp).replace(path)
+        tmp.replace(path)
     except BaseException:
         with contextlib.suppress(OSError):
-            Path(tmp).unlink()
+            tmp.unlink()
         raise
     return size
 
