@@ -9,6 +9,7 @@ file or the new one, never half of one.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import secrets
@@ -48,21 +49,32 @@ def _utf16(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
+@functools.lru_cache(maxsize=4096)
+def _name(key: str) -> bytes | None:
+    """A member name as canonical ``"key":`` bytes (names repeat from entry to entry)."""
+    encoded = canonical.dumps_if_normal(key)
+    return None if encoded is None else encoded + b":"
+
+
 def _fragments(obj: dict[str, Any]) -> dict[str, bytes] | None:
     """Each top-level member as canonical ``"key":value`` bytes; None if one needs fixing."""
     out: dict[str, bytes] = {}
     for key, value in obj.items():
         encoded = canonical.dumps_if_normal(value)
-        name = canonical.dumps_if_normal(key)
+        name = _name(key)
         if encoded is None or name is None:
             return None
-        out[key] = name + b":" + encoded
+        out[key] = name + encoded
     return out
 
 
 def _joined(fragments: dict[str, bytes], keys: Iterable[str]) -> bytes:
     """A canonical object from member fragments: members in UTF-16 order of their names."""
-    return b"{" + b",".join(fragments[k] for k in sorted(keys, key=_utf16)) + b"}"
+    names = list(keys)
+    joined = "".join(names)
+    # Below U+10000, code point order is UTF-16 order; only supplementary characters differ.
+    names.sort(key=None if joined.isascii() or max(joined) <= "\uffff" else _utf16)
+    return b"{" + b",".join(fragments[k] for k in names) + b"}"
 
 
 def _normalised(entry: Entry, obj: dict[str, Any]) -> Entry:
@@ -77,14 +89,18 @@ def _normalised(entry: Entry, obj: dict[str, Any]) -> Entry:
     return entry_from_json({**envelope, **fixed})
 
 
-def seal(entry: Entry) -> Entry:
+def seal(entry: Entry, *, parent: str | _Leaf | None = LEAF) -> Entry:
     """Return the entry normalised to I-JSON (recording what changed) with its id computed.
 
-    Every member is canonicalised once: the same bytes give the content hash and the line,
-    which the sealed entry keeps for :func:`entry_line`.
+    ``parent``, when given, replaces the entry's parent first (what appending does). Every
+    member is canonicalised once: the same bytes give the content hash and the line, which the
+    sealed entry keeps for :func:`entry_line`.
     """
+    changes: dict[str, Any] = {}
     obj = entry_to_json(entry)
     obj.pop("id", None)
+    if not isinstance(parent, _Leaf):
+        changes["parent"] = obj["parent"] = parent
     fragments = _fragments(obj)
     if fragments is None:
         entry = _normalised(entry, obj)
@@ -95,9 +111,9 @@ def seal(entry: Entry) -> Entry:
             raise canonical.JsonError("entry cannot be normalised to I-JSON")
     body = [k for k in obj if k not in ids.ENVELOPE]
     content = "sha256:" + hashlib.sha256(_joined(fragments, body)).hexdigest()
-    ident = ids.id_with_content(obj, content)
+    changes["id"] = ident = ids.id_with_content(obj, content)
     fragments["id"] = b'"id":"' + ident.encode("ascii") + b'"'
-    sealed = attrs.evolve(entry, id=ident)
+    sealed = attrs.evolve(entry, **changes)
     object.__setattr__(sealed, "_line", _joined(fragments, fragments) + b"\n")
     return sealed
 
@@ -120,7 +136,7 @@ class SessionBuilder:
         where = self.leaf if isinstance(parent, _Leaf) else parent
         if where is not None and where not in self._ids:
             raise ValueError(f"parent {where} is not an entry of this session")
-        sealed = seal(attrs.evolve(entry, parent=where))
+        sealed = seal(entry, parent=where)
         if sealed.id is None or sealed.id in self._ids:
             # Same type, content, parent and ts: the same entry; the format forbids a repeat.
             raise ValueError(f"entry {sealed.id} is already in the session")

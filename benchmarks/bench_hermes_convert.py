@@ -6,9 +6,9 @@ Generates a database with Hermes' own ``hermes_state.SessionDB`` (0.19.0, in the
 session a user/assistant conversation with a tool call and its result every few turns. Then,
 each in a fresh subprocess so peak RSS is its own, it times:
 
-* ``asf convert`` of the database (the Hermes plugin through ``convert_store``, every file
-  written with ``write_session``), at the full size and at a quarter of it (memory must not
-  grow with the database);
+* ``asf convert`` of the database (``asf_core.cli.main``, as the command runs: discovery,
+  the Hermes plugin, every session file written atomically, one sync, ``report.json``), at
+  the full size and at a quarter of it (memory must not grow with the database);
 * Hermes' ``export_all`` written as JSONL, the code path behind ``hermes sessions export``;
 * Hermes' ``export_session`` per session, written as JSONL (one session in memory at a time).
 
@@ -34,25 +34,19 @@ _WORDS = [
 ]
 
 _CONVERT = """
-import resource, sys, time
+import json, resource, sys, time
 from pathlib import Path
-from asf_core.formats import ConvertedSession
-from asf_core.writer import write_session
-from hermes_plugin.convert import convert_store
-from hermes_plugin.handle import HermesHandle
-db, out = Path(sys.argv[1]), Path(sys.argv[2])
+from asf_core.cli import main
+db, out = sys.argv[1], Path(sys.argv[2])
 start = time.perf_counter()
-files = entries = size = 0
-handle = HermesHandle(db)
-for item in convert_store(handle.store):
-    if isinstance(item, ConvertedSession):
-        size += write_session(out / f"{item.name}.jsonl", item.header, item.entries)
-        files += 1
-        entries += len(item.entries)
-handle.close()
+code = main(["convert", db, "-o", str(out), "--quiet"])
 took = time.perf_counter() - start
+if code != 0:
+    raise SystemExit(f"asf convert exited with {code}")
+report = json.loads(next(out.rglob("report.json")).read_text())
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(f"{took} {rss} {files} {entries} {size}")
+files, entries = report["files_written"], report["entries_written"]
+print(f"{took} {rss} {files} {entries} {report['bytes_written']}")
 """
 
 _EXPORT_ALL = """

@@ -160,6 +160,14 @@ class Columns:
         """The cells, in column order."""
         return self._values
 
+    def mapping(self) -> dict[str, Cell]:
+        """The cells by name (the first of a repeated name wins), for a reader that looks up
+        many columns of one row: one dict lookup each instead of a method call."""
+        if len(self._index) == len(self._names):
+            return dict(zip(self._names, self._values, strict=True))
+        values = self._values
+        return {name: values[i] for name, i in self._index.items()}
+
     def has(self, name: str) -> bool:
         """Whether the row has the column, null or not."""
         return name in self._index
@@ -234,6 +242,36 @@ class Columns:
             if name in values:
                 continue
             if isinstance(value, bytes):
+                values[name] = base64.b64encode(value).decode("ascii")
+                encoded[name] = "text" if isinstance(value, RawText) else "blob"
+            elif isinstance(value, float) and not math.isfinite(value):
+                values[name] = (
+                    "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+                )
+                encoded[name] = "real"
+            else:
+                values[name] = value
+        return values, encoded
+
+    def exact_json_kept(
+        self, drop: frozenset[str] | set[str]
+    ) -> tuple[dict[str, JsonValue], dict[str, str]]:
+        """:meth:`to_exact_json` of the non-null cells whose names are not in ``drop``.
+
+        One pass over the row: the converters keep every column but the null ones and a few
+        they write elsewhere.
+        """
+        values: dict[str, JsonValue] = {}
+        encoded: dict[str, str] = {}
+        pairs: Iterable[tuple[str, Cell]] = zip(self._names, self._values, strict=True)
+        if len(self._index) != len(self._names):  # a repeated name: its first cell counts
+            pairs = ((name, self._values[i]) for name, i in self._index.items())
+        for name, value in pairs:
+            if value is None or name in drop:
+                continue
+            if isinstance(value, str | int):  # most cells: kept as they are
+                values[name] = value
+            elif isinstance(value, bytes):
                 values[name] = base64.b64encode(value).decode("ascii")
                 encoded[name] = "text" if isinstance(value, RawText) else "blob"
             elif isinstance(value, float) and not math.isfinite(value):

@@ -29,6 +29,7 @@ __all__ = [
     "RowItems",
     "conversation_items",
     "decoded_content",
+    "reader_content",
     "reader_dict",
     "row_items",
     "tool_calls_of",
@@ -71,17 +72,22 @@ def decoded_content(raw: Any) -> Any:
     return raw
 
 
+def reader_content(message: Message) -> Any:
+    """The ``content`` member of :func:`reader_dict` alone (what the harness test reads)."""
+    raw = message.cols.get("content")
+    content = decoded_content(raw if not isinstance(raw, bytes) else message.content.as_text())
+    if message.role in {"user", "assistant"} and isinstance(content, str):
+        content = clean_text(content)
+    return content
+
+
 def reader_dict(message: Message) -> JSON:
     """The dict Hermes' conversation reader builds for a row (the members items depend on).
 
     Content is decoded and, for user and assistant text, cleaned of memory context and
     stripped; ``api_content`` is kept verbatim; reasoning members only on assistant rows.
     """
-    raw = message.cols.get("content")
-    content = decoded_content(raw if not isinstance(raw, bytes) else message.content.as_text())
-    if message.role in {"user", "assistant"} and isinstance(content, str):
-        content = clean_text(content)
-    out: JSON = {"role": message.role, "content": content}
+    out: JSON = {"role": message.role, "content": reader_content(message)}
     if message.api_content:
         out["api_content"] = message.api_content
     if message.tool_call_id:
@@ -196,8 +202,9 @@ def row_items(message: Mapping[str, Any], book: CallBook, invent: Callable[[int]
     if role == "assistant":
         items = _reasoning(message) + _assistant_message(message)
         calls: list[tuple[int, ToolCall]] = []
-        uids = _call_uids(message, tool_calls_of(message))
-        for index, call in enumerate(tool_calls_of(message)):
+        stored = tool_calls_of(message)
+        uids = _call_uids(message, stored)
+        for index, call in enumerate(stored):
             call_id = book.add(call, partial(invent, index), uids[index])
             calls.append((len(items), call))
             items.append(call_item(call, call_id))

@@ -73,13 +73,17 @@ def _dumps(value: Any) -> str:
     return json.dumps(value)
 
 
-def _stored_forms(carried: Any) -> set[str]:
-    """The cells an item's content or output could have been stored as."""
+def _stores(cell: str, carried: Any) -> bool:
+    """Whether a text cell is a form an item's content or output could have been stored as:
+    the text itself, the prefixed JSON of the parts, or a single plain text part's text.
+
+    Tested form by form, cheapest first, so a row's parts are written as JSON only when the
+    cell is prefixed JSON.
+    """
     if isinstance(carried, str):
-        return {carried}
+        return cell == carried
     if not isinstance(carried, list):
-        return set()
-    forms = {CONTENT_PREFIX + _dumps(hermes_parts(carried))}
+        return False
     if len(carried) == 1 and isinstance(carried[0], dict):
         part = carried[0]
         if part.get("type") in {"input_text", "output_text"} and set(part) <= {
@@ -88,38 +92,43 @@ def _stored_forms(carried: Any) -> set[str]:
             "annotations",
         }:
             text = part.get("text")
-            if isinstance(text, str) and part.get("annotations", []) == []:
-                forms.add(text)
-    return forms
+            if isinstance(text, str) and part.get("annotations", []) == [] and cell == text:
+                return True
+    return cell.startswith(CONTENT_PREFIX) and cell == CONTENT_PREFIX + _dumps(
+        hermes_parts(carried)
+    )
 
 
-def _carried(message: Message, rendered: RowItems) -> set[str]:
+def _carried(message: Message, rendered: RowItems, cells: dict[str, Any]) -> set[str]:
     """Columns whose stored text an entry of the row reproduces exactly."""
-    cols = message.cols
     out: set[str] = set()
     items = rendered.items
-    text_forms: set[str] = set()
+    # The content or output an entry carries, when the row's text could be stored as it.
+    carried: Any = None
     if rendered.kind == "message":
-        text_forms = _stored_forms(items[0].get("content"))
+        carried = items[0].get("content")
     elif rendered.kind == "output":
-        text_forms = _stored_forms(items[0].get("output"))
+        carried = items[0].get("output")
     elif rendered.kind == "assistant":
         built = [i for i in items if i.get("type") == "message"]
-        if built and not _codex_used(cols, items):
-            text_forms = _stored_forms(built[0].get("content"))
-    content, api = cols.get("content"), cols.get("api_content")
-    if api and isinstance(api, str) and api in text_forms:
-        out.add("api_content")
-    elif isinstance(content, str) and content in text_forms:
+        if built and not _codex_used(cells, items):
+            carried = built[0].get("content")
+    content, api = cells.get("content"), cells.get("api_content")
+    if api and isinstance(api, str):
+        if _stores(api, carried):
+            out.add("api_content")
+        elif isinstance(content, str) and _stores(content, carried):
+            out.add("content")
+    elif isinstance(content, str) and _stores(content, carried):
         out.add("content")
     if rendered.kind != "assistant":
         return out
-    calls = cols.get("tool_calls")
+    calls = cells.get("tool_calls")
     raws = [call.raw for _, call in rendered.calls]
     if isinstance(calls, str) and raws and calls == _dumps(raws):
         out.add("tool_calls")
     for name in ("codex_reasoning_items", "codex_message_items"):
-        cell = cols.get(name)
+        cell = cells.get(name)
         if isinstance(cell, str) and _in_items(cell, items):
             out.add(name)
     has_chat = bool(message.reasoning) or message.reasoning_content is not None
@@ -127,11 +136,11 @@ def _carried(message: Message, rendered: RowItems) -> set[str]:
     if has_chat and items and items[0].get("type") == "reasoning":
         chat = items[0]
         summary = chat.get("summary") or []
-        if message.reasoning and summary and summary[0].get("text") == cols.get("reasoning"):
+        if message.reasoning and summary and summary[0].get("text") == cells.get("reasoning"):
             out.add("reasoning")
-        if "content" in chat and cols.get("reasoning_content") == message.reasoning_content:
+        if "content" in chat and cells.get("reasoning_content") == message.reasoning_content:
             out.add("reasoning_content")
-        details = cols.get("reasoning_details")
+        details = cells.get("reasoning_details")
         shown = chat.get("hermes:reasoning_details")
         if isinstance(details, str) and shown is not None and details == _dumps(shown):
             out.add("reasoning_details")
@@ -160,13 +169,10 @@ def row_columns(message: Message, carried: set[str], *, full: bool) -> tuple[JSO
     identity (``id``, ``session_id``), ``role`` (unless ``full``) and the carried ones; and
     the ``encoded`` ones among them (a BLOB, TEXT that is not UTF-8, a non-finite REAL).
     JSON columns stay the text Hermes stored, so the row can be rebuilt byte for byte."""
-    values, encoded = message.cols.to_exact_json()
     drop = {"id", "session_id", *carried}
     if not full:
         drop.add("role")
-    cols = message.cols
-    kept = {k: v for k, v in values.items() if k not in drop and cols.get(k) is not None}
-    return kept, {k: how for k, how in encoded.items() if k in kept}
+    return message.cols.exact_json_kept(drop)
 
 
 def with_columns(member: JSON, columns: JSON, encoded: dict[str, str]) -> JSON:
@@ -203,15 +209,19 @@ def render_row(
     row, or the summary row of an in-place compaction). ``native_ids`` maps a call's
     item index to the stored id when the ASF ``call_id`` differs.
     """
-    carried = _carried(message, rendered)
+    carried = _carried(message, rendered, message.cols.mapping())
     columns, encoded = row_columns(message, carried, full=False)
     hidden = message.display_kind == "hidden"
-    response_id = f"hermes:messages/{message.id}" if rendered.kind == "assistant" else None
+    assistant = rendered.kind == "assistant"
+    response_id = f"hermes:messages/{message.id}" if assistant else None
     call_at = dict(rendered.calls)
     entries: list[Entry] = []
     calls: list[tuple[int, str, ToolCall]] = []
     for index, item in enumerate(rendered.items):
         member: JSON = {"row": message.unit, "part": _part(item)}
+        if index == 0 and not assistant:
+            # The row's principal entry: its first, unless a response entry follows.
+            _principal(member, columns, encoded, carried)
         call = call_at.get(index)
         if call is not None:
             if "tool_calls" in carried:
@@ -234,11 +244,9 @@ def render_row(
                 unknown={"hermes": member},
             )
         entries.append(entry)
-    if rendered.kind == "assistant":
+    if assistant:
         status, incomplete = response_status(message.finish_reason)
-        member = with_columns({"row": message.unit, "part": "response"}, columns, encoded)
-        if carried:
-            member["carried"] = sorted(carried)
+        member = _principal({"row": message.unit, "part": "response"}, columns, encoded, carried)
         entries.append(
             Response(
                 ts=ts,
@@ -249,13 +257,15 @@ def render_row(
                 unknown={"hermes": member},
             )
         )
-    else:
-        first = entries[0]
-        member = with_columns(dict(first.unknown["hermes"]), columns, encoded)
-        if carried:
-            member["carried"] = sorted(carried)
-        entries[0] = _with_member(first, member)
     return Rendered(entries=tuple(entries), calls=tuple(calls), answers=rendered.answers)
+
+
+def _principal(member: JSON, columns: JSON, encoded: dict[str, str], carried: set[str]) -> JSON:
+    """The principal entry's ``hermes`` member: ``columns``, ``encoded`` and ``carried``."""
+    with_columns(member, columns, encoded)
+    if carried:
+        member["carried"] = sorted(carried)
+    return member
 
 
 def _part(item: JSON) -> str:
@@ -266,9 +276,3 @@ def _part(item: JSON) -> str:
         "reasoning": "reasoning",
         "message": "message",
     }.get(str(kind), "item")
-
-
-def _with_member(entry: Entry, member: JSON) -> Entry:
-    import attrs
-
-    return attrs.evolve(entry, unknown={**entry.unknown, "hermes": member})

@@ -19,7 +19,7 @@ from attrs import define, field
 
 from asf_core.model import Compaction, Config, Custom, Entry, Info, Link
 from hermes_plugin.columns import Columns
-from hermes_plugin.conversation import CONTEXT_ROLES, reader_dict, row_items
+from hermes_plugin.conversation import CONTEXT_ROLES, reader_content, reader_dict, row_items
 from hermes_plugin.convert_lineage import Lineage, find_spawns
 from hermes_plugin.convert_plan import Clock, Plan
 from hermes_plugin.convert_rows import Rendered, render_custom, render_row, with_columns
@@ -396,7 +396,7 @@ def _harness_rows(rows: Sequence[Message]) -> set[int]:
 def _text(message: Message) -> object:
     if message.role not in {"user", "system"}:
         return None
-    return reader_dict(message).get("content")
+    return reader_content(message)
 
 
 def _usage_entry(session: Session, cols: Columns, ts: str) -> Custom:

@@ -112,7 +112,8 @@ def decode_epoch(value: Cell) -> tuple[float | None, bool]:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None, False
     seconds = float(value)
-    if epoch(seconds) is None:
+    # The window test of :func:`epoch`, without building the datetime (once a row).
+    if not math.isfinite(seconds) or not EPOCH_MIN <= seconds <= EPOCH_MAX:
         return None, False
     return seconds, True
 

@@ -42,6 +42,9 @@ class CallBook:
     keep_native: bool = False
     used: set[str] = field(factory=set)
     open: list[OpenCall] = field(factory=list)
+    #: Every call before this index of ``open`` is answered: a result's search starts here,
+    #: so pairing stays linear in a long session's calls.
+    _start: int = field(default=0, init=False, repr=False, eq=False)
 
     def add(self, call: ToolCall, invent: Callable[[], str], uid: str | None = None) -> str:
         """Register a call in context and return its ASF ``call_id``."""
@@ -61,7 +64,13 @@ class CallBook:
         open call matches (an unpaired result). A result's ``tool_call_uid`` (schema 31)
         names the exact occurrence and is tried first."""
         names = set(result_aliases(tool_call_id or ""))
-        for index, call in enumerate(self.open):
+        calls = self.open
+        start = self._start
+        while start < len(calls) and calls[start].answered:
+            start += 1
+        self._start = start
+        for index in range(start, len(calls)):
+            call = calls[index]
             if call.answered:
                 continue
             if (uid and call.uid == uid) or (not uid and names & call.aliases):
@@ -83,10 +92,12 @@ class CallBook:
 
     def restore(self, snapshot: tuple[OpenCall, ...]) -> None:
         self.open = list(snapshot)
+        self._start = 0
 
     def forget(self) -> None:
         """A compaction: earlier calls leave the context (ids stay used)."""
         self.open = []
+        self._start = 0
 
 
 def call_item(call: ToolCall, call_id: str) -> dict[str, Any]:

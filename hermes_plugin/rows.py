@@ -30,6 +30,9 @@ __all__ = ["Message", "Session", "message_unit", "session_unit"]
 
 _MARKERS = (MARKER_BRANCH, MARKER_DELEGATE, MARKER_RESET)
 
+#: Cell types that are never invalid text.
+_PLAIN_CELLS = frozenset({type(None), str, int, float})
+
 
 def session_unit(database: str, key: str) -> str:
     """How findings name a session row: ``<database>:sessions/<id>``."""
@@ -42,43 +45,54 @@ def message_unit(database: str, key: str) -> str:
 
 
 class _Reader:
-    """Reads typed fields from a row and records what does not fit."""
+    """Reads typed fields from a row and records what does not fit.
+
+    The cells are looked up in a dict made once per row: a reader asks for some thirty
+    columns of every row, mostly absent or null.
+    """
 
     def __init__(self, cols: Columns) -> None:
         self.cols = cols
-        self.problems: list[str] = [
-            f"{name}: invalid UTF-8 (kept as bytes)"
-            for name, value in zip(cols.names(), cols.values(), strict=True)
-            if isinstance(value, RawText)
-        ]
+        self.cells = cols.mapping()
+        self.problems: list[str] = []
+        # Most rows hold only plain cells: look at the (few) types present before each cell.
+        if not set(map(type, cols.values())) <= _PLAIN_CELLS:
+            self.problems = [
+                f"{name}: invalid UTF-8 (kept as bytes)"
+                for name, value in zip(cols.names(), cols.values(), strict=True)
+                if isinstance(value, RawText)
+            ]
 
     def problem(self, name: str, why: str) -> None:
         self.problems.append(f"{name}: {why}")
 
     def text(self, name: str) -> str | None:
-        value = self.cols.get(name)
-        if value is None:
-            return None
+        value = self.cells.get(name)
+        if value is None or type(value) is str:
+            return value
         text = cell_text(value)
         if text is None:
             self.problem(name, f"{describe(value)}, not text")
         return text
 
     def flag(self, name: str, default: bool) -> bool:
-        value = self.cols.get(name)
-        if value is not None and self.cols.float(name) is None:
+        value = self.cells.get(name)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int | float):
             self.problem(name, f"{describe(value)}, not a number; read as {int(default)}")
-        return self.cols.flag(name, default)
+            return default
+        return float(value) != 0
 
     def time(self, name: str) -> float | None:
-        value = self.cols.get(name)
+        value = self.cells.get(name)
         seconds, ok = decode_epoch(value)
         if not ok:
             self.problem(name, f"{describe(value)}, not a time in [0, 4.2e9]")
         return seconds
 
     def json(self, name: str) -> JsonValue:
-        value, ok = decode_json_column(self.cols.get(name))
+        value, ok = decode_json_column(self.cells.get(name))
         if not ok:
             self.problem(name, "invalid JSON")
         return value
@@ -247,10 +261,12 @@ class Message:
     def from_row(cls, cols: Columns, *, database: str, position: int = 0) -> Message:
         """Decode a row of ``messages``; ``position`` names a row whose id is unusable."""
         r = _Reader(cols)
-        message_id = cols.int("id")
+        cells = r.cells
+        raw_id = cells.get("id")
+        message_id = raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None
         unit = message_unit(database, f"#{position}" if message_id is None else str(message_id))
-        session_id = cell_text(cols.get("session_id"))
-        role = cell_text(cols.get("role"))
+        session_id = cell_text(cells.get("session_id"))
+        role = cell_text(cells.get("role"))
         if message_id is None or not session_id or role is None:
             return cls(
                 unit=unit,
@@ -261,27 +277,27 @@ class Message:
                 problems=tuple(r.problems),
                 error=_why_unreadable(cols),
             )
-        content, ok = decode_content(cols.get("content"), cols.has("content"))
+        content, ok = decode_content(cells.get("content"), "content" in cells)
         if not ok:
-            value = cols.get("content")
+            value = cells.get("content")
             r.problem(
                 "content",
                 "'\\x00json:' prefix without valid JSON; kept as text"
                 if isinstance(value, str | RawText)
                 else f"{describe(value)}, not text",
             )
-        calls = decode_tool_calls(cols.get("tool_calls"))
+        calls = decode_tool_calls(cells.get("tool_calls"))
         if calls.error is not None:
             r.problem("tool_calls", f"{calls.error}; read as no calls")
         elif calls.bad:
             r.problem("tool_calls", f"{len(calls.bad)} entries are not objects")
         elif calls.single:
             r.problem("tool_calls", "a single object, not an array; read as a list of one")
-        display_metadata, ok = decode_display_metadata(cols.get("display_metadata"))
+        display_metadata, ok = decode_display_metadata(cells.get("display_metadata"))
         if not ok:
             r.problem("display_metadata", "not a JSON object; dropped")
         timestamp = r.time("timestamp")
-        if cols.has("timestamp") and cols.get("timestamp") is None:
+        if "timestamp" in cells and cells["timestamp"] is None:
             r.problem("timestamp", "null")
         return cls(
             unit=unit,
@@ -302,7 +318,7 @@ class Message:
             codex_message_items=r.json("codex_message_items"),
             api_content=r.text("api_content"),
             effect_disposition=r.text("effect_disposition"),
-            platform_message_id=_text_or_number(r, cols.get("platform_message_id")),
+            platform_message_id=_text_or_number(r, cells.get("platform_message_id")),
             display_kind=r.text("display_kind"),
             display_metadata=display_metadata,
             message_uid=r.text("message_uid"),
@@ -313,7 +329,7 @@ class Message:
             compacted=r.flag("compacted", False),
             observed=r.flag("observed", False),
             summary=r.flag("_compressed_summary", False),
-            has_summary=cols.has("_compressed_summary"),
+            has_summary="_compressed_summary" in cells,
             cols=cols,
             problems=tuple(r.problems),
         )

@@ -145,6 +145,10 @@ class ToolCalls:
     single: bool = False
 
 
+#: The column of most rows: no calls (shared; a ToolCalls is immutable).
+_NO_CALLS = ToolCalls()
+
+
 def decode_tool_calls(value: Cell) -> ToolCalls:
     """Read a ``tool_calls`` cell: a JSON array of calls.
 
@@ -152,7 +156,7 @@ def decode_tool_calls(value: Cell) -> ToolCalls:
     as Hermes' ``_as_list`` does.
     """
     if value is None or value == "":
-        return ToolCalls()
+        return _NO_CALLS
     text = cell_text(value)
     if text is None:
         return ToolCalls(error="not text")
