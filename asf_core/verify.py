@@ -50,6 +50,22 @@ Requests (§7): ``request-hash`` -- a recorded ``request_hash`` differs from the
 ``request-unbuildable`` -- the request cannot be rebuilt (unresolvable instructions) although a
 hash was recorded. A response without ``request_hash`` is fine.
 
+Header (:mod:`asf_core.verify_header`; line 1): ``header-id`` (an empty ``id``),
+``header-created-at`` (warning: ``created_at`` is no RFC 3339 date-time), ``payload-profile``
+(warning: an ``openresponses/`` profile without a ``YYYY-MM-DD`` spec date; another profile is
+the reader's ``bad-header`` warning), ``header-member`` (warning: an optional member of the
+wrong type or value: ``media``, ``redacted``, ``records``, ``harness``, ``cwd``,
+``parent_session``, ``spawned_by``), ``header-spawned-by`` (warning: ``spawned_by`` without
+``parent_session``), ``redacted`` (info: the file verifies against itself only, not a claim
+about the original; its hashes, recomputed by the redaction, are checked as usual).
+
+Media (:mod:`asf_core.verify_media`, §1): ``media-missing`` / ``media-hash`` -- a
+``sidecar:sha256:<hex>`` reference whose blob ``<dir>/<session id>/<hex>`` is absent or holds
+other bytes; ``media-mode`` -- a sidecar reference in a file whose ``media`` is not
+``sidecar``; ``media-ref`` -- a ``sidecar:`` string that is no well-formed reference;
+``media-unchecked`` (info: read without a path; warning: a session id that cannot name a
+directory) -- blobs were not checked.
+
 Members: ``bad-member`` -- a required member of a checked record is missing or mistyped (error),
 or a value outside the draft's enumerations (warning). ``env-substitution`` (info) -- an env
 after a model call changed the workspace (§4.11).
@@ -74,6 +90,8 @@ from asf_core.verify_calls import (
     promise_findings,
 )
 from asf_core.verify_common import ERROR, INFO, WARNING, Finding, prefix_ids
+from asf_core.verify_header import header_findings
+from asf_core.verify_media import media_findings
 from asf_core.verify_refs import (
     env_findings,
     first_kept_findings,
@@ -186,6 +204,7 @@ def verify_session(session: SessionFile, *, resolver: Resolver | None = None) ->
     """
     found: list[Finding] = []
     found.extend(_reader_findings(session))
+    found.extend(header_findings(session.header, session.problems))
     found.extend(call_id_findings(session))
     found.extend(_path_findings(session))
     found.extend(target_findings(session))
@@ -194,6 +213,8 @@ def verify_session(session: SessionFile, *, resolver: Resolver | None = None) ->
     found.extend(link_findings(session, resolver))
     found.extend(omitted_of_findings(session))
     found.extend(member_findings(session))
+    found.extend(media_findings(session))
+    # A redacted file had every hash recomputed (SPEC §2): it verifies against itself.
     found.extend(_hash_findings(session))
     return _finish(session, found)
 
