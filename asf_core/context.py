@@ -209,27 +209,18 @@ class _Replay:
 
     def settings(self) -> JSON:
         """The settings object, members in checkpoint shape, empty ones left out."""
-        out: JSON = {}
-        if self.model:
-            out["model"] = self.model
-        if self.instructions:
-            out["instructions"] = self.instructions
-        if self.parts:
-            out["instructions_parts"] = list(self.parts)
-        if self.omitted:
-            out["instructions_omitted"] = list(self.omitted)
-        omit = {k: v for k, v in self.omit.items() if v not in (None, [])}
-        if omit:
-            out["omit"] = omit
-        if self.reasoning:
-            out["reasoning"] = self.reasoning
-        if self.text:
-            out["text"] = self.text
-        if self.tools:
-            out["tools"] = list(self.tools)
-        if self.extra:
-            out["extra"] = dict(self.extra)
-        return out
+        members: tuple[tuple[str, Any], ...] = (
+            ("model", self.model),
+            ("instructions", self.instructions),
+            ("instructions_parts", list(self.parts or ())),
+            ("instructions_omitted", list(self.omitted or ())),
+            ("omit", {k: v for k, v in self.omit.items() if v not in (None, [])}),
+            ("reasoning", self.reasoning),
+            ("text", self.text),
+            ("tools", list(self.tools)),
+            ("extra", dict(self.extra)),
+        )
+        return {name: value for name, value in members if value}
 
 
 #: Config members whose value, when of the wrong JSON type, the codec parks in ``unknown``.

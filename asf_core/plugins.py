@@ -369,6 +369,18 @@ def _guarded(plugin: str, hook: str, items: Iterator[_T]) -> Iterator[_T]:
         raise PluginError.from_exception(plugin, hook, exc) from exc
 
 
+def _checked_items(
+    plugin: str, hook: str, items: Iterable[_T] | None, kinds: tuple[type, ...]
+) -> Iterator[_T]:
+    """A generator hook's items, each one of ``kinds``; None or anything else is a PluginError."""
+    if items is None:
+        raise PluginError(plugin, hook, "returned None for its own store")
+    for item in _guarded(plugin, hook, iter(items)):
+        if not isinstance(item, kinds):
+            raise PluginError(plugin, hook, f"yielded {type(item).__name__}")
+        yield item
+
+
 def read(
     pm: AsfPluginManager, plugin: str, store: StoreHandle
 ) -> Iterator[NativeSession | Finding]:
@@ -382,12 +394,7 @@ def read(
         raise
     except Exception as exc:
         raise PluginError.from_exception(plugin, "read", exc) from exc
-    if items is None:
-        raise PluginError(plugin, "read", "returned None for its own store")
-    for item in _guarded(plugin, "read", iter(items)):
-        if not isinstance(item, NativeSession | Finding):
-            raise PluginError(plugin, "read", f"yielded {type(item).__name__}")
-        yield item
+    yield from _checked_items(plugin, "read", items, (NativeSession, Finding))
 
 
 def convert(
@@ -404,12 +411,7 @@ def convert(
         raise
     except Exception as exc:
         raise PluginError.from_exception(plugin, "convert", exc) from exc
-    if items is None:
-        raise PluginError(plugin, "convert", "returned None for its own store")
-    for item in _guarded(plugin, "convert", iter(items)):
-        if not isinstance(item, ConvertedSession | Finding):
-            raise PluginError(plugin, "convert", f"yielded {type(item).__name__}")
-        yield item
+    yield from _checked_items(plugin, "convert", items, (ConvertedSession, Finding))
 
 
 def close_store(plugin: str, store: StoreHandle) -> None:

@@ -49,15 +49,19 @@ files, entries = report["files_written"], report["entries_written"]
 print(f"{took} {rss} {files} {entries} {report['bytes_written']}")
 """
 
-_EXPORT_ALL = """
+#: Hermes' own exporter, timed the same way whichever call produces the sessions: the
+#: prologue opens the database, ``sessions`` is set between, the epilogue writes JSONL.
+_EXPORT_OPEN = """
 import json, resource, sys, time
 from hermes_state import SessionDB
 db, out = sys.argv[1], sys.argv[2]
 start = time.perf_counter()
 sdb = SessionDB(db_path=__import__("pathlib").Path(db))
+"""
+_EXPORT_WRITE = """
 size = 0
 with open(out, "w", encoding="utf-8") as f:
-    for session in sdb.export_all():
+    for session in sessions:
         line = json.dumps(session, ensure_ascii=False) + "\\n"
         size += len(line.encode())
         f.write(line)
@@ -66,25 +70,14 @@ took = time.perf_counter() - start
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(f"{took} {rss} 1 0 {size}")
 """
-
-_EXPORT_EACH = """
-import json, resource, sys, time
-from hermes_state import SessionDB
-db, out = sys.argv[1], sys.argv[2]
-start = time.perf_counter()
-sdb = SessionDB(db_path=__import__("pathlib").Path(db))
-ids = [r[0] for r in sdb._conn.execute("SELECT id FROM sessions ORDER BY started_at").fetchall()]
-size = 0
-with open(out, "w", encoding="utf-8") as f:
-    for sid in ids:
-        line = json.dumps(sdb.export_session(sid), ensure_ascii=False) + "\\n"
-        size += len(line.encode())
-        f.write(line)
-sdb.close()
-took = time.perf_counter() - start
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(f"{took} {rss} 1 0 {size}")
-"""
+_EXPORT_ALL = _EXPORT_OPEN + "sessions = sdb.export_all()\n" + _EXPORT_WRITE
+_EXPORT_EACH = (
+    _EXPORT_OPEN
+    + 'ids = [r[0] for r in sdb._conn.execute("SELECT id FROM sessions ORDER BY started_at")'
+    + ".fetchall()]\n"
+    + "sessions = (sdb.export_session(sid) for sid in ids)\n"
+    + _EXPORT_WRITE
+)
 
 
 def _text(rng: random.Random, words: int) -> str:

@@ -241,16 +241,9 @@ class Columns:
         for name, value in zip(self._names, self._values, strict=True):
             if name in values:
                 continue
-            if isinstance(value, bytes):
-                values[name] = base64.b64encode(value).decode("ascii")
-                encoded[name] = "text" if isinstance(value, RawText) else "blob"
-            elif isinstance(value, float) and not math.isfinite(value):
-                values[name] = (
-                    "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-                )
-                encoded[name] = "real"
-            else:
-                values[name] = value
+            values[name], encoding = _exact_cell(value)
+            if encoding is not None:
+                encoded[name] = encoding
         return values, encoded
 
     def exact_json_kept(
@@ -271,21 +264,29 @@ class Columns:
                 continue
             if isinstance(value, str | int):  # most cells: kept as they are
                 values[name] = value
-            elif isinstance(value, bytes):
-                values[name] = base64.b64encode(value).decode("ascii")
-                encoded[name] = "text" if isinstance(value, RawText) else "blob"
-            elif isinstance(value, float) and not math.isfinite(value):
-                values[name] = (
-                    "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-                )
-                encoded[name] = "real"
-            else:
-                values[name] = value
+                continue
+            values[name], encoding = _exact_cell(value)
+            if encoding is not None:
+                encoded[name] = encoding
         return values, encoded
 
     def to_json(self, json_columns: frozenset[str] = JSON_COLUMNS) -> str:
         """:meth:`to_json_value` as compact JSON text."""
         return compact(self.to_json_value(json_columns))
+
+
+def _exact_cell(value: Cell) -> tuple[JsonValue, str | None]:
+    """A cell as JSON it can be rebuilt from exactly, and the encoding used (None: as itself).
+
+    Shared by :meth:`Columns.to_exact_json` and :meth:`Columns.exact_json_kept`.
+    """
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii"), (
+            "text" if isinstance(value, RawText) else "blob"
+        )
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity"), "real"
+    return value, None
 
 
 def _cell_json(name: str, value: Cell, json_columns: frozenset[str]) -> JsonValue:

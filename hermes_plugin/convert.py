@@ -18,6 +18,7 @@ from asf_core.model import Custom, Entry, Header, ParentRef
 from hermes_plugin.convert_lineage import Lineage, group_uuid
 from hermes_plugin.convert_plan import Clock, Plan
 from hermes_plugin.convert_segments import GroupBuilder
+from hermes_plugin.native import stray_finding
 from hermes_plugin.rows import Session
 from hermes_plugin.schema import EPOCH_MAX
 from hermes_plugin.store import Delegation, Store, Stray
@@ -37,16 +38,6 @@ def file_name(session_id: str) -> str:
     if safe != session_id or not safe or safe == ORPHANS:
         safe = f"{safe[:80]}-{ids.content_hash({'id': session_id})[7:17]}"
     return safe[:200]
-
-
-def _stray_finding(stray: Stray) -> Finding:
-    return Finding(
-        kind="stray",
-        message=stray.why,
-        unit=stray.unit,
-        session=stray.session or "",
-        data={"row": stray.kind, "malformed": stray.malformed},
-    )
 
 
 class _Run:
@@ -107,16 +98,10 @@ class _Run:
         header = self._header(session, asf_id, builder.plan, parent_asf, spawned_by)
         entries = builder.plan.realize(header)
         self.rows += builder.rows
-        findings = [_stray_finding(_message_stray(m)) for m in builder.strays]
+        findings = [stray_finding(_message_stray(m)) for m in builder.strays]
         findings.extend(_session_problems(self.lineage, builder.units))
         findings.extend(
-            Finding(
-                kind="warning",
-                message="; ".join(m.problems),
-                unit=m.unit,
-                session=m.session_id,
-            )
-            for m in builder.damaged
+            _warning(m.unit, m.session_id, "; ".join(m.problems)) for m in builder.damaged
         )
         counts = {
             "session_rows": len(builder.units),
@@ -174,7 +159,7 @@ class _Run:
         plan, clock = Plan(), Clock()
         cursor: int | None = None
         for stray in strays:
-            yield _stray_finding(stray)
+            yield stray_finding(stray)
             cols, encoded = stray.cols.to_exact_json() if stray.cols is not None else ({}, {})
             stamp = cols.get("timestamp")
             good = isinstance(stamp, float | int) and 0 <= stamp <= EPOCH_MAX
@@ -213,24 +198,19 @@ def _session_problems(lineage: Lineage, units: list[str]) -> list[Finding]:
     out = []
     for session in lineage.sessions.values():
         if session.unit in units and session.problems:
-            out.append(
-                Finding(
-                    kind="warning",
-                    message="; ".join(session.problems),
-                    unit=session.unit,
-                    session=session.id,
-                )
-            )
+            out.append(_warning(session.unit, session.id, "; ".join(session.problems)))
         if session.unit in units and session.id in lineage.cut:
             out.append(
-                Finding(
-                    kind="warning",
-                    message="its parent link closes a cycle; converted as a root",
-                    unit=session.unit,
-                    session=session.id,
+                _warning(
+                    session.unit, session.id, "its parent link closes a cycle; converted as a root"
                 )
             )
     return out
+
+
+def _warning(unit: str, session: str, message: str) -> Finding:
+    """A row converted in spite of a problem: the warning names the row and its session."""
+    return Finding(kind="warning", message=message, unit=unit, session=session)
 
 
 def convert_store(
@@ -239,7 +219,7 @@ def convert_store(
     """Convert a store's conversations (all, or those holding a selected session id)."""
     run = _Run(store)
     for stray in run.session_strays:
-        yield _stray_finding(stray)
+        yield stray_finding(stray)
     for top in run.lineage.tops(selected):
         session = run.lineage.sessions[top]
         yield from run.group(top, group_uuid(session.unit), parent_asf=None, spawned_by=None)

@@ -8,14 +8,13 @@ test or a fuzzer can drive everything downstream without SQLite.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from types import TracebackType
-from typing import Self
 
 from attrs import field, frozen
 
 from hermes_plugin.columns import Cell, Columns, cell_text
 from hermes_plugin.rows import Message, Session
 from hermes_plugin.store import (
+    ClosesOnExit,
     Delegation,
     RowCounts,
     Stray,
@@ -27,7 +26,7 @@ __all__ = ["MemoryStore"]
 
 
 @frozen(kw_only=True)
-class MemoryStore:
+class MemoryStore(ClosesOnExit):
     """The rows of one database, decoded.
 
     ``messages_of`` holds each session's rows in id order; ``loose`` holds
@@ -138,14 +137,3 @@ class MemoryStore:
 
     def close(self) -> None:
         """Nothing to release; here so the store is a Database too."""
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -8,9 +8,9 @@ from datetime import datetime
 from asf_core import ids
 from asf_core.formats import Finding, NativeSession
 from hermes_plugin.listing import list_sessions
-from hermes_plugin.store import Store
+from hermes_plugin.store import Store, Stray
 
-__all__ = ["native_sessions"]
+__all__ = ["native_sessions", "stray_finding"]
 
 
 def _when(moment: datetime | None) -> str | None:
@@ -32,10 +32,15 @@ def native_sessions(store: Store) -> Iterator[NativeSession | Finding]:
             counts={"active": entry.active_rows, "inactive": entry.inactive_rows},
         )
     for stray in listing.strays:
-        yield Finding(
-            kind="stray",
-            message=stray.why,
-            unit=stray.unit,
-            session=stray.session or "",
-            data={"row": stray.kind, "malformed": stray.malformed},
-        )
+        yield stray_finding(stray)
+
+
+def stray_finding(stray: Stray) -> Finding:
+    """A row that belongs to no readable session, as ``read`` and ``convert`` both report it."""
+    return Finding(
+        kind="stray",
+        message=stray.why,
+        unit=stray.unit,
+        session=stray.session or "",
+        data={"row": stray.kind, "malformed": stray.malformed},
+    )

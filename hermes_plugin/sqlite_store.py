@@ -41,13 +41,13 @@ import sqlite3
 import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Literal, Self
+from typing import Literal
 from urllib.parse import quote
 
 from hermes_plugin.columns import Cell, Columns, RawText, cell_text, index_of, text_cell
 from hermes_plugin.rows import Message, Session, session_unit
 from hermes_plugin.store import (
+    ClosesOnExit,
     Delegation,
     RowCounts,
     StoreError,
@@ -106,7 +106,7 @@ def open_store(path: str | os.PathLike[str], *, name: str | None = None) -> Sqli
     return SqliteStore(path, name=name)
 
 
-class SqliteStore:
+class SqliteStore(ClosesOnExit):
     """The rows of one ``state.db``, read-only; a :class:`~hermes_plugin.store.Database`.
 
     ``name`` names the store in findings (default: the path as given).
@@ -467,17 +467,6 @@ class SqliteStore:
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.path)!r}, access={self.access!r})"

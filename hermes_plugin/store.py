@@ -19,6 +19,7 @@ from hermes_plugin.columns import Columns
 from hermes_plugin.rows import Message, Session
 
 __all__ = [
+    "ClosesOnExit",
     "Database",
     "Delegation",
     "RowCounts",
@@ -137,6 +138,26 @@ class Database(Store, Protocol):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None: ...
+
+
+class ClosesOnExit:
+    """``with store:`` closes the store on the way out, error or not (what both stores do)."""
+
+    __slots__ = ()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
 
 
 def session_prompt(store: Store, session: Session) -> str | None:

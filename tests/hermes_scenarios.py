@@ -52,8 +52,30 @@ class Writer:
         self.rec.call("create_session", sid, source, **kw)
         self.intents[sid] = intent
 
+    def branch(self, sid: str, intent: str, *, parent: str) -> None:
+        """A /branch session: Hermes names its parent both by column and by marker."""
+        self.session(
+            sid, "cli", intent, parent_session_id=parent, model_config={"_branched_from": parent}
+        )
+
+    def subagent(self, sid: str, intent: str, *, parent: str) -> None:
+        """A delegated sub-agent's session, its parent named by column and by marker."""
+        self.session(
+            sid,
+            "subagent",
+            intent,
+            parent_session_id=parent,
+            model_config={"_delegate_from": parent},
+        )
+
     def msg(self, sid: str, role: str, content: Any = None, **kw: Any) -> Any:
         return self.rec.call("append_message", sid, role, content, **kw)
+
+    def turn(self, sid: str, question: Any, answer: Any) -> Any:
+        """A user message and the assistant's final reply; returns the user row's id."""
+        asked = self.msg(sid, "user", question)
+        self.msg(sid, "assistant", answer, finish_reason="stop")
+        return asked
 
     def call(self, cid: str, name: str, args: dict[str, Any]) -> Any:
         return self.mf.tc(cid, name, args)
@@ -85,54 +107,30 @@ def _lineage(w: Writer, summary: str) -> None:
         finish_reason="tool_calls",
         tool_calls=[w.call("call_gone000001", "delegate_task", {"goal": "x"})],
     )
-    w.session(
-        "sc-orphan-child",
-        "subagent",
-        "sub-agent whose parent row was deleted",
-        parent_session_id="sc-gone-parent",
-        model_config={"_delegate_from": "sc-gone-parent"},
-    )
-    w.msg("sc-orphan-child", "user", "x")
-    w.msg("sc-orphan-child", "assistant", "done x", finish_reason="stop")
+    w.subagent("sc-orphan-child", "sub-agent whose parent row was deleted", parent="sc-gone-parent")
+    w.turn("sc-orphan-child", "x", "done x")
     w.rec.call("end_session", "sc-orphan-child", "agent_close")
     w.msg("sc-gone-parent", "tool", "ok", tool_call_id="call_gone000001")
 
     w.session("sc-c1", "cli", "chain root")
-    w.msg("sc-c1", "user", "start")
-    w.msg("sc-c1", "assistant", "ok", finish_reason="stop")
+    w.turn("sc-c1", "start", "ok")
     w.rec.call("end_session", "sc-c1", "compression")
     w.session("sc-c2", "cli", "continuation", parent_session_id="sc-c1")
     w.msg("sc-c2", "user", summary)
-    w.msg("sc-c2", "user", "continue")
-    w.msg("sc-c2", "assistant", "continuing", finish_reason="stop")
-    w.session(
-        "sc-c2-branch",
-        "cli",
-        "/branch of the continuation",
-        parent_session_id="sc-c2",
-        model_config={"_branched_from": "sc-c2"},
-    )
+    w.turn("sc-c2", "continue", "continuing")
+    w.branch("sc-c2-branch", "/branch of the continuation", parent="sc-c2")
     for role, text in (("user", summary), ("user", "continue"), ("user", "on the branch")):
         w.msg("sc-c2-branch", role, text)
     w.msg("sc-c2-branch", "assistant", "branch reply", finish_reason="stop")
     w.rec.call("end_session", "sc-c2", "compression")
     w.session("sc-c3", "cli", "tip", parent_session_id="sc-c2")
-    w.msg("sc-c3", "user", summary)
-    w.msg("sc-c3", "assistant", "tip reply", finish_reason="stop")
+    w.turn("sc-c3", summary, "tip reply")
     w.rec.call("end_session", "sc-c3", "branched")
-    w.session(
-        "sc-c3-branch",
-        "cli",
-        "/branch of the tip",
-        parent_session_id="sc-c3",
-        model_config={"_branched_from": "sc-c3"},
-    )
-    w.msg("sc-c3-branch", "user", summary)
-    w.msg("sc-c3-branch", "assistant", "more reply", finish_reason="stop")
+    w.branch("sc-c3-branch", "/branch of the tip", parent="sc-c3")
+    w.turn("sc-c3-branch", summary, "more reply")
 
     w.session("sc-reset-parent", "telegram", "reset parent", session_key="k:1")
-    w.msg("sc-reset-parent", "user", "hi")
-    w.msg("sc-reset-parent", "assistant", "hello", finish_reason="stop")
+    w.turn("sc-reset-parent", "hi", "hello")
     if w.rec.has("promote_to_session_reset"):
         w.rec.call("promote_to_session_reset", "sc-reset-parent", "session_reset")
     else:
@@ -145,8 +143,7 @@ def _lineage(w: Writer, summary: str) -> None:
         parent_session_id="sc-reset-parent",
         model_config={"_reset_from": "sc-reset-parent"},
     )
-    w.msg("sc-reset-child", "user", "again")
-    w.msg("sc-reset-child", "assistant", "fresh", finish_reason="stop")
+    w.turn("sc-reset-child", "again", "fresh")
 
 
 def _odd_rows(w: Writer) -> int:
@@ -171,12 +168,10 @@ def _odd_rows(w: Writer) -> int:
     w.msg(sid, "user", "hidden scaffolding", display_kind="hidden")
     w.msg(sid, "assistant", "after the async result", finish_reason="stop")
     w.msg(sid, "tool", "nobody asked", tool_call_id="call_nobody00001", tool_name="terminal")
-    unknown = w.msg(sid, "user", "placeholder for role unknown")
-    w.msg(sid, "assistant", "end", finish_reason="stop")
+    unknown = w.turn(sid, "placeholder for role unknown", "end")
     w.rec.call("end_session", sid, "cli_close")
     w.session("sc-dangling-hash", "cli", "system_prompt_hash names no system_prompts row")
-    w.msg("sc-dangling-hash", "user", "q")
-    w.msg("sc-dangling-hash", "assistant", "a", finish_reason="stop")
+    w.turn("sc-dangling-hash", "q", "a")
     return int(unknown)
 
 
@@ -195,8 +190,7 @@ def _history_edits(w: Writer, summary: str) -> None:
     sid = "sc-inplace2"
     w.session(sid, "cli", "two in-place compactions and a rewind")
     for i in range(3):
-        w.msg(sid, "user", f"q{i}")
-        w.msg(sid, "assistant", f"a{i}", finish_reason="stop")
+        w.turn(sid, f"q{i}", f"a{i}")
 
     def compact(text: str, tail: list[dict[str, Any]]) -> None:
         if w.rec.has("archive_and_compact"):
@@ -209,29 +203,23 @@ def _history_edits(w: Writer, summary: str) -> None:
     w.msg(sid, "tool", "x", tool_call_id="call_inpl000001", tool_name="terminal")
     w.msg(sid, "assistant", "a3", finish_reason="stop")
     compact(summary + " (2)", [{"role": "user", "content": "q3"}])
-    target = w.msg(sid, "user", "q4")
-    w.msg(sid, "assistant", "a4", finish_reason="stop")
+    target = w.turn(sid, "q4", "a4")
     if w.rec.has("rewind_to_message"):
         w.rec.call("rewind_to_message", sid, target)
-    w.msg(sid, "user", "q4 again")
-    w.msg(sid, "assistant", "a4 again", finish_reason="stop")
+    w.turn(sid, "q4 again", "a4 again")
 
     sid = "sc-restore"
     w.session(sid, "cli", "rewind then restore")
-    w.msg(sid, "user", "one")
-    w.msg(sid, "assistant", "1", finish_reason="stop")
-    target = w.msg(sid, "user", "two")
-    w.msg(sid, "assistant", "2", finish_reason="stop")
+    w.turn(sid, "one", "1")
+    target = w.turn(sid, "two", "2")
     if w.rec.has("rewind_to_message") and w.rec.has("restore_rewound"):
         w.rec.call("rewind_to_message", sid, target)
         w.rec.call("restore_rewound", sid, target)
-    w.msg(sid, "user", "three")
-    w.msg(sid, "assistant", "3", finish_reason="stop")
+    w.turn(sid, "three", "3")
 
     sid = "sc-replace"
     w.session(sid, "cli", "replace_messages")
-    w.msg(sid, "user", "old q")
-    w.msg(sid, "assistant", "old a", finish_reason="stop")
+    w.turn(sid, "old q", "old a")
     call = w.call("call_repl000001", "terminal", {"command": "pwd"})
     rows = [
         {"role": "user", "content": "new q"},
@@ -239,13 +227,11 @@ def _history_edits(w: Writer, summary: str) -> None:
         {"role": "tool", "content": "/", "tool_call_id": "call_repl000001"},
     ]
     w.rec.call("replace_messages", sid, rows, archive_dropped=True)
-    w.msg(sid, "user", "after replace")
-    w.msg(sid, "assistant", "ok", finish_reason="stop")
+    w.turn(sid, "after replace", "ok")
 
     if w.rec.has("publish_compression_child"):
         w.session("sc-rot", "cli", "rotation root")
-        w.msg("sc-rot", "user", "long work")
-        w.msg("sc-rot", "assistant", "progress", finish_reason="stop")
+        w.turn("sc-rot", "long work", "progress")
         w.rec.try_call(
             "atomic rotation",
             "publish_compression_child",
@@ -260,29 +246,15 @@ def _history_edits(w: Writer, summary: str) -> None:
         w.intents["sc-rot-2"] = "published compression child"
         call = w.call("call_rotd000001", "delegate_task", {"goal": "g"})
         w.msg("sc-rot-2", "assistant", "", finish_reason="tool_calls", tool_calls=[call])
-        w.session(
-            "sc-rot-sub",
-            "subagent",
-            "sub-agent of the continuation",
-            parent_session_id="sc-rot-2",
-            model_config={"_delegate_from": "sc-rot-2"},
-        )
-        w.msg("sc-rot-sub", "user", "g")
-        w.msg("sc-rot-sub", "assistant", "done g", finish_reason="stop")
+        w.subagent("sc-rot-sub", "sub-agent of the continuation", parent="sc-rot-2")
+        w.turn("sc-rot-sub", "g", "done g")
         w.msg("sc-rot-2", "tool", "done g", tool_call_id="call_rotd000001")
         w.msg("sc-rot-2", "assistant", "all done", finish_reason="stop")
 
     w.session("sc-del-parent", "cli", "deleted by delete_session")
-    w.msg("sc-del-parent", "user", "hi")
-    w.msg("sc-del-parent", "assistant", "hello", finish_reason="stop")
+    w.turn("sc-del-parent", "hi", "hello")
     w.rec.call("end_session", "sc-del-parent", "branched")
-    w.session(
-        "sc-del-child",
-        "cli",
-        "/branch child of a deleted parent",
-        parent_session_id="sc-del-parent",
-        model_config={"_branched_from": "sc-del-parent"},
-    )
+    w.branch("sc-del-child", "/branch child of a deleted parent", parent="sc-del-parent")
     w.msg("sc-del-child", "user", "on branch")
     w.rec.try_call("delete the parent", "delete_session", "sc-del-parent")
 

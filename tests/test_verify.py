@@ -295,6 +295,15 @@ def one_call(b: Build, call_id: str = "call_1") -> str:
     return target
 
 
+def held_for_input(b: Build) -> str:
+    """Run-1 makes call_1, holds it and ends needing input; returns the call's entry id."""
+    b.start("run-1")
+    t = one_call(b)
+    b.decide("call_1", t, "hold")
+    b.end("run-1", "input_required", ("call_1",))
+    return t
+
+
 # ----------------------------------------------------------------------------- call rules
 
 
@@ -311,50 +320,35 @@ def test_clean_call_lifecycle() -> None:
     assert b.verify() == []
 
 
-def test_reject_then_its_output_is_fine_and_dispatch_after_reject_is_not() -> None:
+def end_call(b: Build, target: str, ending: str) -> None:
+    """End call_1 by ``ending``: a reject, or a dispatch then an answer or its output."""
+    if ending == "reject":
+        b.decide("call_1", target, "reject")
+        return
+    b.dispatch("call_1", target)
+    if ending == "output":
+        b.output("call_1")
+    else:
+        b.decide("call_1", target, ending)
+
+
+@pytest.mark.parametrize("ending", ["reject", "answer", "output"])
+def test_dispatch_after_the_call_ended(ending: str) -> None:
     b = Build()
     t = one_call(b)
-    b.decide("call_1", t, "reject")
+    end_call(b, t, ending)
     assert errors(b.verify()) == []
     b.dispatch("call_1", t)
-    assert codes(b.verify()) == {"dispatch-after-reject"}
+    assert codes(b.verify()) == {f"dispatch-after-{ending}"}
 
 
-def test_dispatch_after_answer() -> None:
+@pytest.mark.parametrize(("ending", "verdict"), [("reject", "proceed"), ("answer", "hold")])
+def test_decision_after_the_call_ended(ending: str, verdict: str) -> None:
     b = Build()
     t = one_call(b)
-    b.dispatch("call_1", t)
-    b.decide("call_1", t, "answer")
-    assert errors(b.verify()) == []
-    b.dispatch("call_1", t)
-    assert codes(b.verify()) == {"dispatch-after-answer"}
-
-
-def test_dispatch_after_output() -> None:
-    b = Build()
-    t = one_call(b)
-    b.dispatch("call_1", t)
-    b.output("call_1")
-    assert errors(b.verify()) == []
-    b.dispatch("call_1", t)
-    assert codes(b.verify()) == {"dispatch-after-output"}
-
-
-def test_decision_after_reject() -> None:
-    b = Build()
-    t = one_call(b)
-    b.decide("call_1", t, "reject")
-    b.decide("call_1", t, "proceed")
-    assert codes(b.verify()) == {"decision-after-reject"}
-
-
-def test_decision_after_answer() -> None:
-    b = Build()
-    t = one_call(b)
-    b.dispatch("call_1", t)
-    b.decide("call_1", t, "answer")
-    b.decide("call_1", t, "hold")
-    assert codes(b.verify()) == {"decision-after-answer"}
+    end_call(b, t, ending)
+    b.decide("call_1", t, verdict)
+    assert codes(b.verify()) == {f"decision-after-{ending}"}
 
 
 def test_reject_after_dispatch_but_answer_after_dispatch_is_fine() -> None:
@@ -472,17 +466,17 @@ def test_off_path_dispatch_satisfies_answer() -> None:
     assert errors(b.verify()) == []
 
 
+def answered(b: Build) -> Build:
+    """A user message and the model's answer, its response after it."""
+    b.user()
+    b.answer("hi", "resp_1")
+    b.response("resp_1")
+    return b
+
+
 def test_response_outside_any_run_breaks_the_run_promise() -> None:
-    b = Build(records=("run",))
-    b.user()
-    b.answer("hi", "resp_1")
-    b.response("resp_1")
-    assert codes(b.verify()) == {"records-promise"}
-    b = Build(records=None)
-    b.user()
-    b.answer("hi", "resp_1")
-    b.response("resp_1")
-    assert b.verify() == []
+    assert codes(answered(Build(records=("run",))).verify()) == {"records-promise"}
+    assert answered(Build(records=None)).verify() == []
 
 
 # ----------------------------------------------------------------------------- runs
@@ -492,9 +486,7 @@ def test_run_reason_done_and_mismatch() -> None:
     def session(reason: str) -> Build:
         b = Build(ALL)
         b.start("run-1")
-        b.user()
-        b.answer("hi", "resp_1")
-        b.response("resp_1")
+        answered(b)
         b.end("run-1", reason)
         return b
 
@@ -543,10 +535,7 @@ def test_run_input_required_when_held_and_aborted_when_in_flight() -> None:
 
 def test_run_stopped_after_a_refusal() -> None:
     b = Build(ALL)
-    b.start("run-1")
-    t = one_call(b)
-    b.decide("call_1", t, "hold")
-    b.end("run-1", "input_required", ("call_1",))
+    t = held_for_input(b)
     b.start("run-2", "resume")
     b.decide("call_1", t, "reject")
     b.output("call_1", "not allowed")
@@ -567,10 +556,7 @@ def test_run_pending_mismatch() -> None:
 def test_run_source_resume_must_take_up_a_call() -> None:
     def session(source: str, take_up: bool) -> Build:
         b = Build(ALL)
-        b.start("run-1")
-        t = one_call(b)
-        b.decide("call_1", t, "hold")
-        b.end("run-1", "input_required", ("call_1",))
+        t = held_for_input(b)
         b.start("run-2", source)
         b.user("also this")  # a message before the take-up does not matter
         if take_up:
@@ -589,10 +575,7 @@ def test_run_source_resume_must_take_up_a_call() -> None:
 
 def test_empty_resume_is_accepted() -> None:
     b = Build(ALL)
-    b.start("run-1")
-    t = one_call(b)
-    b.decide("call_1", t, "hold")
-    b.end("run-1", "input_required", ("call_1",))
+    held_for_input(b)
     b.start("run-2", "resume")
     b.end("run-2", "error")
     assert b.verify() == []
@@ -691,9 +674,7 @@ def test_env_substitution_only_after_a_model_call() -> None:
     b = Build(records=None)
     b.add(Env(ts="", workspace={"kind": "local", "ref": ""}))
     b.add(Env(ts="", workspace={"kind": "container", "ref": "sha256:1"}))  # no call yet
-    b.user()
-    b.answer("hi", "resp_1")
-    b.response("resp_1")
+    answered(b)
     b.add(Env(ts="", workspace={"kind": "container", "ref": "sha256:1", "host": ""}))
     found = b.verify()
     assert [(f.code, f.severity) for f in found] == [("env-substitution", "info")]
