@@ -141,10 +141,12 @@ def run_verify(args: argparse.Namespace) -> ExitCode:
         raise Fail(f"{path}: no *.jsonl session files under it", ExitCode.NOTHING)
     findings = verify_path(path)
     severities = Counter(f.severity for f in findings)
+    files = 1 if path.is_file() else sum(1 for p in path.rglob("*.jsonl") if p.is_file())
     if args.json:
         out_json(
             {
                 "path": str(path),
+                "files": files,
                 "ok": severities["error"] == 0,
                 "counts": dict(sorted(severities.items())),
                 "findings": [
@@ -169,7 +171,9 @@ def run_verify(args: argparse.Namespace) -> ExitCode:
         counts = ", ".join(
             f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(severities.items())
         )
-        out(f"{path}: {verdict}" + (f" ({counts})" if counts else ""))
+        checked = [] if path.is_file() else [f"{files} file{'s' if files != 1 else ''}"]
+        detail = "; ".join([*checked, *([counts] if counts else [])])
+        out(f"{path}: {verdict}" + (f" ({detail})" if detail else ""))
     if path.is_file() and any(f.code == "unreadable" for f in findings):
         return ExitCode.USAGE
     return ExitCode.PROBLEMS if severities["error"] else ExitCode.OK

@@ -494,6 +494,13 @@ def test_verify_exit_codes(
     result = json.loads(stdout)
     assert (code, result["ok"]) == (ExitCode.PROBLEMS, False)
     assert any(f["severity"] == "error" for f in result["findings"])
+    good = tmp_path / "good"
+    good.mkdir()
+    for name in ("basic.jsonl", "branch.jsonl"):
+        shutil.copyfile(SESSIONS / name, good / name)
+    code, stdout, _ = _run(capsys, "verify", good)
+    assert (code, stdout.splitlines()[-1]) == (ExitCode.OK, f"{good}: ok (2 files)")
+    assert json.loads(_run(capsys, "verify", good, "--json")[1])["files"] == 2
     garbage = tmp_path / "g.jsonl"
     garbage.write_bytes(b"\x00\xff" * 100)
     assert _run(capsys, "verify", garbage)[0] == ExitCode.USAGE
