@@ -301,5 +301,5 @@ def open_database(path: str | os.PathLike[str], *, name: str | None = None) -> S
     """
     database = store_of(path)
     if database is None:
-        raise StoreError(f"{path}: no Hermes database (no file, no {DATABASE_NAME})")
+        raise StoreError(path, f"no Hermes database (no file, no {DATABASE_NAME})")
     return SqliteStore(database, name=name)

@@ -12,7 +12,6 @@ crashed plugin.
 from __future__ import annotations
 
 import os
-import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,6 @@ from hermes_plugin.store import Store, StoreError
 __all__ = ["HermesHandle", "database_name", "file_problem", "problem"]
 
 #: The reader's words for a database lacking a table Hermes always has.
-_MISSING_TABLE = re.compile(r"not a Hermes database \(no (?P<tables>[\w ]+?) tables?\)")
 #: SQLite's database header: 100 bytes, the page size at 16, the page count at 28 (valid when
 #: the change counter at 24 equals the version-valid-for number at 92).
 _HEADER_SIZE = 100
@@ -94,11 +92,7 @@ def problem(path: Path, error: StoreError) -> str:
     found = file_problem(path)
     if found is not None:
         return found
-    text = str(error).removeprefix(f"{path}: ")
-    missing = _MISSING_TABLE.search(text)
-    if missing is not None:
-        return f"no {missing['tables']} table: not a Hermes database"
-    return text
+    return error.reason
 
 
 class HermesHandle:

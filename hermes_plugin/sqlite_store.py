@@ -129,9 +129,8 @@ class SqliteStore(ClosesOnExit):
             self._tables = self._read_tables()
             missing = [t for t in _REQUIRED_TABLES if t not in self._tables]
             if missing:
-                raise StoreError(
-                    f"{self.path}: not a Hermes database (no {' or '.join(missing)} table)"
-                )
+                tables = " or ".join(missing)
+                raise StoreError(self.path, f"no {tables} table: not a Hermes database")
             self._columns = {t: self._table_columns(t) for t in _READ_TABLES if t in self._tables}
             self._indexes = {t: index_of(names) for t, names in self._columns.items()}
             self._snapshot = self.journal_mode == "wal" and self.access != "immutable"
@@ -145,17 +144,17 @@ class SqliteStore(ClosesOnExit):
 
     def _check_file(self) -> None:
         if self.path.exists() and not self.path.is_file() and not self.path.is_dir():
-            raise StoreError(f"{self.path}: not a regular file")
+            raise StoreError(self.path, "not a regular file")
         try:
             with self.path.open("rb") as f:
                 header = f.read(len(SQLITE_MAGIC))
         except IsADirectoryError:
-            raise StoreError(f"{self.path}: is a directory, not a database file") from None
+            raise StoreError(self.path, "is a directory, not a database file") from None
         except OSError as exc:
-            raise StoreError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
+            raise StoreError(self.path, f"cannot read: {exc.strerror or exc}") from None
         if header != SQLITE_MAGIC:
             what = "an empty file" if not header else "not an SQLite database"
-            raise StoreError(f"{self.path}: {what}")
+            raise StoreError(self.path, what)
 
     def _open(self, path: Path, options: str) -> sqlite3.Connection:
         conn = sqlite3.connect(
@@ -191,7 +190,7 @@ class SqliteStore(ClosesOnExit):
         except _READ_ERRORS as exc:
             raise self._error(exc) from None
         except OSError as exc:
-            raise StoreError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
+            raise StoreError(self.path, f"cannot read: {exc.strerror or exc}") from None
 
     def _sidecar(self, suffix: str) -> Path | None:
         """The database's ``-wal`` or ``-journal`` file when it holds anything."""
@@ -225,14 +224,14 @@ class SqliteStore(ClosesOnExit):
         except _READ_ERRORS as exc:
             raise self._error(exc) from None
         except OSError as exc:
-            raise StoreError(f"{self.path}: cannot copy: {exc.strerror or exc}") from None
+            raise StoreError(self.path, f"cannot copy: {exc.strerror or exc}") from None
         self.access = "copy"
         self._backup = True
 
     def _error(self, exc: BaseException) -> StoreError:
         if isinstance(exc, UnicodeDecodeError):
-            return StoreError(f"{self.path}: cannot read the database: damaged schema")
-        return StoreError(f"{self.path}: cannot read the database: {_one_line(str(exc))}")
+            return StoreError(self.path, "cannot read the database: damaged schema")
+        return StoreError(self.path, f"cannot read the database: {_one_line(str(exc))}")
 
     # -- low-level reads -------------------------------------------------------------------
 

@@ -34,7 +34,16 @@ __all__ = [
 
 
 class StoreError(Exception):
-    """A database that cannot be read at all; the message names the file and says why."""
+    """A database that cannot be read at all; the message names the file and says why.
+
+    ``reason`` is the why alone, in the user's terms, for callers that name the file
+    themselves.
+    """
+
+    def __init__(self, path: object, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
 
 
 @frozen(kw_only=True)
