@@ -137,11 +137,11 @@ def run_verify(args: argparse.Namespace) -> ExitCode:
     path: Path = args.path
     if not path.exists():
         raise Fail(f"{path}: no such file or directory")
-    if path.is_dir() and not any(p.is_file() for p in path.rglob("*.jsonl")):
+    files = sum(1 for p in path.rglob("*.jsonl") if p.is_file()) if path.is_dir() else 1
+    if not files:
         raise Fail(f"{path}: no *.jsonl session files under it", ExitCode.NOTHING)
     findings = verify_path(path)
     severities = Counter(f.severity for f in findings)
-    files = 1 if path.is_file() else sum(1 for p in path.rglob("*.jsonl") if p.is_file())
     if args.json:
         out_json(
             {
