@@ -16,7 +16,7 @@ from pathlib import Path
 from attrs import define, field
 
 from asf_core import plugins
-from asf_core.cli_base import ExitCode, err, worst
+from asf_core.cli.output import ExitCode, err, worst
 from asf_core.model import Header
 from asf_core.plugins import AmbiguousFormat, AsfPluginManager, Candidate
 

@@ -6,7 +6,7 @@ Generates a database with Hermes' own ``hermes_state.SessionDB`` (0.19.0, in the
 session a user/assistant conversation with a tool call and its result every few turns. Then,
 each in a fresh subprocess so peak RSS is its own, it times:
 
-* ``asf convert`` of the database (``asf_core.cli.main``, as the command runs: discovery,
+* ``asf convert`` of the database (``asf_core.cli.main.main``, as the command runs: discovery,
   the Hermes plugin, every session file written atomically, one sync, ``report.json``), at
   the full size and at a quarter of it (memory must not grow with the database);
 * Hermes' ``export_all`` written as JSONL, the code path behind ``hermes sessions export``;
@@ -36,7 +36,7 @@ _WORDS = [
 _CONVERT = """
 import json, resource, sys, time
 from pathlib import Path
-from asf_core.cli import main
+from asf_core.cli.main import main
 db, out = sys.argv[1], Path(sys.argv[2])
 start = time.perf_counter()
 code = main(["convert", db, "-o", str(out), "--quiet"])

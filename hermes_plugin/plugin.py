@@ -1,7 +1,8 @@
 """The Hermes Agent format plugin: the hook implementations, nothing else.
 
 Registered under the ``asf.formats`` entry point as ``hermes``. The work lives in the
-modules each hook imports when it runs (discovery, the reader, :mod:`hermes_plugin.convert`);
+modules each hook imports when it runs (:mod:`hermes_plugin.source` finds and reads databases,
+:mod:`hermes_plugin.convert` maps them);
 ``docs/formats/hermes.md`` is the mapping. A database that cannot be read raises the host's
 ``StoreError`` (from ``open_store``, or part way through ``read`` or ``convert``), so the user
 is told what is wrong with the file.
@@ -17,7 +18,7 @@ from asf_core import hookimpl
 from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreHandle
 
 if TYPE_CHECKING:
-    from hermes_plugin.handle import HermesHandle
+    from hermes_plugin.source.handle import HermesHandle
 
 FORMAT = "hermes"
 
@@ -29,8 +30,8 @@ def discover(path: Path | None) -> list[Claim] | None:
     """Claim each Hermes database at ``path`` (a home, a profile directory, a ``state.db``
     file or a tree of homes), or in the user's own home when ``path`` is None; and, at a low
     confidence, each one meant as Hermes' that cannot be read (see
-    :func:`hermes_plugin.discovery.claims`)."""
-    from hermes_plugin.discovery import claims
+    :func:`hermes_plugin.source.discovery.claims`)."""
+    from hermes_plugin.source.discovery import claims
 
     found = [
         Claim(format=FORMAT, path=c.path, confidence=c.confidence, detail=c.detail)
@@ -44,14 +45,14 @@ def open_store(claim: Claim) -> StoreHandle | None:
     """Open a claimed database read-only; one that cannot be read raises ``StoreError``."""
     if claim.format != FORMAT:
         return None
-    from hermes_plugin.handle import HermesHandle
+    from hermes_plugin.source.handle import HermesHandle
 
     return HermesHandle(claim.path)
 
 
 def _reading(handle: HermesHandle, items: Iterator[_T]) -> Iterator[_T]:
     """``items``, with the reader's error on damage found part way made the host's."""
-    from hermes_plugin.store import StoreError
+    from hermes_plugin.source.store import StoreError
 
     try:
         yield from items
@@ -62,11 +63,11 @@ def _reading(handle: HermesHandle, items: Iterator[_T]) -> Iterator[_T]:
 @hookimpl
 def read(store: StoreHandle) -> Iterator[NativeSession | Finding] | None:
     """Each session row as a native session (listing data only), then the stray rows."""
-    from hermes_plugin.handle import HermesHandle
+    from hermes_plugin.source.handle import HermesHandle
 
     if not isinstance(store, HermesHandle):
         return None
-    from hermes_plugin.native import native_sessions
+    from hermes_plugin.source.native import native_sessions
 
     return _reading(store, native_sessions(store.store))
 
@@ -77,10 +78,10 @@ def convert(
 ) -> Iterator[ConvertedSession | Finding] | None:
     """Every conversation holding one of ``sessions`` as ASF sessions, then the report's
     row accounting."""
-    from hermes_plugin.handle import HermesHandle
+    from hermes_plugin.source.handle import HermesHandle
 
     if not isinstance(store, HermesHandle):
         return None
-    from hermes_plugin.convert import convert_store
+    from hermes_plugin.convert.database import convert_store
 
     return _reading(store, convert_store(store.store, [s.id for s in sessions]))

@@ -3,7 +3,7 @@
 ``../shared`` beside the repository (or ``$ASF_SHARED``) holds the ASF vectors and the Hermes
 fixtures; ``$ASF_HERMES_FIXTURES_EXTRA`` (``os.pathsep``-separated directories, each holding
 ``hermes-*`` release directories made by ``make_fixtures.py``) adds more Hermes releases, which
-``tests/test_hermes_releases.py`` generates from the package registry.
+``tests/hermes_plugin/test_releases.py`` generates from the package registry.
 """
 
 from __future__ import annotations

@@ -1,0 +1,278 @@
+"""One ``messages`` row as ASF entries, with its identity and leftover columns.
+
+A context row becomes item entries (an assistant row also a ``response`` entry after its
+items); a row that is not model context becomes one ``custom`` entry (namespace ``hermes``).
+Every entry carries the ``hermes`` member: ``row`` names the source row, and the row's
+*principal* entry (the ``response`` of an assistant row, else the row's first entry) holds
+``columns``, every column no core member reproduces, and ``carried``, the columns left out of
+``columns`` because an entry holds them verbatim. See ``docs/formats/hermes.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from attrs import frozen
+
+from asf_core.model import Compaction, Custom, Entry, Item, Response
+from hermes_plugin.convert.items import RowItems
+from hermes_plugin.convert.parts import hermes_parts
+from hermes_plugin.schema import CONTENT_PREFIX
+from hermes_plugin.source.rows import Message
+from hermes_plugin.source.toolcalls import ToolCall
+
+__all__ = [
+    "Rendered",
+    "render_custom",
+    "render_row",
+    "response_status",
+    "row_columns",
+    "with_columns",
+]
+
+JSON = dict[str, Any]
+
+#: finish_reason -> (status, incomplete) of the response entry.
+_FINISH: dict[str, tuple[str, JSON | None]] = {
+    "stop": ("completed", None),
+    "end_turn": ("completed", None),
+    "tool_calls": ("completed", None),
+    "function_call": ("completed", None),
+    "tool_use": ("completed", None),
+    "length": ("incomplete", {"reason": "max_output_tokens"}),
+    "max_tokens": ("incomplete", {"reason": "max_output_tokens"}),
+    "content_filter": ("incomplete", {"reason": "content_filter"}),
+}
+
+
+def response_status(finish_reason: str | None) -> tuple[str | None, JSON | None]:
+    """The response ``status`` and ``incomplete`` a finish reason stands for; (None, None)
+    when Hermes recorded none or one this mapping does not know (it stays in ``columns``)."""
+    if not finish_reason:
+        return None, None
+    return _FINISH.get(finish_reason, (None, None))
+
+
+@frozen(kw_only=True)
+class Rendered:
+    """A row's entries in order (each the child of the previous), and where its parts are."""
+
+    entries: tuple[Entry, ...]
+    #: Per function_call entry: its index in ``entries``, its ASF call id, the stored call.
+    calls: tuple[tuple[int, str, ToolCall], ...] = ()
+    #: For a paired tool result: the ASF call id it answers.
+    answers: str | None = None
+    #: Why the row is a custom entry rather than context; None for context rows.
+    aside: str | None = None
+
+
+def _dumps(value: Any) -> str:
+    """JSON text the way Hermes writes its JSON columns (``json.dumps`` defaults)."""
+    return json.dumps(value)
+
+
+def _stores(cell: str, carried: Any) -> bool:
+    """Whether a text cell is a form an item's content or output could have been stored as:
+    the text itself, the prefixed JSON of the parts, or a single plain text part's text.
+
+    Tested form by form, cheapest first, so a row's parts are written as JSON only when the
+    cell is prefixed JSON.
+    """
+    if isinstance(carried, str):
+        return cell == carried
+    if not isinstance(carried, list):
+        return False
+    if len(carried) == 1 and isinstance(carried[0], dict):
+        part = carried[0]
+        if part.get("type") in {"input_text", "output_text"} and set(part) <= {
+            "type",
+            "text",
+            "annotations",
+        }:
+            text = part.get("text")
+            if isinstance(text, str) and part.get("annotations", []) == [] and cell == text:
+                return True
+    return cell.startswith(CONTENT_PREFIX) and cell == CONTENT_PREFIX + _dumps(
+        hermes_parts(carried)
+    )
+
+
+def _carried(message: Message, rendered: RowItems, cells: dict[str, Any]) -> set[str]:
+    """Columns whose stored text an entry of the row reproduces exactly."""
+    out: set[str] = set()
+    items = rendered.items
+    # The content or output an entry carries, when the row's text could be stored as it.
+    carried: Any = None
+    if rendered.kind == "message":
+        carried = items[0].get("content")
+    elif rendered.kind == "output":
+        carried = items[0].get("output")
+    elif rendered.kind == "assistant":
+        built = [i for i in items if i.get("type") == "message"]
+        if built and not _codex_used(cells, items):
+            carried = built[0].get("content")
+    content, api = cells.get("content"), cells.get("api_content")
+    if api and isinstance(api, str):
+        if _stores(api, carried):
+            out.add("api_content")
+        elif isinstance(content, str) and _stores(content, carried):
+            out.add("content")
+    elif isinstance(content, str) and _stores(content, carried):
+        out.add("content")
+    if rendered.kind != "assistant":
+        return out
+    calls = cells.get("tool_calls")
+    raws = [call.raw for _, call in rendered.calls]
+    if isinstance(calls, str) and raws and calls == _dumps(raws):
+        out.add("tool_calls")
+    for name in ("codex_reasoning_items", "codex_message_items"):
+        cell = cells.get(name)
+        if isinstance(cell, str) and _in_items(cell, items):
+            out.add(name)
+    has_chat = bool(message.reasoning) or message.reasoning_content is not None
+    has_chat = has_chat or bool(message.reasoning_details)
+    if has_chat and items and items[0].get("type") == "reasoning":
+        chat = items[0]
+        summary = chat.get("summary") or []
+        if message.reasoning and summary and summary[0].get("text") == cells.get("reasoning"):
+            out.add("reasoning")
+        if "content" in chat and cells.get("reasoning_content") == message.reasoning_content:
+            out.add("reasoning_content")
+        details = cells.get("reasoning_details")
+        shown = chat.get("hermes:reasoning_details")
+        if isinstance(details, str) and shown is not None and details == _dumps(shown):
+            out.add("reasoning_details")
+    return out
+
+
+def _codex_used(cols: Any, items: Sequence[JSON]) -> bool:
+    cell = cols.get("codex_message_items")
+    return isinstance(cell, str) and _in_items(cell, items)
+
+
+def _in_items(cell: str, items: Sequence[JSON]) -> bool:
+    """Whether a JSON array column's objects are, in order, a run of the items."""
+    try:
+        value = json.loads(cell)
+    except ValueError:
+        return False
+    if not isinstance(value, list) or not value or _dumps(value) != cell:
+        return False
+    n = len(value)
+    return any(list(items[i : i + n]) == value for i in range(len(items) - n + 1))
+
+
+def row_columns(message: Message, carried: set[str], *, full: bool) -> tuple[JSON, dict[str, str]]:
+    """The row's columns for the ``hermes`` member: every non-null column except the
+    identity (``id``, ``session_id``), ``role`` (unless ``full``) and the carried ones; and
+    the ``encoded`` ones among them (a BLOB, TEXT that is not UTF-8, a non-finite REAL).
+    JSON columns stay the text Hermes stored, so the row can be rebuilt byte for byte."""
+    drop = {"id", "session_id", *carried}
+    if not full:
+        drop.add("role")
+    return message.cols.exact_json_kept(drop)
+
+
+def with_columns(member: JSON, columns: JSON, encoded: dict[str, str]) -> JSON:
+    """The ``hermes`` member with the row's ``columns`` (and ``encoded``, when any)."""
+    member["columns"] = columns
+    if encoded:
+        member["encoded"] = encoded
+    return member
+
+
+def render_custom(message: Message, ts: str, why: str, detail: str | None = None) -> Rendered:
+    """A row kept aside: one ``custom`` entry holding the whole row."""
+    data: JSON = {"kind": "message", "reason": why}
+    if detail:
+        data["detail"] = detail
+    hermes = with_columns({"row": message.unit}, *row_columns(message, set(), full=True))
+    entry = Custom(ts=ts, ns="hermes", data=data, unknown={"hermes": hermes})
+    return Rendered(entries=(entry,), aside=why)
+
+
+def render_row(
+    message: Message,
+    rendered: RowItems,
+    ts: str,
+    *,
+    model: str | None,
+    summary_config: JSON | None = None,
+    native_ids: dict[int, str] | None = None,
+) -> Rendered:
+    """A context row's entries.
+
+    ``summary_config``, when given, makes the row's first item the ``summary`` of a
+    ``compaction`` entry with that settings checkpoint (a compression continuation's first
+    row, or the summary row of an in-place compaction). ``native_ids`` maps a call's
+    item index to the stored id when the ASF ``call_id`` differs.
+    """
+    carried = _carried(message, rendered, message.cols.mapping())
+    columns, encoded = row_columns(message, carried, full=False)
+    hidden = message.display_kind == "hidden"
+    assistant = rendered.kind == "assistant"
+    response_id = f"hermes:messages/{message.id}" if assistant else None
+    call_at = dict(rendered.calls)
+    entries: list[Entry] = []
+    calls: list[tuple[int, str, ToolCall]] = []
+    for index, item in enumerate(rendered.items):
+        member: JSON = {"row": message.unit, "part": _part(item)}
+        if index == 0 and not assistant:
+            # The row's principal entry: its first, unless a response entry follows.
+            _principal(member, columns, encoded, carried)
+        call = call_at.get(index)
+        if call is not None:
+            if "tool_calls" in carried:
+                member["call"] = call.raw
+            native = (native_ids or {}).get(index)
+            if native is not None:
+                member["call_id"] = native
+            calls.append((len(entries), str(item["call_id"]), call))
+        if not entries and summary_config is not None:
+            member["part"] = "summary"
+            entry: Entry = Compaction(
+                ts=ts, summary=item, config=summary_config, unknown={"hermes": member}
+            )
+        else:
+            entry = Item(
+                ts=ts,
+                item=item,
+                response=response_id,
+                visible=False if hidden else None,
+                unknown={"hermes": member},
+            )
+        entries.append(entry)
+    if assistant:
+        status, incomplete = response_status(message.finish_reason)
+        member = _principal({"row": message.unit, "part": "response"}, columns, encoded, carried)
+        entries.append(
+            Response(
+                ts=ts,
+                response_id=response_id,
+                model=model,
+                status=status,
+                incomplete=incomplete,
+                unknown={"hermes": member},
+            )
+        )
+    return Rendered(entries=tuple(entries), calls=tuple(calls), answers=rendered.answers)
+
+
+def _principal(member: JSON, columns: JSON, encoded: dict[str, str], carried: set[str]) -> JSON:
+    """The principal entry's ``hermes`` member: ``columns``, ``encoded`` and ``carried``."""
+    with_columns(member, columns, encoded)
+    if carried:
+        member["carried"] = sorted(carried)
+    return member
+
+
+def _part(item: JSON) -> str:
+    kind = item.get("type")
+    return {
+        "function_call": "call",
+        "function_call_output": "output",
+        "reasoning": "reasoning",
+        "message": "message",
+    }.get(str(kind), "item")

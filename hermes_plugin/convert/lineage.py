@@ -1,0 +1,168 @@
+"""Which Hermes sessions make one ASF session, and how ASF sessions relate.
+
+A *group* is one conversation: a root session and every compression continuation below it
+(each a *segment* of one ASF file). Sub-agent and tool sessions (Hermes' ``delegate`` and
+``tool`` relations) are *subsessions* of the group holding their parent; /branch copies and
+reset children are groups of their own that name their parent's ASF session. Everything is
+decided from the ``sessions`` rows alone, so no messages are read to plan a conversion.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Iterable, Sequence
+
+from attrs import frozen
+
+from hermes_plugin.source.relations import Relation, classify, parent_cycles
+from hermes_plugin.source.rows import Message, Session
+from hermes_plugin.source.toolcalls import result_aliases
+
+__all__ = ["Lineage", "find_spawns", "group_uuid"]
+
+_NIL = uuid.UUID(int=0)
+
+#: Relations whose child is an ASF subsession of its parent's session.
+SUBSESSION = frozenset({Relation.DELEGATE, Relation.TOOL})
+
+
+def group_uuid(unit: str) -> str:
+    """The ASF id of a conversation rooted at a session row: UUIDv5 (nil namespace) over
+    ``hermes:<database>:sessions/<id>``; the database is named by its place in the Hermes
+    home (``state.db``, ``profiles/<name>/state.db``), never by the path converted."""
+    return str(uuid.uuid5(_NIL, f"hermes:{unit}"))
+
+
+def _start_key(session: Session) -> tuple[float, str]:
+    return (session.started_at if session.started_at is not None else math.inf, session.id)
+
+
+@frozen(kw_only=True)
+class Lineage:
+    """The sessions of a store with their relations, as a forest of groups."""
+
+    sessions: dict[str, Session]
+    relation: dict[str, Relation]
+    #: The parent each session hangs under: None for a root, a dangling parent id, or a
+    #: link cut to break a cycle.
+    parent: dict[str, str | None]
+    children: dict[str, tuple[str, ...]]
+    #: Sessions whose parent link was cut because it closes a cycle.
+    cut: frozenset[str]
+
+    @classmethod
+    def of(cls, sessions: Iterable[Session]) -> Lineage:
+        by_id: dict[str, Session] = {}
+        for s in sessions:
+            by_id.setdefault(s.id, s)
+        cut = frozenset(min(cycle) for cycle in parent_cycles(by_id.values()))
+        relation: dict[str, Relation] = {}
+        parent: dict[str, str | None] = {}
+        kids: dict[str, list[str]] = {}
+        for sid, s in by_id.items():
+            up = by_id.get(s.parent_id) if s.parent_id else None
+            if sid in cut:
+                relation[sid], parent[sid] = Relation.ROOT, None
+                continue
+            relation[sid] = classify(s, up)[0]
+            parent[sid] = up.id if up is not None else None
+            if up is not None:
+                kids.setdefault(up.id, []).append(sid)
+        children = {
+            k: tuple(sorted(v, key=lambda c: _start_key(by_id[c]))) for k, v in kids.items()
+        }
+        return cls(sessions=by_id, relation=relation, parent=parent, children=children, cut=cut)
+
+    def _linked(self, sid: str, kinds: frozenset[Relation]) -> bool:
+        return self.parent.get(sid) is not None and self.relation[sid] in kinds
+
+    def continuations(self, sid: str) -> list[str]:
+        """A segment's continuation children, the one Hermes resumes into last.
+
+        Hermes' compression tip prefers a child that itself ended in compression, then a
+        live one, then the newest; written last, it is the file's leaf.
+        """
+        kids = [c for c in self.children.get(sid, ()) if self.relation[c] is Relation.CONTINUATION]
+
+        def rank(c: str) -> tuple[int, float, str]:
+            s = self.sessions[c]
+            tier = 2 if s.end_reason == "compression" else 1 if s.ended_at is None else 0
+            return (tier, *_start_key(s))
+
+        return sorted(kids, key=rank)
+
+    def kids(self, sid: str, kinds: frozenset[Relation]) -> list[str]:
+        return [c for c in self.children.get(sid, ()) if self.relation[c] in kinds]
+
+    def group_root(self, sid: str) -> str:
+        seen: set[str] = set()
+        while sid not in seen and self._linked(sid, frozenset({Relation.CONTINUATION})):
+            seen.add(sid)
+            sid = self.parent[sid] or sid
+        return sid
+
+    def segments(self, root: str) -> list[str]:
+        """The group's sessions in the order they are written (depth first)."""
+        out: list[str] = []
+        stack = [root]
+        while stack:
+            sid = stack.pop()
+            out.append(sid)
+            stack.extend(reversed(self.continuations(sid)))
+        return out
+
+    def is_subsession(self, sid: str) -> bool:
+        return self._linked(sid, SUBSESSION)
+
+    def top(self, sid: str) -> str:
+        """The root of the outermost group a session is written under."""
+        seen: set[str] = set()
+        while sid not in seen:
+            seen.add(sid)
+            sid = self.group_root(sid)
+            if not self.is_subsession(sid):
+                return sid
+            sid = self.parent[sid] or sid
+        return sid
+
+    def tops(self, selected: Iterable[str] | None = None) -> list[str]:
+        """The top groups to convert (all, or those holding a selected session), oldest first."""
+        ids = self.sessions if selected is None else [s for s in selected if s in self.sessions]
+        roots = {self.top(s) for s in ids}
+        return sorted(roots, key=lambda r: _start_key(self.sessions[r]))
+
+
+def find_spawns(rows: Sequence[Message], children: Sequence[Session]) -> dict[str, tuple[int, int]]:
+    """The call that spawned each sub-agent child: ``child id -> (message id, call index)``.
+
+    A call spawned a child when the child started inside the call's window, from the
+    assistant row that made it to the tool row that answered it (open when unanswered).
+    Among several, a call named like ``delegate*`` wins, then the latest. Children without
+    a trustworthy start time, or outside every window, are not attributed.
+    """
+    windows: list[tuple[float, float, bool, int, int]] = []
+    open_calls: list[tuple[set[str], int]] = []
+    for row in rows:
+        if row.role == "assistant" and row.timestamp is not None:
+            for index, call in enumerate(row.tool_calls):
+                windows.append((row.timestamp, math.inf, "delegate" in call.name, row.id, index))
+                open_calls.append((set(call.aliases()), len(windows) - 1))
+        elif row.role == "tool" and row.timestamp is not None:
+            names = set(result_aliases(row.tool_call_id or ""))
+            for position, (aliases, slot) in enumerate(open_calls):
+                if names & aliases:
+                    start, _, named, mid, index = windows[slot]
+                    windows[slot] = (start, row.timestamp, named, mid, index)
+                    del open_calls[position]
+                    break
+    out: dict[str, tuple[int, int]] = {}
+    for child in children:
+        at = child.started_at
+        if at is None:
+            continue
+        fits = [w for w in windows if w[0] <= at <= w[1]]
+        if fits:
+            best = max(fits, key=lambda w: (w[2], w[0], w[3], w[4]))
+            out[child.id] = (best[3], best[4])
+    return out

@@ -1,0 +1,442 @@
+"""One conversation (a group of segments) as one ASF entry tree.
+
+Rows are written in the order the database's Hermes reads them (id order; ``timestamp, id``
+for schema 16, Hermes 0.17.0). The live transcript is the path; where Hermes
+soft-deleted rows (rewind, undo: ``active = 0, compacted = 0``) the maximal run of them is an
+abandoned branch and the next live row hangs from the entry the run started from, so the
+live branch is written last. Rows an in-place compaction archived (``active = 0,
+compacted = 1``) stay on the path, and the summary row after them becomes a ``compaction``
+entry; a compression continuation starts with a ``compaction`` built from its first row. See
+``docs/formats/hermes.md`` ("Structure").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from attrs import define, field
+
+from asf_core.model import Compaction, Config, Custom, Entry, Info, Link
+from hermes_plugin.convert.calls import CallBook
+from hermes_plugin.convert.entries import Rendered, render_custom, render_row, with_columns
+from hermes_plugin.convert.items import CONTEXT_ROLES, reader_content, reader_dict, row_items
+from hermes_plugin.convert.lineage import Lineage, find_spawns
+from hermes_plugin.convert.plan import Clock, Plan
+from hermes_plugin.convert.sanitize import (
+    clear_stale_marker,
+    clears_stale_markers,
+    is_review_harness,
+    reader_order,
+    strips_harness,
+)
+from hermes_plugin.source.columns import Columns
+from hermes_plugin.source.relations import Relation
+from hermes_plugin.source.rows import Message, Session, session_unit
+from hermes_plugin.source.store import Delegation, Store, session_prompt
+
+__all__ = ["ChildLink", "GroupBuilder", "session_settings"]
+
+JSON = dict[str, Any]
+
+
+def session_settings(store: Store, session: Session) -> JSON:
+    """The settings a session's model calls ran with, as a full checkpoint: ``model`` (the
+    row's, which /model updates), ``instructions`` (the resolved system prompt) and
+    ``reasoning.effort`` from ``model_config.reasoning_config``."""
+    out: JSON = {}
+    if session.model:
+        out["model"] = session.model
+    prompt = session_prompt(store, session)
+    if prompt:
+        out["instructions"] = prompt
+    config = session.model_config or {}
+    reasoning = config.get("reasoning_config")
+    if isinstance(reasoning, dict) and isinstance(reasoning.get("effort"), str):
+        out["reasoning"] = {"effort": reasoning["effort"]}
+    return out
+
+
+def opening_member(store: Store, lineage: Lineage, session: Session) -> JSON:
+    """The ``hermes`` member of a segment's first entry: the session row's identity, its
+    relation to its parent and the parent's identity. Nothing Hermes updates later is here,
+    so the entries of a conversation keep their ids when Hermes appends to it."""
+    member: JSON = {"session": session.unit, "relation": str(lineage.relation[session.id])}
+    if session.parent_id:
+        member["parent"] = session_unit(store.name, session.parent_id)
+    return member
+
+
+def closing_entry(store: Store, session: Session, ts: str) -> Custom:
+    """The segment's last entry: the session row as read, every non-null column but ``id``
+    and those the opening settings hold verbatim (``model``, ``system_prompt``)."""
+    settings = session_settings(store, session)
+    values, encoded = session.cols.to_exact_json()
+    carried = []
+    if "model" in settings and values.get("model") == settings["model"]:
+        carried.append("model")
+    prompt = values.get("system_prompt")
+    if prompt is not None and prompt == settings.get("instructions"):
+        carried.append("system_prompt")
+    columns = {
+        k: v
+        for k, v in values.items()
+        if session.cols.get(k) is not None and k != "id" and k not in carried
+    }
+    member: JSON = {"session": session.unit, "session_columns": columns}
+    if carried:
+        member["session_carried"] = carried
+    encoded = {k: how for k, how in encoded.items() if k in columns}
+    if encoded:
+        member["session_encoded"] = encoded
+    return Custom(ts=ts, ns="hermes", data={"kind": "session"}, unknown={"hermes": member})
+
+
+@define(kw_only=True)
+class ChildLink:
+    """How a subsession child is linked: its ASF id and the call that spawned it."""
+
+    asf_id: str
+    call_id: str | None
+
+
+@define
+class GroupBuilder:
+    """Builds the plan of one group. ``subsession_id(call_id, attempt)`` derives a spawned
+    child's id; ``fallback_id(session)`` names a child whose call was not found."""
+
+    store: Store
+    lineage: Lineage
+    asf_id: str
+    subsession_id: Callable[[str, int], str]
+    fallback_id: Callable[[Session], str]
+    peer_id: Callable[[str], str]
+    #: ``async_delegations`` rows by the session that dispatched them.
+    delegations: Mapping[str, Sequence[Delegation]] = field(factory=dict)
+    plan: Plan = field(factory=Plan)
+    book: CallBook = field(factory=CallBook)
+    clock: Clock = field(factory=Clock)
+    links: dict[str, ChildLink] = field(factory=dict)
+    #: Output entry index -> the children whose leaves it lists in ``parents``.
+    outputs: dict[int, list[str]] = field(factory=dict)
+    live_leaf: int | None = None
+    rows: int = 0
+    aside: dict[str, int] = field(factory=dict)
+    strays: list[Message] = field(factory=list)
+    #: Readable rows with cells Hermes does not write (kept as stored, read as Hermes reads).
+    damaged: list[Message] = field(factory=list)
+    units: list[str] = field(factory=list)
+    #: ASF call id -> the children it spawned.
+    spawned_by_call: dict[str, list[str]] = field(factory=dict)
+
+    @property
+    def version(self) -> int | None:
+        return self.store.version()
+
+    def build(self, root: str) -> None:
+        """Write every segment of the group, depth first.
+
+        Each segment ends with its closing entries, appended at its live leaf, and the
+        segment Hermes resumes into is written last: the file's last line is the live leaf.
+        """
+        ends: dict[str, int | None] = {}
+        for sid in self.lineage.segments(root):
+            up = self.lineage.parent[sid] if sid != root else None
+            attach = ends.get(up) if up is not None else None
+            ends[sid] = self._segment(self.lineage.sessions[sid], attach, first=sid == root)
+            self.live_leaf = ends[sid]
+
+    def _add(self, entry: Entry, parent: int | None) -> int:
+        return self.plan.add(entry, parent)
+
+    def _segment(self, session: Session, attach: int | None, *, first: bool) -> int | None:
+        lineage, store = self.lineage, self.store
+        self.units.append(session.unit)
+        rows = reader_order(store.messages(session.id), self.version)
+        settings = session_settings(store, session)
+        start = opening_member(store, lineage, session)
+        ts = self.clock.at(session.started_at)
+        cursor = attach
+        summary_row = None if first else _summary_row(rows, self.version)
+        up = lineage.parent[session.id]
+        # A continuation's compaction checkpoints the settings in force before it (its
+        # parent's); a config delta right after it records the continuation's own.
+        before = settings if first or up is None else session_settings(store, lineage.sessions[up])
+        delta = _delta(before, settings, ts, session)
+        if first:
+            config = _with_settings(Config(ts=ts, unknown={"hermes": start}), settings)
+            cursor = self._add(config, cursor)
+            if up is not None and lineage.relation[session.id] is Relation.BRANCH:
+                link = Link(
+                    ts=ts,
+                    rel="fork_of",
+                    session=self.peer_id(up),
+                    unknown={"hermes": {"part": "fork_of"}},
+                )
+                cursor = self._add(link, cursor)
+        else:
+            # The segment opens with its session row; a compaction names it as first_kept.
+            mark = Custom(ts=ts, ns="hermes", data={"kind": "segment"}, unknown={"hermes": start})
+            cursor = self._add(mark, cursor)
+            if summary_row is None:
+                config = Config(ts=ts, replace=True, unknown={"hermes": {"part": "settings"}})
+                cursor = self._add(_with_settings(config, settings), cursor)
+        boundary = cursor
+        subs = [lineage.sessions[c] for c in lineage.kids(session.id, _SUBSESSION)]
+        spawns = find_spawns(rows, subs)
+        spawned: dict[tuple[int, int], list[str]] = {}
+        for child, where in spawns.items():
+            spawned.setdefault(where, []).append(child)
+        harness = _harness_rows(rows) if strips_harness(self.version) else set()
+        want_compaction = False
+        in_run = False
+        run_base: int | None = None
+        snapshot: tuple[Any, ...] = ()
+        for message in rows:
+            self.rows += 1
+            if message.problems and message.error is None:
+                self.damaged.append(message)
+            rewound = not message.active and not message.compacted
+            if rewound and not in_run:
+                in_run, run_base, snapshot = True, cursor, self.book.snapshot()
+            elif not rewound and in_run:
+                in_run, cursor = False, run_base
+                self.book.restore(snapshot)
+            ts = self.clock.at(message.timestamp)
+            as_summary = message.id == summary_row or (
+                message.active
+                and (want_compaction or (message.has_summary and message.summary))
+                and _can_summarize(message, harness)
+            )
+            checkpoint = before if message.id == summary_row else settings
+            rendered = self._render(message, ts, harness, checkpoint, session, as_summary)
+            folds = bool(rendered.entries) and isinstance(rendered.entries[0], Compaction)
+            if folds and message.id != summary_row:
+                # An in-place compaction: a boundary entry, which contributes no items, is
+                # the compaction's first_kept, so the context restarts at its summary.
+                mark = Custom(
+                    ts=ts,
+                    ns="hermes",
+                    data={"kind": "compaction", "reason": "in_place"},
+                    unknown={"hermes": {"part": "compaction", "row": message.unit}},
+                )
+                boundary = cursor = self._add(mark, cursor)
+            if folds:
+                want_compaction = False
+            base = len(self.plan)
+            for position, entry in enumerate(rendered.entries):
+                cursor = self._add(entry, cursor)
+                if position == 0 and folds and message.id == summary_row and delta is not None:
+                    cursor = self._add(delta, cursor)
+            if folds and boundary is not None:
+                self.plan.targets[base] = ("first_kept", boundary)
+            if rendered.answers is not None:
+                kids = self.spawned_by_call.get(rendered.answers)
+                if kids:
+                    self.outputs[base] = list(kids)
+            for index, (_position, call_id, _call) in enumerate(rendered.calls):
+                for attempt, child in enumerate(spawned.get((message.id, index), [])):
+                    cursor = self._link(child, call_id, attempt, ts, cursor)
+            if message.compacted and not message.active:
+                want_compaction = True
+        if in_run:
+            cursor = run_base
+            self.book.restore(snapshot)
+        end_ts = self.clock.at(session.ended_at)
+        for sub in subs:
+            if sub.id not in self.links:
+                cursor = self._link(sub.id, None, 0, end_ts, cursor)
+        for child_id in lineage.kids(session.id, frozenset({Relation.RESET})):
+            link = Link(
+                ts=end_ts,
+                rel="continued_in",
+                session=self.peer_id(child_id),
+                unknown={"hermes": {"part": "reset", "child": session_unit(store.name, child_id)}},
+            )
+            cursor = self._add(link, cursor)
+        for delegation in self.delegations.get(session.id, ()):
+            cursor = self._add(_delegation_entry(store.name, delegation, end_ts), cursor)
+        for usage in store.model_usage(session.id):
+            cursor = self._add(_usage_entry(session, usage, end_ts), cursor)
+        if first and session.title:
+            info = Info(ts=end_ts, name=session.title, unknown={"hermes": {"part": "title"}})
+            cursor = self._add(info, cursor)
+        return self._add(closing_entry(store, session, end_ts), cursor)
+
+    def _link(
+        self, child: str, call_id: str | None, attempt: int, ts: str, cursor: int | None
+    ) -> int:
+        session = self.lineage.sessions[child]
+        asf = self.subsession_id(call_id, attempt) if call_id else self.fallback_id(session)
+        self.links[child] = ChildLink(asf_id=asf, call_id=call_id)
+        if call_id:
+            self.spawned_by_call.setdefault(call_id, []).append(child)
+        link = Link(
+            ts=ts,
+            rel="subsession",
+            session=asf,
+            call_id=call_id,
+            unknown={"hermes": {"part": "subsession", "child": session.unit}},
+        )
+        return self._add(link, cursor)
+
+    def _render(
+        self,
+        message: Message,
+        ts: str,
+        harness: set[int],
+        settings: JSON,
+        session: Session,
+        as_summary: bool,
+    ) -> Rendered:
+        if message.error is not None:
+            self.strays.append(message)
+            return self._aside(render_custom(message, ts, "unreadable", message.error))
+        if message.id in harness:
+            return self._aside(render_custom(message, ts, "review_harness"))
+        if as_summary:
+            self.book.forget()
+        view = reader_dict(message)
+        if clears_stale_markers(self.version):
+            view = clear_stale_marker(view)
+        native: dict[int, str] = {}
+
+        def invent(index: int) -> str:
+            return f"hermes_{message.id}_{index}"
+
+        result = row_items(view, self.book, invent)
+        if not result.in_context:
+            return self._aside(render_custom(message, ts, result.kind))
+        for position, call in result.calls:
+            if result.items[position]["call_id"] != call.pairing_id():
+                native[position] = call.pairing_id()
+        summary = settings if as_summary and result.items else None
+        return render_row(
+            message,
+            result,
+            ts,
+            model=session.model,
+            summary_config=summary,
+            native_ids=native,
+        )
+
+    def _aside(self, rendered: Rendered) -> Rendered:
+        why = rendered.aside or "aside"
+        self.aside[why] = self.aside.get(why, 0) + 1
+        return rendered
+
+
+_SUBSESSION = frozenset({Relation.DELEGATE, Relation.TOOL})
+
+
+def _delta(before: JSON, after: JSON, ts: str, session: Session) -> Config | None:
+    """The config delta from one segment's settings to the next's: the changed members, or
+    a ``replace`` with all of them when one must be removed; None when nothing changed."""
+    if before == after:
+        return None
+    member = {"hermes": {"part": "settings", "session": session.unit}}
+    if set(before) - set(after):
+        return _with_settings(Config(ts=ts, replace=True, unknown=member), after)
+    changed = {k: v for k, v in after.items() if before.get(k) != v}
+    return _with_settings(Config(ts=ts, unknown=member), changed)
+
+
+def _with_settings(config: Config, settings: JSON) -> Config:
+    import attrs
+
+    return attrs.evolve(
+        config,
+        model=settings.get("model"),
+        instructions=settings.get("instructions"),
+        reasoning=settings.get("reasoning"),
+    )
+
+
+def _can_summarize(message: Message, harness: set[int]) -> bool:
+    """Whether a row can open a compacted context: a readable user, system or assistant row."""
+    if message.error is not None or message.id in harness or message.observed:
+        return False
+    return message.role in CONTEXT_ROLES - {"tool"}
+
+
+def _summary_row(rows: Sequence[Message], version: int | None) -> int | None:
+    """The first live row of a continuation that contributes items: its compaction summary."""
+    harness = _harness_rows(rows) if strips_harness(version) else set()
+    scratch = CallBook()
+    for message in rows:
+        if not message.active and not message.compacted:
+            continue
+        if not _can_summarize(message, harness):
+            continue
+        if row_items(reader_dict(message), scratch, lambda i: f"x{i}").items:
+            return message.id
+    return None
+
+
+def _harness_rows(rows: Sequence[Message]) -> set[int]:
+    """Row ids Hermes' reader drops as background-review harness turns (0.18+): each
+    harness prompt and the assistant row right after it, among the rows of one visibility
+    class (live, archived by compaction, soft-deleted), as each read sees them."""
+    out: set[int] = set()
+    for klass in ((True, False), (False, True), (False, False)):
+        seq = [m for m in rows if (m.active, m.compacted and not m.active) == klass]
+        skip_next = False
+        for m in seq:
+            if is_review_harness(m.role, _text(m)):
+                out.add(m.id)
+                skip_next = True
+                continue
+            if skip_next:
+                skip_next = False
+                if m.role == "assistant":
+                    out.add(m.id)
+    return out
+
+
+def _text(message: Message) -> object:
+    if message.role not in {"user", "system"}:
+        return None
+    return reader_content(message)
+
+
+def _usage_entry(session: Session, cols: Columns, ts: str) -> Custom:
+    """A ``session_model_usage`` row: a ``custom`` entry. An auxiliary task's row (title
+    generation, compression, vision...) records calls no response entry holds, so its
+    ``data.usage`` counts them; the main loop's row (``task = ''``) totals calls the response
+    entries already hold and carries no ``usage``, so cost totals do not count them twice."""
+    row = cols.to_json_value(frozenset())
+    key = "/".join(
+        str(row.get(k, ""))
+        for k in ("model", "billing_provider", "billing_base_url", "billing_mode", "task")
+    )
+    data: JSON = {"kind": "model_usage", "task": row.get("task") or "", "model": row.get("model")}
+    if row.get("task"):
+        inp, out = cols.int("input_tokens") or 0, cols.int("output_tokens") or 0
+        data["usage"] = {
+            "input_tokens": inp,
+            "output_tokens": out,
+            "total_tokens": inp + out,
+            "input_tokens_details": {"cached_tokens": cols.int("cache_read_tokens") or 0},
+            "output_tokens_details": {"reasoning_tokens": cols.int("reasoning_tokens") or 0},
+        }
+    values, encoded = cols.to_exact_json()
+    columns = {k: v for k, v in values.items() if cols.get(k) is not None and k != "session_id"}
+    unit = session.unit.replace(":sessions/", ":session_model_usage/", 1) + f"/{key}"
+    member = with_columns(
+        {"row": unit}, columns, {k: e for k, e in encoded.items() if k in columns}
+    )
+    return Custom(ts=ts, ns="hermes", data=data, unknown={"hermes": member})
+
+
+def _delegation_entry(database: str, delegation: Delegation, ts: str) -> Custom:
+    """An ``async_delegations`` row (a background delegation this session dispatched): a
+    ``custom`` entry; its result also arrives as a message row, which is context."""
+    values, encoded = delegation.cols.to_exact_json()
+    columns = {k: v for k, v in values.items() if delegation.cols.get(k) is not None}
+    data: JSON = {"kind": "async_delegation", "state": delegation.state}
+    member = with_columns(
+        {"row": f"{database}:async_delegations/{delegation.id}"},
+        columns,
+        {k: e for k, e in encoded.items() if k in columns},
+    )
+    return Custom(ts=ts, ns="hermes", data=data, unknown={"hermes": member})

@@ -1,0 +1,750 @@
+"""The ``asf`` command, called as ``main([...])``: exit codes, stdout, stderr, files written."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import shutil
+import subprocess
+import sys
+import types
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fixture_paths import ROOT, SHARED
+
+from asf_core import hookimpl, plugins
+from asf_core.cli.main import ExitCode, main
+from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreError
+from asf_core.model import Header, Item
+from asf_core.reader import FormatError, read_session
+from asf_core.stores import store_label
+from asf_core.verify.session import verify_path
+from asf_core.writer import SessionBuilder, write_session
+
+SESSIONS = SHARED / "asf" / "vectors" / "testdata" / "sessions"
+
+
+class ToyStore:
+    def __init__(self, owner: str, path: Path) -> None:
+        self.owner = owner
+        self.path = path
+
+    def info(self) -> dict[str, Any]:
+        return {"owner": self.owner, "schema": 7}
+
+    def close(self) -> None:
+        pass
+
+
+class Toy:
+    """Claims ``*.toy`` files: each line ``id text`` is a session, a line without text a stray."""
+
+    def __init__(self, fmt: str, confidence: float = 1.0, fail: str = "") -> None:
+        self.fmt = fmt
+        self.confidence = confidence
+        self.fail = fail
+
+    @hookimpl
+    def discover(self, path: Path | None) -> list[Claim] | None:
+        if path is None or path.suffix != ".toy":
+            return None
+        return [Claim(format=self.fmt, path=path, confidence=self.confidence)]
+
+    @hookimpl
+    def open_store(self, claim: Claim) -> ToyStore | None:
+        return ToyStore(self.fmt, claim.path) if claim.format == self.fmt else None
+
+    @hookimpl
+    def read(self, store: ToyStore) -> Iterator[NativeSession | Finding] | None:
+        return self._read(store) if store.owner == self.fmt else None
+
+    def _read(self, store: ToyStore) -> Iterator[NativeSession | Finding]:
+        for number, line in enumerate(store.path.read_text().splitlines(), 1):
+            if self.fail == "read":
+                raise RuntimeError(f"cannot parse line {number}")
+            ident, _, text = line.partition(" ")
+            if not text:
+                yield Finding(kind="stray", message="no text", unit=f"line {number}")
+            else:
+                yield NativeSession(
+                    id=ident,
+                    title=text,
+                    started="2026-01-01T00:00:00Z",
+                    counts={"lines": 1},
+                    native=text,
+                )
+
+    @hookimpl
+    def convert(
+        self, store: ToyStore, sessions: Iterable[NativeSession]
+    ) -> Iterator[ConvertedSession | Finding] | None:
+        return self._convert(sessions) if store.owner == self.fmt else None
+
+    def _convert(self, sessions: Iterable[NativeSession]) -> Iterator[ConvertedSession | Finding]:
+        for n, native in enumerate(sessions):
+            if self.fail == "convert" and n == 1:
+                raise KeyError("boom")
+            if self.fail == "interrupt" and n == 1:
+                raise KeyboardInterrupt
+            builder = SessionBuilder(
+                Header(id=f"{self.fmt}-{native.id}", created_at="2026-01-01T00:00:00Z")
+            )
+            item = {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": str(native.native)}],
+            }
+            builder.append(Item(ts="2026-01-01T00:00:01Z", item=item))
+            yield ConvertedSession(
+                header=builder.header, entries=builder.entries, name=native.id, counts={"items": 1}
+            )
+
+
+class FakeDist:
+    def __init__(self, name: str, points: dict[str, str]) -> None:
+        self.name = name
+        self.version = "1.0"
+        self.metadata = {"name": name}
+        self.entry_points = [
+            importlib.metadata.EntryPoint(n, v, plugins.ENTRY_POINT_GROUP)
+            for n, v in points.items()
+        ]
+
+
+class Installed:
+    """The plugins the command sees in a test: fake distributions only."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.monkeypatch = monkeypatch
+        self.dists: list[FakeDist] = []
+        monkeypatch.setattr(importlib.metadata, "distributions", lambda: iter(list(self.dists)))
+        for var in (plugins.DISABLE_AUTOLOAD_ENV, plugins.ONLY_ENV, plugins.TRACE_ENV):
+            monkeypatch.delenv(var, raising=False)
+
+    def add(self, name: str, plugin: object) -> None:
+        module = types.ModuleType(f"asf_cli_fake_{name}")
+        module.PLUGIN = plugin  # type: ignore[attr-defined]
+        self.monkeypatch.setitem(sys.modules, module.__name__, module)
+        self.dists.append(FakeDist(f"asf-{name}", {name: f"{module.__name__}:PLUGIN"}))
+
+    def add_example(self) -> None:
+        """The example plugin from its source tree, as if its distribution were installed."""
+        self.monkeypatch.syspath_prepend(str(ROOT / "examples" / "asf-format-example"))
+        self.dists.append(FakeDist("asf-format-example", {"chatlog": "asf_format_example.plugin"}))
+
+
+@pytest.fixture
+def installed(monkeypatch: pytest.MonkeyPatch) -> Installed:
+    return Installed(monkeypatch)
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Path:
+    src = ROOT / "examples" / "asf-format-example" / "samples" / "sample.chat.jsonl"
+    dst = tmp_path / "logs" / "sample.chat.jsonl"
+    dst.parent.mkdir()
+    shutil.copyfile(src, dst)
+    return dst
+
+
+def _toy(tmp_path: Path, name: str = "a.toy", text: str = "s1 hello\nbad\ns2 world\n") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return code, captured.out, captured.err
+
+
+# --- convert -----------------------------------------------------------------------------
+
+
+def _written(store_dir: Path) -> list[str]:
+    """The session files under a store's output directory, relative to it."""
+    return [p.relative_to(store_dir).as_posix() for p in store_dir.rglob("*.jsonl")]
+
+
+def _file(store_dir: Path, name: str) -> Path:
+    """The file the store's report says session ``name`` was written to."""
+    report = json.loads((store_dir / "report.json").read_text())
+    return store_dir / report["files"][name]
+
+
+def test_convert_writes_the_documented_layout_and_report(
+    installed: Installed, sample: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed.add_example()
+    out = tmp_path / "out"
+
+    code, stdout, stderr = _run(capsys, "convert", sample, "-o", out)
+
+    assert (code, stderr) == (ExitCode.OK, "")  # strays are reported, not failures
+    store_dir = out / "chatlog" / store_label(sample)
+    report = json.loads((store_dir / "report.json").read_text())
+    # The reference store layout: <project key>/<created at>_<session id>.jsonl
+    assert sorted(report["files"]) == ["math.jsonl", "trip.jsonl"]
+    assert sorted(_written(store_dir)) == sorted(report["files"].values())
+    for rel in report["files"].values():
+        project, name = rel.split("/")
+        header = read_session(store_dir / rel).header
+        assert name.endswith(f"_{header.id}.jsonl")
+        assert project == "default"  # the example's headers carry no cwd
+    assert report["complete"] is True
+    assert report["store"] == {"file": "sample.chat.jsonl", "bytes": sample.stat().st_size}
+    assert (report["sessions_read"], report["sessions_written"], report["files_written"]) == (
+        2,
+        2,
+        2,
+    )
+    assert [s["unit"] for s in report["strays"]] == ["sample.chat.jsonl:8", "sample.chat.jsonl:9"]
+    assert [d["unit"] for d in report["dropped"]] == ["sample.chat.jsonl:4"]
+    assert report["counts"] == {"lines": 7, "entries": report["entries_written"]}
+    entries = sum(
+        len(read_session(_file(store_dir, n)).entries) for n in ("math.jsonl", "trip.jsonl")
+    )
+    assert report["entries_written"] == entries
+    assert (
+        f"2 ASF sessions (2 written, 0 unchanged), {entries} entries; 2 strays, 1 dropped" in stdout
+    )
+    assert [f for f in verify_path(out) if f.severity == "error"] == []
+
+
+def test_convert_rerun_rewrites_only_sessions_that_grew(
+    installed: Installed, sample: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed.add_example()
+    out = tmp_path / "out"
+    assert _run(capsys, "convert", sample, "-o", out, "--quiet")[0] == ExitCode.OK
+    store_dir = out / "chatlog" / store_label(sample)
+    before = {n: _file(store_dir, n).stat().st_ino for n in ("math.jsonl", "trip.jsonl")}
+
+    code, stdout, _ = _run(capsys, "convert", sample, "-o", out, "--json")
+    assert code == ExitCode.OK
+    totals = json.loads(stdout)["totals"]
+    assert (totals["files_written"], totals["files_unchanged"]) == (0, 2)
+    assert {n: _file(store_dir, n).stat().st_ino for n in ("math.jsonl", "trip.jsonl")} == before
+
+    with sample.open("a") as f:
+        f.write(
+            '{"session": "math", "role": "user", "content": "And 17 * 24?", "ts": 1790845300}\n'
+        )
+    code, stdout, _ = _run(capsys, "convert", sample, "-o", out, "--json")
+    store = json.loads(stdout)["stores"][0]
+    assert (store["files_written"], store["files_unchanged"]) == (1, 1)
+    assert _file(store_dir, "trip.jsonl").stat().st_ino == before["trip.jsonl"]
+    assert _file(store_dir, "math.jsonl").stat().st_ino != before["math.jsonl"]
+    assert "And 17 * 24?" in _file(store_dir, "math.jsonl").read_text()
+
+
+def test_convert_json_and_report_file(
+    installed: Installed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed.add("toy", Toy("toy"))
+    log = _toy(tmp_path)
+    code, stdout, _ = _run(
+        capsys, "convert", log, "-o", tmp_path / "o", "--json", "--report", tmp_path / "r.json"
+    )
+    assert code == ExitCode.OK
+    run = json.loads(stdout)
+    assert run == json.loads((tmp_path / "r.json").read_text())
+    (store,) = run["stores"]
+    assert (store["format"], store["store"], store["counts"]) == (
+        "toy",
+        {"owner": "toy", "schema": 7},
+        {"items": 2},
+    )
+    assert store["strays"] == [{"kind": "stray", "message": "no text", "unit": "line 2"}]
+    assert run["totals"]["strays"] == 1
+
+
+def test_plugin_crash_names_plugin_and_spares_other_stores(
+    installed: Installed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed.add("good", Toy("good"))
+    installed.add("bad", Toy("bad", fail="convert"))
+    (tmp_path / "in").mkdir()
+    good_log, bad_log = _toy(tmp_path / "in", "g.toy"), _toy(tmp_path / "in", "b.toy")
+    out = tmp_path / "out"
+
+    code, _, stderr = _run(
+        capsys, "convert", good_log, bad_log, "-o", out, "--format", "good", "--quiet"
+    )
+    assert code == ExitCode.OK  # --format good: the bad plugin never runs
+
+    code, stdout, stderr = _run(capsys, "convert", bad_log, "-o", out, "--format", "bad")
+    assert code == ExitCode.PLUGIN
+    assert stderr.strip().splitlines() == [
+        f"asf: {bad_log}: plugin 'bad' failed in convert: KeyError: 'boom'"
+    ]
+    bad_dir = out / "bad" / store_label(bad_log)
+    report = json.loads((bad_dir / "report.json").read_text())
+    assert (report["complete"], report["sessions_written"]) == (False, 1)
+    assert "plugin 'bad' failed in convert" in report["error"]
+    assert "1 store stopped early" in stdout
+    assert _file(out / "good" / store_label(good_log), "s2").is_file()
+
+
+def test_two_formats_claiming_one_file_need_format(
+    installed: Installed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed.add("alpha", Toy("alpha", 0.8))
+    installed.add("beta", Toy("beta", 0.8))
+    log = _toy(tmp_path)
+    code, stdout, stderr = _run(capsys, "convert", log, "-o", tmp_path / "o")
+    assert (code, stdout) == (ExitCode.USAGE, "")
+    assert stderr == (
+        f"asf: {log}: claimed with equal confidence by alpha (0.8), beta (0.8); "
+        "choose one with --format\n"
+    )
+    code, _, _ = _run(capsys, "convert", log, "-o", tmp_path / "o", "--format", "beta")
+    assert code == ExitCode.OK
+    assert _file(tmp_path / "o" / "beta" / store_label(log), "s1").is_file()
+    assert not (tmp_path / "o" / "alpha").exists()
+
+
+def test_convert_unknown_inputs(
+    installed: Installed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed.add("toy", Toy("toy"))
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    assert _run(capsys, "convert", text, "-o", tmp_path / "o") == (
+        ExitCode.NOTHING,
+        "",
+        f"asf: {text}: no format plugin recognises it\n",
+    )
+    assert (
+        _run(capsys, "convert", tmp_path / "missing.toy", "-o", tmp_path / "o")[0] == ExitCode.USAGE
+    )
+    code, _, stderr = _run(
+        capsys, "convert", _toy(tmp_path), "--format", "nope", "-o", tmp_path / "o"
+    )
+    assert code == ExitCode.USAGE
+    assert "unknown format 'nope' (installed: toy" in stderr
+    assert _run(capsys, "convert", "-o", tmp_path / "o")[:2] == (ExitCode.NOTHING, "")
+    assert not (tmp_path / "o").exists()
+
+
+def test_ctrl_c_leaves_whole_files_and_exits_130(
+    installed: Installed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed.add("toy", Toy("toy", fail="interrupt"))
+    log = _toy(tmp_path)
+    out = tmp_path / "o"
+    code, stdout, stderr = _run(capsys, "convert", log, "-o", out)
+    assert (code, stdout, stderr) == (ExitCode.INTERRUPTED, "", "asf: interrupted\n")
+    store_dir = out / "toy" / store_label(log)
+    files = sorted(p.name for p in store_dir.rglob("*") if p.is_file())
+    assert files == sorted(["report.json", _file(store_dir, "s1").name])  # no temp files
+    assert read_session(_file(store_dir, "s1")).problems == []
+    report = json.loads((store_dir / "report.json").read_text())
+    assert (report["complete"], report["error"]) == (False, "interrupted")
+
+
+def test_progress_only_on_a_terminal(
+    installed: Installed,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    installed.add("toy", Toy("toy"))
+    log = _toy(tmp_path)
+    assert _run(capsys, "convert", log, "-o", tmp_path / "o")[2] == ""  # not a TTY: silent
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert "\r" in _run(capsys, "convert", log, "-o", tmp_path / "o")[2]
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert _run(capsys, "convert", log, "-o", tmp_path / "o", "--json")[2] == ""
+    assert _run(capsys, "convert", log, "-o", tmp_path / "o", "--quiet") == (ExitCode.OK, "", "")
+
+
+# --- list and plugins --------------------------------------------------------------------
+
+
+def test_list_shows_native_sessions(
+    installed: Installed, sample: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    installed.add_example()
+    code, stdout, stderr = _run(capsys, "list", sample.parent)
+    assert code == ExitCode.OK
+    lines = stdout.splitlines()
+    assert lines[0].split() == [
+        "FORMAT",
+        "ID",
+        "SOURCE",
+        "STARTED",
+        "ENDED",
+        "RELATION",
+        "PARENT",
+        "COUNTS",
+        "FINDINGS",
+        "TITLE",
+    ]
+    assert [line.split()[:2] for line in lines[1:]] == [["chatlog", "trip"], ["chatlog", "math"]]
+    assert "2 stray" in stderr
+    code, stdout, _ = _run(capsys, "list", sample, "--json")
+    (store,) = json.loads(stdout)["stores"]
+    assert [s["id"] for s in store["sessions"]] == ["trip", "math"]
+    assert store["sessions"][0]["counts"] == {"lines": 5, "assistant": 2, "system": 1, "user": 2}
+    assert not (tmp_path / "asf-out").exists()
+
+
+def test_plugins_lists_ok_and_broken(
+    installed: Installed, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    installed.add("toy", Toy("toy"))
+    installed.dists.append(FakeDist("asf-gone", {"gone": "asf_no_such_module_for_tests"}))
+    code, stdout, stderr = _run(capsys, "plugins", "--json")
+    assert code == ExitCode.PLUGIN
+    rows = {r["name"]: r for r in json.loads(stdout)}
+    assert rows["toy"] == {
+        "name": "toy",
+        "distribution": "asf-toy",
+        "version": "1.0",
+        "hooks": ["convert", "discover", "open_store", "read"],
+        "status": "ok",
+        "error": None,
+    }
+    assert rows["gone"]["status"] == "broken"
+    assert "ModuleNotFoundError" in rows["gone"]["error"]
+    assert "(distribution asf-gone) not loaded" in stderr
+    code, stdout, _ = _run(capsys, "plugins")
+    assert stdout.splitlines()[0].split() == ["NAME", "DISTRIBUTION", "VERSION", "STATUS", "HOOKS"]
+    assert "broken: ModuleNotFoundError" in stdout
+
+
+# --- show and verify ---------------------------------------------------------------------
+
+
+def test_show_prints_every_entry_and_marks_forks_and_leaves(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = SESSIONS / "branch.jsonl"
+    session = read_session(path)
+    code, stdout, _ = _run(capsys, "show", path)
+    assert code == ExitCode.OK
+    lines = stdout.splitlines()
+    rows = lines[1 : 1 + len(session.entries)]
+    assert [r.split()[0] for r in rows] == [
+        e.id.removeprefix("sha256:")[:8] for e in session.entries if e.id
+    ]
+    forks = [e for e in session.entries if len(session.children.get(e.id, [])) > 1]
+    assert [r for r in rows if "[fork:" in r] == [
+        r for r in rows if r.split()[0] in {f.id[7:15] for f in forks if f.id}
+    ]
+    assert sum("leaf" in r.split("[")[-1] for r in rows if "[" in r) == len(session.leaves())
+    resume = session.resume_leaf()
+    assert resume is not None
+    assert next(r for r in rows if "resume]" in r).startswith(resume[7:15])
+    assert f"context at {resume[7:15]}" in stdout
+
+
+def test_show_json_and_leaf_prefix(capsys: pytest.CaptureFixture[str]) -> None:
+    path = SESSIONS / "branch.jsonl"
+    session = read_session(path)
+    other = next(leaf for leaf in session.leaves() if leaf != session.resume_leaf())
+    code, stdout, _ = _run(capsys, "show", path, "--json", "--leaf", other[7:19])
+    assert code == ExitCode.OK
+    shown = json.loads(stdout)
+    assert shown["leaf"] == other
+    assert shown["header"]["id"] == session.header.id
+    assert [e["id"] for e in shown["entries"]] == [e.id for e in session.entries]
+    context = shown["context"]
+    assert context["entries"][-1] == other
+    assert len(context["items"]) == len(context["item_entries"])
+    assert set(context) >= {"settings", "items", "entries", "item_entries", "omitted"}
+
+
+def test_show_expected_errors_are_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_bytes(bytes(range(256)) * 4)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.txt").write_text("not asf")
+    cases = [
+        (("show", tmp_path / "missing.jsonl"), "no such file"),
+        (("show", notes), "is a directory"),
+        (("show", garbage), "not an ASF session file"),
+        (("show", SESSIONS / "basic.jsonl", "--leaf", "zzzz"), "no entry id starts with 'zzzz'"),
+        (("show", SESSIONS / "basic.jsonl", "--leaf", "sha256:"), "is ambiguous"),
+    ]
+    for argv, message in cases:
+        code, stdout, stderr = _run(capsys, *argv)
+        assert (code, stdout) == (ExitCode.USAGE, ""), argv
+        assert len(stderr.splitlines()) == 1, argv
+        assert message in stderr, argv
+
+
+def test_verify_exit_codes(
+    installed: Installed, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, stdout, _ = _run(capsys, "verify", SESSIONS / "basic.jsonl")
+    assert (code, stdout.splitlines()[-1]) == (ExitCode.OK, f"{SESSIONS / 'basic.jsonl'}: ok")
+    code, stdout, _ = _run(capsys, "verify", SESSIONS / "bad-parent.jsonl", "--json")
+    result = json.loads(stdout)
+    assert (code, result["ok"]) == (ExitCode.PROBLEMS, False)
+    assert any(f["severity"] == "error" for f in result["findings"])
+    good = tmp_path / "good"
+    good.mkdir()
+    for name in ("basic.jsonl", "branch.jsonl"):
+        shutil.copyfile(SESSIONS / name, good / name)
+    code, stdout, _ = _run(capsys, "verify", good)
+    assert (code, stdout.splitlines()[-1]) == (ExitCode.OK, f"{good}: ok (2 files)")
+    assert json.loads(_run(capsys, "verify", good, "--json")[1])["files"] == 2
+    garbage = tmp_path / "g.jsonl"
+    garbage.write_bytes(b"\x00\xff" * 100)
+    assert _run(capsys, "verify", garbage)[0] == ExitCode.USAGE
+    assert _run(capsys, "verify", tmp_path / "missing")[0] == ExitCode.USAGE
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "a.txt").write_text("x")
+    assert _run(capsys, "verify", empty)[:2] == (ExitCode.NOTHING, "")
+
+
+def test_verify_warnings_alone_exit_0(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    warned = [
+        p
+        for p in sorted(SESSIONS.glob("*.jsonl"))
+        if (fs := verify_path(p)) and all(f.severity != "error" for f in fs)
+    ]
+    if not warned:
+        pytest.skip("no vector session has warnings only")
+    code, stdout, _ = _run(capsys, "verify", warned[0])
+    assert code == ExitCode.OK
+    assert "warning" in stdout
+
+
+# --- process-level behaviour -------------------------------------------------------------
+
+
+class _ClosedPipe:
+    def write(self, text: str) -> int:
+        raise BrokenPipeError
+
+    def flush(self) -> None:
+        raise BrokenPipeError
+
+
+def test_broken_pipe_is_quiet(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdout", _ClosedPipe())
+    assert main(["show", str(SESSIONS / "basic.jsonl")]) == ExitCode.BROKEN_PIPE
+    assert capsys.readouterr().err == ""
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, stdout, stderr = _run(capsys, "frobnicate")
+    assert (code, stdout) == (ExitCode.USAGE, "")
+    assert "invalid choice" in stderr
+    assert _run(capsys, "--help")[0] == ExitCode.OK
+
+
+def _asf_script() -> str | None:
+    beside = Path(sys.executable).parent / "asf"
+    return str(beside) if beside.is_file() else shutil.which("asf")
+
+
+def test_installed_asf_script(tmp_path: Path) -> None:
+    """The console script as a user runs it: real entry points, real process, a real pipe."""
+    script = _asf_script()
+    if script is None:
+        pytest.skip("the asf console script is not installed (pip install -e .)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASF_")}
+    listed = subprocess.run(
+        [script, "plugins", "--json"], capture_output=True, text=True, env=env, check=False
+    )
+    assert listed.returncode in (ExitCode.OK, ExitCode.PLUGIN), listed.stderr
+    names = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert names["hermes"]["distribution"] == "asf"
+    big = tmp_path / "big.jsonl"  # enough output to overflow any pipe buffer
+    builder = SessionBuilder(Header(id="big", created_at="2026-01-01T00:00:00Z"))
+    for n in range(2000):
+        item = {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": f"m{n}"}],
+        }
+        builder.append(Item(ts="2026-01-01T00:00:01Z", item=item))
+    write_session(big, builder.header, builder.entries)
+    show = subprocess.Popen(
+        [script, "show", str(big)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    assert show.stdout is not None
+    assert show.stderr is not None
+    first = show.stdout.readline()
+    show.stdout.close()  # like `asf show big.jsonl | head -n 1`: the reader goes away
+    assert show.wait(timeout=60) == ExitCode.BROKEN_PIPE
+    assert first.startswith(b"session big ")
+    assert show.stderr.read() == b""  # no traceback, no "Exception ignored" at exit
+    show.stderr.close()
+    missing = subprocess.run(
+        [script, "show", str(tmp_path / "nope.jsonl")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert (missing.returncode, missing.stdout) == (ExitCode.USAGE, "")
+    assert missing.stderr == f"asf: {tmp_path / 'nope.jsonl'}: no such file\n"
+
+
+def test_unsafe_or_repeated_session_names_are_plugin_errors(
+    installed: Installed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed.add("toy", Toy("toy"))
+    out = tmp_path / "o"
+    evil = _toy(tmp_path, "evil.toy", "ok fine\n../evil hello\n")
+    code, _, stderr = _run(capsys, "convert", evil, "-o", out, "--quiet")
+    assert code == ExitCode.PLUGIN
+    assert "plugin 'toy' failed in convert: session name '../evil' is not a file name" in stderr
+    assert len([p for p in out.rglob("*.jsonl") if p.is_file()]) == 1  # "ok" only
+    twice = _toy(tmp_path, "twice.toy", "s hello\ns again\n")
+    code, _, stderr = _run(capsys, "convert", twice, "-o", out, "--quiet")
+    assert code == ExitCode.PLUGIN
+    assert "two sessions are named 's.jsonl'" in stderr
+
+
+def test_a_store_named_twice_is_converted_once(
+    installed: Installed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed.add("toy", Toy("toy"))
+    log = _toy(tmp_path)
+    code, stdout, _ = _run(
+        capsys, "convert", log, tmp_path / "." / log.name, "-o", tmp_path / "o", "--json"
+    )
+    assert code == ExitCode.OK
+    assert len(json.loads(stdout)["stores"]) == 1
+
+
+@pytest.mark.parametrize(
+    "path", sorted(SESSIONS.rglob("*.jsonl")), ids=lambda p: str(p.relative_to(SESSIONS))
+)
+def test_show_handles_every_vector_file(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        session = read_session(path)
+    except FormatError:  # not readable as ASF: show must say so in one line
+        code, stdout, stderr = _run(capsys, "show", path)
+        assert (code, stdout, len(stderr.splitlines())) == (ExitCode.USAGE, "", 1)
+        return
+    code, stdout, stderr = _run(capsys, "show", path)
+    assert code == ExitCode.OK
+    assert len(stderr.splitlines()) == len(session.problems)
+    assert len(stdout.splitlines()) > len(session.entries)
+    code, stdout, _ = _run(capsys, "show", path, "--json")
+    assert code == ExitCode.OK
+    assert len(json.loads(stdout)["entries"]) == len(session.entries)
+
+
+def test_list_reports_a_failing_plugin_and_goes_on(
+    installed: Installed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed.add("good", Toy("good"))
+    installed.add("bad", Toy("bad", 0.5, fail="read"))
+    good = _toy(tmp_path, "g.toy")
+    code, stdout, stderr = _run(capsys, "list", good, "--format", "bad", "--json")
+    assert code == ExitCode.PLUGIN
+    assert json.loads(stdout)["stores"] == []
+    assert (
+        stderr == f"asf: {good}: plugin 'bad' failed in read: RuntimeError: cannot parse line 1\n"
+    )
+    code, stdout, _ = _run(capsys, "list", good)  # good wins on confidence
+    assert code == ExitCode.OK
+    assert [line.split()[:2] for line in stdout.splitlines()[1:]] == [
+        ["good", "s1"],
+        ["good", "s2"],
+    ]
+
+
+class Fragile(Toy):
+    """A toy whose stores may be damaged: a file starting ``DAMAGED`` cannot be opened, a line
+    ``CUT`` cannot be read; a line ``BOOM`` is a bug in the plugin."""
+
+    @hookimpl
+    def open_store(self, claim: Claim) -> ToyStore | None:
+        if claim.path.read_text().startswith("DAMAGED"):
+            raise StoreError("truncated: 7 of 4096 bytes")
+        return ToyStore(self.fmt, claim.path)
+
+    def _read(self, store: ToyStore) -> Iterator[NativeSession | Finding]:
+        for line in store.path.read_text().splitlines():
+            if line == "CUT":
+                raise StoreError("page 2 cannot be read")
+            if line == "BOOM":
+                raise RuntimeError("boom")
+            ident, _, text = line.partition(" ")
+            yield NativeSession(id=ident, title=text, native=text)
+
+
+def test_a_damaged_store_is_one_line_and_exit_2_and_the_others_convert(
+    installed: Installed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed.add("toy", Fragile("toy"))
+    good = _toy(tmp_path, "good.toy", "s1 hello\n")
+    damaged = _toy(tmp_path, "damaged.toy", "DAMAGED")
+    cut = _toy(tmp_path, "cut.toy", "s1 hello\nCUT\ns2 world\n")
+    out = tmp_path / "o"
+    code, _, stderr = _run(capsys, "convert", damaged, good, cut, "-o", out, "--quiet")
+    assert code == ExitCode.USAGE
+    assert stderr.splitlines() == [
+        f"asf: {cut}: page 2 cannot be read",
+        f"asf: {damaged}: truncated: 7 of 4096 bytes",
+    ]
+    reports = {
+        Path(r["path"]).name: r
+        for r in (json.loads(p.read_text()) for p in out.rglob("report.json"))
+    }
+    assert reports["good.toy"]["complete"] is True
+    assert reports["good.toy"]["sessions_written"] == 1
+    assert (reports["damaged.toy"]["complete"], reports["damaged.toy"]["error"]) == (
+        False,
+        "truncated: 7 of 4096 bytes",
+    )
+    assert reports["cut.toy"]["error"] == "page 2 cannot be read"
+
+    code, stdout, stderr = _run(capsys, "list", damaged, good, "--json")
+    assert code == ExitCode.USAGE
+    listed = json.loads(stdout)
+    assert [Path(s["path"]).name for s in listed["stores"]] == ["good.toy"]
+    assert listed["errors"] == [f"{damaged}: truncated: 7 of 4096 bytes"]
+    assert stderr == f"asf: {damaged}: truncated: 7 of 4096 bytes\n"
+
+
+def test_a_plugin_failure_outranks_a_damaged_store(
+    installed: Installed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed.add("toy", Fragile("toy"))
+    damaged = _toy(tmp_path, "damaged.toy", "DAMAGED")
+    buggy = _toy(tmp_path, "buggy.toy", "BOOM\n")
+    for command in (["list"], ["convert", "-o", tmp_path / "o", "--quiet"]):
+        code, _, stderr = _run(capsys, *command, damaged, buggy)
+        assert code == ExitCode.PLUGIN
+        assert stderr.splitlines() == [
+            f"asf: {buggy}: plugin 'toy' failed in read: RuntimeError: boom",
+            f"asf: {damaged}: truncated: 7 of 4096 bytes",
+        ]
+
+
+def test_a_path_that_cannot_be_searched_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PermissionError from looking at a PATH is a message, not a traceback (root reads
+    everything, so the refusal is simulated)."""
+    closed = tmp_path / "closed"
+    closed.mkdir()
+
+    def refuse(path: Path, *args: Any, **kwargs: Any) -> os.stat_result:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(Path, "stat", refuse)
+    code, _, stderr = _run(capsys, "list", closed / "state.db")
+    assert (code, stderr) == (ExitCode.USAGE, f"asf: {closed / 'state.db'}: permission denied\n")

@@ -1,0 +1,560 @@
+"""The plugin host: entry-point loading, broken plugins, typed hook calls, choosing claims."""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import sys
+import types
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fixture_paths import ROOT
+from hypothesis import given
+from hypothesis import strategies as st
+
+from asf_core import hookimpl, plugins
+from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreError
+from asf_core.model import Header, Item
+from asf_core.plugins import (
+    AmbiguousFormat,
+    AsfPluginManager,
+    Candidate,
+    PluginError,
+    make_plugin_manager,
+)
+from asf_core.writer import SessionBuilder
+
+# --- fakes -------------------------------------------------------------------------------
+
+
+class ToyStore:
+    """A store handle that remembers which plugin opened it and whether it was closed."""
+
+    def __init__(self, owner: str, path: Path) -> None:
+        self.owner = owner
+        self.path = path
+        self.closed = 0
+
+    def info(self) -> dict[str, Any]:
+        return {"owner": self.owner}
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+class Toy:
+    """A format plugin claiming ``*.toy`` files; each line ``id text`` is one session."""
+
+    def __init__(self, fmt: str = "toy", confidence: float = 1.0, fail: str = "") -> None:
+        self.fmt = fmt
+        self.confidence = confidence
+        self.fail = fail
+        self.calls: list[str] = []
+
+    @hookimpl
+    def discover(self, path: Path | None) -> list[Claim] | None:
+        self.calls.append("discover")
+        if self.fail == "discover":
+            raise RuntimeError("discover exploded")
+        if path is None or path.suffix != ".toy":
+            return None
+        return [Claim(format=self.fmt, path=path, confidence=self.confidence)]
+
+    @hookimpl
+    def open_store(self, claim: Claim) -> ToyStore | None:
+        self.calls.append("open_store")
+        if self.fail == "open_store":
+            raise OSError("cannot open")
+        return ToyStore(self.fmt, claim.path) if claim.format == self.fmt else None
+
+    @hookimpl
+    def read(self, store: ToyStore) -> Iterator[NativeSession | Finding] | None:
+        self.calls.append("read")
+        if store.owner != self.fmt:
+            return None
+        return self._read(store)
+
+    def _read(self, store: ToyStore) -> Iterator[NativeSession | Finding]:
+        for number, line in enumerate(store.path.read_text().splitlines(), 1):
+            if self.fail == "read" and number == 2:
+                raise ValueError("line 2 is cursed")
+            ident, _, text = line.partition(" ")
+            if not text:
+                yield Finding(kind="stray", message="no text", unit=f"line {number}")
+                continue
+            yield NativeSession(id=ident, title=text, counts={"lines": 1}, native=text)
+
+    @hookimpl
+    def convert(
+        self, store: ToyStore, sessions: Iterable[NativeSession]
+    ) -> Iterator[ConvertedSession | Finding] | None:
+        self.calls.append("convert")
+        if store.owner != self.fmt:
+            return None
+        return self._convert(sessions)
+
+    def _convert(self, sessions: Iterable[NativeSession]) -> Iterator[ConvertedSession | Finding]:
+        for n, native in enumerate(sessions):
+            if self.fail == "convert" and n == 1:
+                raise KeyError("second session")
+            if self.fail == "interrupt" and n == 1:
+                raise KeyboardInterrupt
+            builder = SessionBuilder(
+                Header(id=f"toy-{native.id}", created_at="2026-01-01T00:00:00Z")
+            )
+            text = str(native.native)
+            item = {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": text}],
+            }
+            builder.append(Item(ts="2026-01-01T00:00:01Z", item=item))
+            yield ConvertedSession(
+                header=builder.header,
+                entries=builder.entries,
+                name=native.id,
+                counts={"sessions": 1},
+            )
+
+
+class Greedy:
+    """Answers every hook for any input: it must never be reached through a subset caller."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    @hookimpl
+    def open_store(self, claim: Claim) -> ToyStore:
+        self.calls.append("open_store")
+        return ToyStore("greedy", claim.path)
+
+    @hookimpl
+    def read(self, store: ToyStore) -> Iterator[NativeSession | Finding]:
+        self.calls.append("read")
+        return iter([NativeSession(id="greedy")])
+
+    @hookimpl
+    def convert(self, store: ToyStore, sessions: Iterable[NativeSession]) -> Iterator[Finding]:
+        self.calls.append("convert")
+        return iter([Finding(kind="info", message="greedy")])
+
+
+class FakeDist:
+    """Just enough of ``importlib.metadata.Distribution`` for the host's entry-point scan."""
+
+    def __init__(self, name: str, points: dict[str, str], version: str = "1.0") -> None:
+        self.name = name
+        self.version = version
+        self.metadata = {"name": name}
+        self.entry_points = [
+            importlib.metadata.EntryPoint(n, v, plugins.ENTRY_POINT_GROUP)
+            for n, v in points.items()
+        ]
+
+
+@pytest.fixture
+def dists(monkeypatch: pytest.MonkeyPatch) -> list[FakeDist]:
+    """The installed distributions the host sees: only the ones a test adds."""
+    installed: list[FakeDist] = []
+    monkeypatch.setattr(importlib.metadata, "distributions", lambda: iter(list(installed)))
+    for var in (plugins.DISABLE_AUTOLOAD_ENV, plugins.ONLY_ENV, plugins.TRACE_ENV):
+        monkeypatch.delenv(var, raising=False)
+    return installed
+
+
+def fake_module(monkeypatch: pytest.MonkeyPatch, name: str, **attrs: object) -> str:
+    """Put a module in ``sys.modules`` so an entry point can name it."""
+    module = types.ModuleType(name)
+    for key, value in attrs.items():
+        setattr(module, key, value)
+    monkeypatch.setitem(sys.modules, name, module)
+    return name
+
+
+@pytest.fixture
+def pm() -> AsfPluginManager:
+    """A fresh manager with no entry points: each test registers what it needs."""
+    return make_plugin_manager(autoload=False)
+
+
+def _toy_file(tmp_path: Path, text: str = "a hello\nb world\n") -> Path:
+    path = tmp_path / "log.toy"
+    path.write_text(text)
+    return path
+
+
+# --- the four hooks ----------------------------------------------------------------------
+
+
+def test_hook_discover(tmp_path: Path) -> None:
+    toy, other = Toy("toy", 0.9), Toy("other", 0.4)
+    pm = make_plugin_manager(plugins=[("toy", toy), ("other", other)], autoload=False)
+    path = _toy_file(tmp_path)
+
+    found = plugins.discover(pm, path)
+
+    assert found.failures == ()
+    assert sorted((c.plugin, c.claim.format, c.claim.confidence) for c in found.candidates) == [
+        ("other", "other", 0.4),
+        ("toy", "toy", 0.9),
+    ]
+    assert plugins.discover(pm, tmp_path / "x.txt").candidates == ()
+    assert plugins.discover(pm, None).candidates == ()  # no default locations
+    assert toy.calls == ["discover"] * 3
+
+
+def test_hook_discover_failure_names_plugin_and_spares_others(tmp_path: Path) -> None:
+    pm = make_plugin_manager(
+        plugins=[("bad", Toy("bad", fail="discover")), ("toy", Toy())], autoload=False
+    )
+    found = plugins.discover(pm, _toy_file(tmp_path))
+    assert [c.plugin for c in found.candidates] == ["toy"]
+    (failure,) = found.failures
+    assert failure.plugin == "bad"
+    assert "plugin 'bad' failed in discover: RuntimeError: discover exploded" in str(failure)
+
+
+def test_hook_discover_rejects_a_non_claim(pm: AsfPluginManager, tmp_path: Path) -> None:
+    class Wrong:
+        @hookimpl
+        def discover(self, path: Path | None) -> list[str]:
+            return ["not a claim"]
+
+    pm.add_plugin("wrong", lambda: Wrong())
+    (failure,) = plugins.discover(pm, tmp_path).failures
+    assert "returned str, not Claim" in str(failure)
+
+
+def test_hook_open_store(pm: AsfPluginManager, tmp_path: Path) -> None:
+    toy, greedy = Toy(), Greedy()
+    pm.add_plugin("toy", lambda: toy)
+    pm.add_plugin("greedy", lambda: greedy)
+    claim = Claim(format="toy", path=_toy_file(tmp_path), confidence=1)
+
+    store = plugins.open_store(pm, Candidate(claim=claim, plugin="toy"))
+
+    assert isinstance(store, ToyStore)
+    assert store.owner == "toy"
+    assert greedy.calls == []  # only the claiming plugin answers
+    with pytest.raises(PluginError, match="plugin 'toy' failed in open_store: could not open"):
+        plugins.open_store(
+            pm, Candidate(claim=Claim(format="x", path=claim.path, confidence=1), plugin="toy")
+        )
+
+
+def test_hook_open_store_exception_names_plugin(pm: AsfPluginManager, tmp_path: Path) -> None:
+    pm.add_plugin("flaky", lambda: Toy("flaky", fail="open_store"))
+    claim = Claim(format="flaky", path=tmp_path, confidence=1)
+    with pytest.raises(PluginError, match=r"'flaky' failed in open_store: OSError: cannot open"):
+        plugins.open_store(pm, Candidate(claim=claim, plugin="flaky"))
+
+
+class Damaged(Toy):
+    """Says its stores are damaged: at opening, or part way through reading (``fail``)."""
+
+    @hookimpl
+    def open_store(self, claim: Claim) -> ToyStore | None:
+        if self.fail == "open_store":
+            raise StoreError("truncated: 10 of 4096 bytes")
+        return ToyStore(self.fmt, claim.path)
+
+    def _read(self, store: ToyStore) -> Iterator[NativeSession | Finding]:
+        yield NativeSession(id="first")
+        raise StoreError("page 3 is unreadable")
+
+
+def test_hook_open_store_damaged_store_is_not_a_plugin_failure(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    pm.add_plugin("damaged", lambda: Damaged("damaged", fail="open_store"))
+    claim = Claim(format="damaged", path=tmp_path / "x.toy", confidence=1)
+    with pytest.raises(StoreError) as caught:
+        plugins.open_store(pm, Candidate(claim=claim, plugin="damaged"))
+    assert not isinstance(caught.value, PluginError)
+    assert plugins.store_problem(caught.value) == "truncated: 10 of 4096 bytes"
+    assert plugins.store_problem(StoreError("two\n lines ")) == "two; lines"
+    assert plugins.store_problem(StoreError()) == "cannot be read"
+
+
+def test_hook_read_damage_found_part_way_goes_up_as_it_is(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    pm.add_plugin("damaged", lambda: Damaged("damaged"))
+    store = ToyStore("damaged", _toy_file(tmp_path))
+    got: list[object] = []
+    with pytest.raises(StoreError, match="page 3 is unreadable"):
+        got.extend(plugins.read(pm, "damaged", store))
+    assert [type(i).__name__ for i in got] == ["NativeSession"]
+    sessions = (i for i in plugins.read(pm, "damaged", store) if isinstance(i, NativeSession))
+    with pytest.raises(StoreError, match="page 3 is unreadable"):  # through convert as well
+        list(plugins.convert(pm, "damaged", store, sessions))
+
+
+def test_hook_read(pm: AsfPluginManager, tmp_path: Path) -> None:
+    toy, greedy = Toy(), Greedy()
+    pm.add_plugin("toy", lambda: toy)
+    pm.add_plugin("greedy", lambda: greedy)
+    store = ToyStore("toy", _toy_file(tmp_path, "a hello\nlonely\nb world\n"))
+
+    items = list(plugins.read(pm, "toy", store))
+
+    assert [type(i).__name__ for i in items] == ["NativeSession", "Finding", "NativeSession"]
+    assert [i.id for i in items if isinstance(i, NativeSession)] == ["a", "b"]
+    assert greedy.calls == []
+
+
+def test_hook_read_failure_mid_way_names_plugin(pm: AsfPluginManager, tmp_path: Path) -> None:
+    pm.add_plugin("toy", lambda: Toy(fail="read"))
+    store = ToyStore("toy", _toy_file(tmp_path))
+    got: list[object] = []
+    with pytest.raises(PluginError, match=r"'toy' failed in read: ValueError: line 2 is cursed"):
+        got.extend(plugins.read(pm, "toy", store))
+    assert len(got) == 1  # the first session arrived before the failure
+
+
+def test_hook_convert(pm: AsfPluginManager, tmp_path: Path) -> None:
+    toy, greedy = Toy(), Greedy()
+    pm.add_plugin("toy", lambda: toy)
+    pm.add_plugin("greedy", lambda: greedy)
+    store = ToyStore("toy", _toy_file(tmp_path))
+    natives = [s for s in plugins.read(pm, "toy", store) if isinstance(s, NativeSession)]
+
+    converted = list(plugins.convert(pm, "toy", store, natives))
+
+    assert [c.name for c in converted if isinstance(c, ConvertedSession)] == ["a", "b"]
+    first = converted[0]
+    assert isinstance(first, ConvertedSession)
+    assert first.entries[0].id is not None
+    assert greedy.calls == []
+
+
+def test_hook_convert_failure_names_plugin(pm: AsfPluginManager, tmp_path: Path) -> None:
+    pm.add_plugin("toy", lambda: Toy(fail="convert"))
+    store = ToyStore("toy", _toy_file(tmp_path))
+    natives = [s for s in plugins.read(pm, "toy", store) if isinstance(s, NativeSession)]
+    with pytest.raises(PluginError, match=r"'toy' failed in convert: KeyError"):
+        list(plugins.convert(pm, "toy", store, natives))
+
+
+def test_convert_of_a_failing_read_keeps_the_reader_named(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    pm.add_plugin("toy", lambda: Toy(fail="read"))
+    store = ToyStore("toy", _toy_file(tmp_path))
+    with pytest.raises(PluginError, match="failed in read") as caught:
+        list(plugins.convert(pm, "toy", store, plugins.read(pm, "toy", store)))  # type: ignore[arg-type]
+    assert caught.value.hook == "read"
+
+
+# --- loading -----------------------------------------------------------------------------
+
+
+def test_entry_point_plugin_is_registered_with_its_distribution(
+    dists: list[FakeDist], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = fake_module(monkeypatch, "asf_fake_toy", PLUGIN=Toy())
+    dists.append(FakeDist("asf-toy", {"toy": f"{module}:PLUGIN"}, version="2.5"))
+
+    pm = make_plugin_manager()
+
+    (record,) = pm.records()
+    assert (record.name, record.distribution, record.version, record.status) == (
+        "toy",
+        "asf-toy",
+        "2.5",
+        "ok",
+    )
+    assert record.hooks == ("convert", "discover", "open_store", "read")
+
+
+def test_plugin_whose_import_fails_is_a_broken_row(
+    dists: list[FakeDist],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / "asf_fake_broken.py").write_text("raise ImportError('needs libfoo')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "asf_fake_broken", raising=False)
+    good = fake_module(monkeypatch, "asf_fake_good", PLUGIN=Toy())
+    dists.append(FakeDist("asf-broken", {"broken": "asf_fake_broken"}))
+    dists.append(FakeDist("asf-good", {"toy": f"{good}:PLUGIN"}))
+
+    pm = make_plugin_manager()
+
+    assert pm.plugin_names() == ["toy"]
+    broken = [r for r in pm.records() if r.status == "broken"]
+    assert [(r.name, r.distribution) for r in broken] == [("broken", "asf-broken")]
+    assert "ImportError: needs libfoo" in broken[0].error
+    err = capsys.readouterr().err
+    assert "plugin 'broken' (distribution asf-broken) not loaded: ImportError: needs libfoo" in err
+
+
+def test_hookimpl_that_does_not_match_its_spec_is_broken(
+    dists: list[FakeDist], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    @hookimpl
+    def discover(path: Path | None, colour: str) -> None:
+        return None
+
+    module = fake_module(monkeypatch, "asf_fake_badarg", discover=discover)
+    dists.append(FakeDist("asf-badarg", {"badarg": module}))
+
+    pm = make_plugin_manager()
+
+    assert pm.plugin_names() == []
+    (record,) = pm.records()
+    assert record.status == "broken"
+    assert "colour" in record.error
+    assert "asf-badarg" in capsys.readouterr().err
+
+
+def test_hookimpl_with_a_misspelt_hook_name_is_broken(
+    dists: list[FakeDist], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    @hookimpl
+    def discovr(path: Path | None) -> None:
+        return None
+
+    module = fake_module(monkeypatch, "asf_fake_typo", discovr=discovr)
+    good = fake_module(monkeypatch, "asf_fake_good2", PLUGIN=Toy())
+    dists.append(FakeDist("asf-typo", {"typo": module}))
+    dists.append(FakeDist("asf-good", {"toy": f"{good}:PLUGIN"}))
+
+    pm = make_plugin_manager()  # check_pending passes: the bad plugin is gone
+
+    assert pm.plugin_names() == ["toy"]
+    assert [r.name for r in pm.records() if r.status == "broken"] == ["typo"]
+    assert "discovr" in pm.records()[1].error
+
+
+def test_two_distributions_with_one_name(
+    dists: list[FakeDist], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = fake_module(monkeypatch, "asf_fake_one", PLUGIN=Toy())
+    second = fake_module(monkeypatch, "asf_fake_two", PLUGIN=Toy())
+    dists.append(FakeDist("asf-one", {"toy": f"{first}:PLUGIN"}))
+    dists.append(FakeDist("asf-two", {"toy": f"{second}:PLUGIN"}))
+    pm = make_plugin_manager()
+    assert pm.plugin_names() == ["toy"]
+    assert [(r.distribution, r.status) for r in pm.records()] == [
+        ("asf-one", "ok"),
+        ("asf-two", "broken"),
+    ]
+
+
+def test_disable_autoload_env(dists: list[FakeDist], monkeypatch: pytest.MonkeyPatch) -> None:
+    module = fake_module(monkeypatch, "asf_fake_toy3", PLUGIN=Toy())
+    dists.append(FakeDist("asf-toy", {"toy": f"{module}:PLUGIN"}))
+    monkeypatch.setenv(plugins.DISABLE_AUTOLOAD_ENV, "1")
+    assert make_plugin_manager().plugin_names() == []
+    assert make_plugin_manager(plugins=[("mine", Toy("mine"))]).plugin_names() == ["mine"]
+
+
+def test_only_env_loads_the_named_plugins(
+    dists: list[FakeDist], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = fake_module(monkeypatch, "asf_fake_a", PLUGIN=Toy("a"))
+    b = fake_module(monkeypatch, "asf_fake_b", PLUGIN=Toy("b"))
+    dists.append(FakeDist("asf-ab", {"a": f"{a}:PLUGIN", "b": f"{b}:PLUGIN"}))
+    monkeypatch.setenv(plugins.ONLY_ENV, "b, nosuch")
+    assert make_plugin_manager().plugin_names() == ["b"]
+    assert "ASF_PLUGINS names 'nosuch', which is not installed" in capsys.readouterr().err
+    monkeypatch.setenv(plugins.DISABLE_AUTOLOAD_ENV, "1")  # explicit names still load
+    assert make_plugin_manager().plugin_names() == ["b"]
+
+
+def test_trace_env_logs_hook_calls(
+    dists: list[FakeDist],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv(plugins.TRACE_ENV, "1")
+    pm = make_plugin_manager(plugins=[("toy", Toy())])
+    plugins.discover(pm, _toy_file(tmp_path))
+    err = capsys.readouterr().err
+    assert "asf: trace: discover(path=" in err
+    assert "[toy]" in err
+    assert "returned [[Claim(format='toy'" in err
+
+
+def test_hermes_is_an_asf_formats_entry_point() -> None:
+    points = importlib.metadata.entry_points(group=plugins.ENTRY_POINT_GROUP)
+    assert points["hermes"].value == "hermes_plugin.plugin"
+
+
+def test_asf_core_never_imports_hermes_plugin() -> None:
+    for source in sorted((ROOT / "asf_core").glob("*.py")):
+        for node in ast.walk(ast.parse(source.read_text(), str(source))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            assert not any(n.split(".")[0] == "hermes_plugin" for n in names), source
+
+
+# --- choosing a claim --------------------------------------------------------------------
+
+
+def _cand(fmt: str, confidence: float, plugin: str | None = None, path: str = "/s") -> Candidate:
+    claim = Claim(format=fmt, path=Path(path), confidence=confidence)
+    return Candidate(claim=claim, plugin=plugin or fmt)
+
+
+def test_highest_confidence_wins() -> None:
+    chosen = plugins.choose([_cand("a", 0.4), _cand("b", 0.9), _cand("c", 0.1)])
+    assert chosen is not None
+    assert chosen.claim.format == "b"
+
+
+def test_equal_highest_confidence_is_ambiguous_and_format_resolves_it() -> None:
+    candidates = [_cand("a", 0.9), _cand("b", 0.9), _cand("c", 0.2)]
+    with pytest.raises(AmbiguousFormat, match=r"a \(0.9\), b \(0.9\); choose one with --format"):
+        plugins.choose(candidates)
+    chosen = plugins.choose(candidates, format="c")
+    assert chosen is not None
+    assert chosen.claim.format == "c"
+    assert plugins.choose(candidates, format="zzz") is None
+
+
+def test_one_format_claiming_twice_is_not_ambiguous() -> None:
+    chosen = plugins.choose([_cand("a", 0.9), _cand("a", 0.9)])
+    assert chosen is not None
+    assert chosen.claim.format == "a"
+
+
+def test_group_by_path_merges_spellings_of_one_store(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    a = _cand("a", 1, path=str(tmp_path / "d" / ".." / "s"))
+    b = _cand("b", 1, path=str(tmp_path / "s"))
+    assert list(plugins.group_by_path([a, b]).values()) == [[a, b]]
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("abc"), st.sampled_from([0.0, 0.5, 1.0])), min_size=1, max_size=6
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_choice_never_depends_on_plugin_order(claims: list[tuple[str, float]], rnd: Any) -> None:
+    candidates = [_cand(f, c) for f, c in claims]
+    shuffled = list(candidates)
+    rnd.shuffle(shuffled)
+
+    def outcome(cs: list[Candidate]) -> tuple[str, ...]:
+        try:
+            chosen = plugins.choose(cs)
+        except AmbiguousFormat as exc:
+            return ("ambiguous", *(c.claim.format for c in exc.candidates))
+        assert chosen is not None
+        return ("chosen", chosen.claim.format)
+
+    assert outcome(candidates) == outcome(shuffled)
+    best = max(c for _, c in claims)
+    top = sorted({f for f, c in claims if c == best})
+    assert outcome(candidates) == (("chosen", top[0]) if len(top) == 1 else ("ambiguous", *top))

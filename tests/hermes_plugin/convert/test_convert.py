@@ -1,0 +1,277 @@
+"""Acceptance: every fixture session, converted, rebuilds the context Hermes' reader returned.
+
+For each release's fixture database the whole store is converted; for every session with an
+oracle (``expected-conversation/<id>.json``, what ``get_messages_as_conversation`` returned),
+the context our reader rebuilds at the entry of the session's last active row must equal the
+oracle mapped by the documented rule (:func:`hermes_plugin.convert.items.conversation_items`),
+with the system prompt as the instructions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fixture_paths import DATABASES, HERMES_FIXTURES, database_ids
+
+from asf_core.context import context_at
+from asf_core.formats import ConvertedSession, Finding
+from asf_core.reader import SessionFile, read_session
+from asf_core.verify.session import verify_path
+from asf_core.writer import write_session
+from hermes_plugin.convert.database import convert_store
+from hermes_plugin.convert.items import conversation_items
+from hermes_plugin.source.handle import HermesHandle
+
+FIXTURES = HERMES_FIXTURES
+
+
+class Converted:
+    """One fixture database converted into a temporary directory."""
+
+    def __init__(self, release: Path, rel: str, tmp: Path) -> None:
+        source = release / rel
+        self.name = rel
+        self.fixture_dir = source.parent
+        self.db = tmp / "home" / rel
+        self.db.parent.mkdir(parents=True)
+        shutil.copyfile(source, self.db)
+        self.out = tmp / "out"
+        self.sessions: dict[str, ConvertedSession] = {}
+        self.findings: list[Finding] = []
+        handle = HermesHandle(self.db)
+        try:
+            for item in convert_store(handle.store):
+                if isinstance(item, ConvertedSession):
+                    write_session(self.out / f"{item.name}.jsonl", item.header, item.entries)
+                    self.sessions[item.name] = item
+                else:
+                    self.findings.append(item)
+        finally:
+            handle.close()
+        self.files = {name: read_session(self.out / f"{name}.jsonl") for name in self.sessions}
+
+    def rows(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
+        try:
+            return conn.execute(sql, args).fetchall()
+        finally:
+            conn.close()
+
+    def view(self, session_id: str, name: str) -> Any:
+        """What one of Hermes' own readers returned for the session (``expected-views``)."""
+        path = self.fixture_dir / "expected-views" / f"{session_id}.json"
+        return json.loads(path.read_text())[name]["value"]
+
+    def listing(self) -> dict[str, Any]:
+        """Hermes' own session pickers and lineage helpers (``expected-listing.json``)."""
+        listing: dict[str, Any] = json.loads(
+            (self.fixture_dir / "expected-listing.json").read_text()
+        )
+        return listing
+
+    def entries_of(self, unit: str) -> Iterator[tuple[SessionFile, str]]:
+        """Every (file, entry id) whose identity member names the unit."""
+        for session in self.files.values():
+            for entry in session.entries:
+                member = entry.unknown.get("hermes") or {}
+                if member.get("row") == unit or member.get("session") == unit:
+                    assert entry.id is not None
+                    yield session, entry.id
+
+
+@pytest.fixture(scope="module", params=DATABASES, ids=database_ids())
+def converted(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Converted:
+    release, rel = request.param
+    return Converted(release, rel, tmp_path_factory.mktemp(release.name))
+
+
+def _native_call_ids(session: SessionFile, entry_ids: list[str]) -> dict[str, str]:
+    """ASF call id -> native id, for calls whose id the converter invented."""
+    out: dict[str, str] = {}
+    for entry_id in entry_ids:
+        entry = session.by_id[entry_id]
+        member = entry.unknown.get("hermes") or {}
+        if "call_id" in member:
+            item = getattr(entry, "item", None) or {}
+            out[item["call_id"]] = member["call_id"]
+    return out
+
+
+def _renamed(items: list[dict[str, Any]], names: dict[str, str]) -> list[dict[str, Any]]:
+    out = []
+    for item in items:
+        if item.get("call_id") in names:
+            item = {**item, "call_id": names[item["call_id"]]}
+        out.append(item)
+    return out
+
+
+def test_context_matches_hermes_reader(converted: Converted) -> None:
+    oracles = sorted((converted.fixture_dir / "expected-conversation").glob("*.json"))
+    assert oracles
+    db_name = converted.name
+    checked = 0
+    for oracle_path in oracles:
+        sid = oracle_path.stem
+        oracle = json.loads(oracle_path.read_text())
+        last = _last_active(converted, sid)
+        if last is None:
+            assert conversation_items(oracle) == []
+            checked += 1
+            continue
+        found = list(converted.entries_of(f"{db_name}:messages/{last}"))
+        assert found, f"{sid}: row {last} not in the output"
+        session, leaf = found[-1]
+        ctx = context_at(session, leaf)
+        names = _native_call_ids(session, ctx.item_entries)
+        assert _renamed(ctx.items, names) == conversation_items(oracle), sid
+        prompt = converted.view(sid, "export_session")["system_prompt"]  # as Hermes resolves it
+        assert ctx.settings.get("instructions", "") == (prompt or ""), sid
+        checked += 1
+    assert checked == len(oracles)
+
+
+def _columns(converted: Converted) -> set[str]:
+    return {r[1] for r in converted.rows("PRAGMA table_info(messages)")}
+
+
+def _last_active(converted: Converted, sid: str) -> int | None:
+    """The session's last live row in its Hermes reader's order (SCHEMA-NOTES 8.1: id order,
+    but ``timestamp, id`` in Hermes 0.17.0, schema 16)."""
+    active = "active = 1" if "active" in _columns(converted) else "1"
+    (version,) = converted.rows("SELECT version FROM schema_version")[0]
+    order = "timestamp DESC, id DESC" if version == 16 else "id DESC"
+    found = converted.rows(
+        f"SELECT id FROM messages WHERE session_id = ? AND {active} ORDER BY {order} LIMIT 1", sid
+    )
+    return found[0][0] if found else None
+
+
+def test_every_row_is_found_by_identity(converted: Converted) -> None:
+    name = converted.name
+    found: set[str] = set()
+    for session in converted.files.values():
+        for entry in session.entries:
+            member = entry.unknown.get("hermes") or {}
+            for key in ("row", "session"):
+                if isinstance(member.get(key), str):
+                    found.add(member[key])
+    rows = converted.rows("SELECT id FROM messages")
+    assert rows
+    assert {f"{name}:messages/{i}" for (i,) in rows} <= found
+    sessions = converted.rows("SELECT id FROM sessions")
+    assert {f"{name}:sessions/{i}" for (i,) in sessions} <= found
+
+
+def test_every_file_verifies(converted: Converted) -> None:
+    errors = [f for f in verify_path(converted.out) if f.severity == "error"]
+    assert errors == []
+
+
+def test_rows_in_equal_rows_accounted_for(converted: Converted) -> None:
+    (accounting,) = [f for f in converted.findings if f.message.startswith("row accounting")]
+    data = accounting.data
+    (total,) = converted.rows("SELECT count(*) FROM messages")[0]
+    assert data["message_rows_in_database"] == total
+    assert data["message_rows_converted"] + data["message_rows_orphaned"] == total
+    summed = sum(s.counts.get("message_rows", 0) for s in converted.sessions.values())
+    assert summed == data["message_rows_converted"]
+    (sessions,) = converted.rows("SELECT count(*) FROM sessions")[0]
+    assert sum(s.counts.get("session_rows", 0) for s in converted.sessions.values()) == sessions
+
+
+def test_converting_twice_gives_identical_bytes(converted: Converted, tmp_path: Path) -> None:
+    handle = HermesHandle(converted.db)
+    try:
+        for item in convert_store(handle.store):
+            if isinstance(item, ConvertedSession):
+                again = tmp_path / f"{item.name}.jsonl"
+                write_session(again, item.header, item.entries)
+                first = converted.out / f"{item.name}.jsonl"
+                assert again.read_bytes() == first.read_bytes(), item.name
+    finally:
+        handle.close()
+
+
+def test_live_leaf_is_the_last_active_row(converted: Converted) -> None:
+    """The resume leaf of each file is on the path through its root's live rows only."""
+    columns = _columns(converted)
+    if "compacted" in columns:
+        rewound = "active = 0 AND compacted = 0"
+    elif "active" in columns:
+        rewound = "active = 0"
+    else:
+        rewound = "0"
+    for name, session in converted.files.items():
+        root = (session.header.unknown.get("hermes") or {}).get("session")
+        if not isinstance(root, str):
+            continue  # the orphans file
+        leaf = session.resume_leaf()
+        assert leaf is not None
+        on_path = {(e.unknown.get("hermes") or {}).get("row") for e in session.path_to(leaf)}
+        sid = root.rsplit("/", 1)[1]
+        for (i,) in converted.rows(
+            f"SELECT id FROM messages WHERE session_id = ? AND {rewound}", sid
+        ):
+            assert f"{converted.name}:messages/{i}" not in on_path, name
+        last = _last_active(converted, sid)
+        if last is not None and len(converted.sessions[name].sources) == 1:
+            assert f"{converted.name}:messages/{last}" in on_path, name
+
+
+def test_compactions_where_hermes_compacted(converted: Converted) -> None:
+    """One compaction per continuation and per in-place compaction, none elsewhere: the rows
+    an in-place compaction archived stay on the path before it."""
+    columns = _columns(converted)
+    for name, session in converted.files.items():
+        folds = [e for e in session.entries if e.type == "compaction"]
+        continuations = len(converted.sessions[name].sources) - 1
+        in_place = 0
+        for unit in converted.sessions[name].sources:
+            sid = unit.rsplit("/", 1)[1]
+            if "compacted" in columns:
+                flags = converted.rows(
+                    "SELECT active, compacted FROM messages WHERE session_id = ? ORDER BY id", sid
+                )
+                in_place += sum(
+                    1
+                    for before, after in itertools.pairwise(flags)
+                    if before == (0, 1) and after[0] == 1
+                )
+        assert len(folds) == continuations + in_place, name
+        for fold in folds:
+            path = session.path_to(str(fold.id))
+            assert path[-2].id == getattr(fold, "first_kept", None)
+            assert path[-2].type == "custom"
+
+
+def test_files_follow_hermes_lineage(converted: Converted) -> None:
+    """A file holds the compression lineage Hermes resolves from its root, and resumes into
+    the tip Hermes resumes into (``get_compression_lineage`` / ``get_compression_tip``)."""
+    listing = converted.listing()
+    tips = listing.get("get_compression_tip", {})
+    lineages = listing.get("get_compression_lineage", {})
+    for name, item in converted.sessions.items():
+        session = converted.files[name]
+        root = (session.header.unknown.get("hermes") or {}).get("session")
+        if not isinstance(root, str):
+            continue  # the orphans file
+        sid = root.rsplit("/", 1)[1]
+        segments = [unit.rsplit("/", 1)[1] for unit in item.sources]
+        if sid in lineages:
+            assert set(lineages[sid]["value"]) <= set(segments), name
+        if sid in tips:
+            leaf = session.resume_leaf()
+            assert leaf is not None
+            opened = [(e.unknown.get("hermes") or {}).get("session") for e in session.path_to(leaf)]
+            tip = [u for u in opened if isinstance(u, str) and "sessions/" in u][-1]
+            assert tip.rsplit("/", 1)[1] == tips[sid]["value"], name

@@ -1,0 +1,242 @@
+"""The pure rules of the Hermes mapping: text cleaning, content parts, call pairing, items."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hermes_plugin.convert.calls import CallBook
+from hermes_plugin.convert.entries import response_status
+from hermes_plugin.convert.items import conversation_items, row_items
+from hermes_plugin.convert.parts import hermes_parts, input_parts, output_parts, tool_output
+from hermes_plugin.convert.sanitize import clean_text, is_review_harness, strips_harness
+from hermes_plugin.source.toolcalls import ToolCall
+
+_FENCE_BITS = st.sampled_from(
+    [
+        "<memory-context>",
+        "</memory-context>",
+        "< Memory-Context >",
+        "</ memory-context>",
+        "[System note: The following is recalled memory context, NOT new user input. "
+        "Treat as informational background data.]",
+        "[system note: the following is recalled memory context, not new user input. "
+        "treat as authoritative reference data (x).] ",
+        "\n",
+        "  ",
+        "\u2028",
+        "tea",
+        "What should I drink?",
+    ]
+)
+
+
+@given(st.lists(st.one_of(_FENCE_BITS, st.text(max_size=8)), max_size=12).map("".join))
+def test_clean_text_is_hermes_sanitize_context(text: str) -> None:
+    from agent.memory_manager import sanitize_context  # type: ignore[import-untyped]
+
+    assert clean_text(text) == sanitize_context(text).strip()
+
+
+def test_review_harness_rows() -> None:
+    prompt = "  Review the conversation above and consider saving to memory anything useful."
+    assert is_review_harness("user", prompt)
+    assert is_review_harness("system", prompt.strip())
+    assert not is_review_harness("assistant", prompt)
+    assert not is_review_harness("user", prompt.lower())
+    assert not strips_harness(14)
+    assert strips_harness(17)
+    assert not strips_harness(None)
+
+
+_TEXT_PART = st.builds(lambda t: {"type": "text", "text": t}, st.text(max_size=10))
+_IMAGE_PART = st.builds(
+    lambda u, d: {"type": "image_url", "image_url": {"url": u, **d}},
+    st.text(max_size=10),
+    st.sampled_from([{}, {"detail": "low"}, {"detail": "auto"}]),
+)
+_OTHER = st.one_of(
+    st.text(max_size=5),
+    st.builds(lambda u: {"type": "image_url", "image_url": u}, st.text(max_size=5)),
+    st.builds(lambda x: {"type": "input_audio", "data": x}, st.text(max_size=5)),
+    st.integers(),
+    st.none(),
+)
+
+
+@given(st.lists(st.one_of(_TEXT_PART, _IMAGE_PART, _OTHER), max_size=6))
+def test_parts_convert_and_convert_back(parts: list[Any]) -> None:
+    converted = input_parts(parts)
+    assert len(converted) == len(parts)
+    assert all(isinstance(p, dict) and isinstance(p.get("type"), str) for p in converted)
+    assert not any(p["type"] in {"text", "image_url"} for p in converted)
+    assert hermes_parts(converted) == parts
+
+
+@given(st.lists(st.one_of(_TEXT_PART, st.text(max_size=5)), max_size=4))
+def test_output_parts_convert_back(parts: list[Any]) -> None:
+    converted = output_parts(parts)
+    assert all(p["type"] == "output_text" and p["annotations"] == [] for p in converted)
+    assert hermes_parts(converted) == parts
+
+
+def test_content_shapes() -> None:
+    assert input_parts("hi") == [{"type": "input_text", "text": "hi"}]
+    assert input_parts(None) == []
+    assert output_parts("") == []
+    assert tool_output(None) == ""
+    assert tool_output("x") == "x"
+    assert input_parts({"type": "text", "text": "a dict"}) == [
+        {"type": "input_text", "text": "a dict"}
+    ]
+
+
+def _call(**members: Any) -> ToolCall:
+    return ToolCall.from_json(
+        {"type": "function", "function": {"name": "f", "arguments": "{}"}, **members}
+    )
+
+
+def test_pairing_by_aliases_and_bridge_ids() -> None:
+    book = CallBook()
+    bridge = book.add(_call(id="call_B|fc_B"), lambda: "x")
+    plain = book.add(_call(id="toolu_1"), lambda: "y")
+    assert (bridge, plain) == ("call_B", "toolu_1")
+    assert book.answer("fc_B") == "call_B"
+    assert book.answer("call_B") is None  # answered once
+    assert book.answer("toolu_1") == "toolu_1"
+    assert book.answer("nobody") is None
+    assert book.answer(None) is None
+
+
+def test_pairing_invents_ids_for_repeats_and_blanks() -> None:
+    book = CallBook()
+    first = book.add(_call(id="call_1"), lambda: "hermes_1_0")
+    again = book.add(_call(id="call_1"), lambda: "hermes_2_0")
+    blank = book.add(_call(), lambda: "hermes_3_0")
+    assert (first, again, blank) == ("call_1", "hermes_2_0", "hermes_3_0")
+    # Results pair in order: the earliest unanswered call first.
+    assert book.answer("call_1") == "call_1"
+    assert book.answer("call_1") == "hermes_2_0"
+    snapshot = book.snapshot()
+    book.forget()
+    assert book.answer("call_1") is None
+    book.restore(snapshot)
+    assert book.open[0].answered
+
+
+def test_assistant_items_in_order() -> None:
+    message = {
+        "role": "assistant",
+        "content": "Done.",
+        "reasoning": "why",
+        "reasoning_content": "",
+        "codex_reasoning_items": [{"type": "reasoning", "id": "rs_1", "summary": []}],
+        "tool_calls": [
+            {
+                "id": "call_a",
+                "call_id": "call_a",
+                "response_item_id": "fc_a",
+                "type": "function",
+                "function": {"name": "terminal", "arguments": {"cmd": "ls"}},
+            }
+        ],
+    }
+    result = row_items(message, CallBook(), lambda i: f"x{i}")
+    assert [i["type"] for i in result.items] == [
+        "reasoning",
+        "reasoning",
+        "message",
+        "function_call",
+    ]
+    assert result.items[0] == {
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": "why"}],
+        "content": [{"type": "reasoning_text", "text": ""}],
+    }
+    assert result.items[3] == {
+        "type": "function_call",
+        "call_id": "call_a",
+        "name": "terminal",
+        "arguments": '{"cmd":"ls"}',
+        "id": "fc_a",
+    }
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ({"role": "session_meta", "content": None}, "session_meta"),
+        ({"role": "user", "content": "[Bob] hi", "observed": True}, "observed"),
+        ({"role": "tool", "content": "x", "tool_call_id": "nobody"}, "unpaired"),
+        ({"role": "unknown", "content": "x"}, "role"),
+        ({"role": "user", "content": "hi"}, "message"),
+    ],
+)
+def test_rows_kept_aside(message: dict[str, Any], kind: str) -> None:
+    result = row_items(message, CallBook(), lambda i: "x")
+    assert result.kind == kind
+    assert result.in_context == (kind == "message")
+
+
+def test_user_api_content_is_what_the_model_got() -> None:
+    items = conversation_items(
+        [
+            {
+                "role": "user",
+                "content": "clean",
+                "api_content": "<memory-context>m</memory-context>\nclean",
+            }
+        ]
+    )
+    assert items[0]["content"] == [
+        {"type": "input_text", "text": "<memory-context>m</memory-context>\nclean"}
+    ]
+
+
+def test_finish_reasons() -> None:
+    assert response_status("stop") == ("completed", None)
+    assert response_status("length") == ("incomplete", {"reason": "max_output_tokens"})
+    assert response_status(None) == (None, None)
+    assert response_status("weird") == (None, None)
+
+
+def test_schema31_uids_pair_the_exact_occurrence() -> None:
+    calls = [
+        {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+        {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+    ]
+    items = conversation_items(
+        [
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": calls,
+                "_tool_call_uids": {"call_1": ["u-first", "u-second"]},
+            },
+            {
+                "role": "tool",
+                "content": "second",
+                "tool_call_id": "call_1",
+                "_tool_call_uid": "u-second",
+            },
+            {
+                "role": "tool",
+                "content": "first",
+                "tool_call_id": "call_1",
+                "_tool_call_uid": "u-first",
+            },
+        ]
+    )
+    book = CallBook()
+    first = book.add(_call(id="call_1"), lambda: "x1", "u-first")
+    second = book.add(_call(id="call_1"), lambda: "x2", "u-second")
+    assert book.answer("call_1", "u-second") == second
+    assert book.answer("call_1", "u-unknown") == first  # an unknown uid: by id spellings
+    assert [i.get("output") for i in items if i["type"] == "function_call_output"] == [
+        "second",
+        "first",
+    ]

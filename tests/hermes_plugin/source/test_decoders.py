@@ -1,0 +1,398 @@
+"""Property tests for every decoder: content, tool calls, display metadata, epoch, Columns.
+
+Where Hermes 0.19 has the same reader (``SessionDB._decode_content``), it is
+the oracle.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from hermes_plugin.schema import CONTENT_PREFIX, EPOCH_MAX
+from hermes_plugin.source.columns import Columns, RawText
+from hermes_plugin.source.database import open_store
+from hermes_plugin.source.decode import (
+    Content,
+    decode_content,
+    decode_display_metadata,
+    decode_epoch,
+    decode_json_column,
+    epoch,
+)
+from hermes_plugin.source.jsontext import JsonValue
+from hermes_plugin.source.rows import Message, Session
+from hermes_plugin.source.toolcalls import decode_tool_calls, result_aliases
+
+hermes_state = pytest.importorskip("hermes_state")
+
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+json_objects = st.dictionaries(st.text(max_size=8), json_values, max_size=5)
+cells = (
+    st.none()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats()
+    | st.text()
+    | st.binary(max_size=16)
+    | st.binary(max_size=16).map(RawText)
+)
+
+
+def _hermes_shape(content: Content) -> Any:
+    if content.null:
+        return None
+    return content.value if content.structured else content.text
+
+
+# -- content -------------------------------------------------------------------------------
+
+
+@given(st.lists(json_values) | json_objects)
+def test_content_round_trips_what_hermes_writes(value: JsonValue) -> None:
+    stored = hermes_state.SessionDB._encode_content(value)
+    content, ok = decode_content(stored)
+    assert ok
+    assert content.structured
+    assert content.value == value
+    assert list(content.parts) == (value if isinstance(value, list) else [value])
+
+
+@given(st.text())
+def test_content_matches_hermes_reader(text: str) -> None:
+    for stored in (text, CONTENT_PREFIX + text):
+        assume("NaN" not in stored and "Infinity" not in stored)  # strict JSON: see jsontext
+        content, ok = decode_content(stored)
+        assert _hermes_shape(content) == hermes_state.SessionDB._decode_content(stored)
+        if not stored.startswith(CONTENT_PREFIX):
+            assert ok
+            assert content.text == stored
+
+
+@given(st.text())
+def test_bad_prefix_stays_text(junk: str) -> None:
+    stored = CONTENT_PREFIX + "{" + junk
+    content, ok = decode_content(stored)
+    if not ok:
+        assert content.text == stored
+        assert not content.structured
+
+
+@given(cells)
+def test_content_never_raises(cell: Any) -> None:
+    content, ok = decode_content(cell)
+    assert isinstance(content.as_text(), str)
+    if cell is None:
+        assert content.null
+        assert ok
+
+
+def test_content_null_absent_and_empty() -> None:
+    assert decode_content(None)[0].null
+    assert decode_content("x", present=False)[0].null
+    empty, ok = decode_content("")
+    assert ok
+    assert not empty.null
+    assert empty.text == ""
+    parts, _ = decode_content(CONTENT_PREFIX + '[{"type": "text", "text": "a"}, "b", {"x": 1}]')
+    assert parts.as_text() == "a\nb"
+
+
+# -- tool calls ----------------------------------------------------------------------------
+
+ids = st.text(st.sampled_from("ab|_ 1"), max_size=8)
+calls = st.fixed_dictionaries(
+    {},
+    optional={
+        "id": ids | st.integers(),
+        "call_id": ids,
+        "response_item_id": ids,
+        "type": st.just("function"),
+        "function": st.fixed_dictionaries(
+            {}, optional={"name": st.text(max_size=5), "arguments": json_values}
+        )
+        | json_scalars,
+        "extra_content": json_values,
+    },
+)
+
+
+@given(st.lists(calls | json_scalars, max_size=5))
+def test_tool_calls_array(entries: list[JsonValue]) -> None:
+    decoded = decode_tool_calls(json.dumps(entries))
+    assert decoded.error is None
+    assert [c.to_json_value() for c in decoded.calls] == [e for e in entries if isinstance(e, dict)]
+    assert list(decoded.bad) == [e for e in entries if not isinstance(e, dict)]
+    for call in decoded.calls:
+        aliases = call.aliases()
+        assert len(set(aliases)) == len(aliases)
+        assert all(a and a == a.strip() for a in aliases)
+        if call.pairing_id():
+            assert call.pairing_id() in aliases
+            assert set(result_aliases(call.pairing_id())) & set(aliases)
+        arguments = call.arguments_text()
+        given_args = call.function.arguments if call.function else None
+        if isinstance(given_args, str):
+            assert arguments == given_args
+        elif given_args is None:
+            assert arguments == "{}"
+        else:
+            assert json.loads(arguments) == given_args
+
+
+@given(calls)
+def test_single_object_is_a_list_of_one(call: dict[str, JsonValue]) -> None:
+    decoded = decode_tool_calls(json.dumps(call))
+    assert decoded.single
+    assert [c.raw for c in decoded.calls] == [call]
+
+
+@given(json_scalars.filter(lambda v: v is not None and v != ""))
+def test_tool_calls_not_an_array(value: JsonValue) -> None:
+    decoded = decode_tool_calls(json.dumps(value))
+    assert decoded.calls == ()
+    assert decoded.error == "not a JSON array"
+
+
+@given(cells)
+def test_tool_calls_never_raise(cell: Any) -> None:
+    decoded = decode_tool_calls(cell)
+    assert decoded.calls == () or decoded.error is None
+
+
+def test_bridge_ids() -> None:
+    (call,) = decode_tool_calls('[{"id": " call_a|fc_b ", "type": "function"}]').calls
+    assert call.pairing_id() == "call_a"
+    assert call.aliases() == ("call_a|fc_b", "call_a", "fc_b")
+    assert result_aliases("call_a") == ("call_a",)
+    (call,) = decode_tool_calls('[{"id": "x", "call_id": "y", "response_item_id": "fc_z"}]').calls
+    assert call.pairing_id() == "y"
+    assert call.aliases() == ("y", "x", "fc_z")
+
+
+# -- display metadata ----------------------------------------------------------------------
+
+
+@given(json_objects, st.integers(0, 2))
+def test_display_metadata_unwraps_two_string_layers(
+    value: dict[str, JsonValue], layers: int
+) -> None:
+    text = json.dumps(value)
+    for _ in range(layers):
+        text = json.dumps(text)
+    assert decode_display_metadata(text) == (value, True)
+
+
+@given(json_objects)
+def test_display_metadata_three_layers_dropped(value: dict[str, JsonValue]) -> None:
+    text = json.dumps(json.dumps(json.dumps(json.dumps(value))))
+    assert decode_display_metadata(text) == (None, False)
+
+
+@given(json_values.filter(lambda v: not isinstance(v, dict | str) and v is not None))
+def test_display_metadata_non_objects_dropped(value: JsonValue) -> None:
+    assert decode_display_metadata(json.dumps(value)) == (None, False)
+    assert decode_display_metadata(json.dumps(json.dumps(value))) == (None, False)
+
+
+@given(cells)
+def test_json_decoders_never_raise(cell: Any) -> None:
+    decode_display_metadata(cell)
+    value, ok = decode_json_column(cell)
+    if ok and value is not None:
+        json.dumps(value, allow_nan=False)
+
+
+# -- epoch ---------------------------------------------------------------------------------
+
+
+@given(st.floats(min_value=0.0, max_value=EPOCH_MAX))
+def test_epoch_in_window(seconds: float) -> None:
+    when = epoch(seconds)
+    assert when is not None
+    assert when.tzinfo is not None
+    assert abs(when.timestamp() - seconds) < 1e-3
+    assert decode_epoch(seconds) == (seconds, True)
+
+
+@given(st.floats().filter(lambda f: not (0.0 <= f <= EPOCH_MAX)))
+def test_epoch_out_of_window(seconds: float) -> None:
+    assert epoch(seconds) is None
+    assert decode_epoch(seconds) == (None, False)
+
+
+@given(st.text() | st.binary())
+def test_epoch_text_is_not_a_time(cell: str | bytes) -> None:
+    assert decode_epoch(cell) == (None, False)
+
+
+def test_epoch_integers_and_null() -> None:
+    assert decode_epoch(None) == (None, True)
+    assert decode_epoch(1_700_000_000) == (1_700_000_000.0, True)
+    assert decode_epoch(True) == (None, False)
+
+
+# -- Columns -------------------------------------------------------------------------------
+
+names = st.text(st.sampled_from("abc_"), min_size=1, max_size=3)
+rows = st.dictionaries(names | st.sampled_from(["tool_calls", "model_config"]), cells, max_size=8)
+
+
+@given(rows, names)
+def test_columns_accessors(row: dict[str, Any], probe: str) -> None:
+    cols = Columns.of(row)
+    assert cols.names() == tuple(row)
+    assert cols.has(probe) == (probe in row)
+    cell = row.get(probe)
+    assert cols.get(probe) is cell or cols.get(probe) == cell
+    text = cols.text(probe)
+    if isinstance(cell, RawText):
+        assert text == cell.decode("utf-8", "replace")
+    elif isinstance(cell, str):
+        assert text == cell
+    else:
+        assert text is None
+    assert cols.string(probe) == (text or "")
+    assert cols.int(probe) == (cell if type(cell) is int else None)
+    number = cols.float(probe)
+    if isinstance(cell, int | float):
+        assert number is not None or math.isnan(cell)
+        assert number == float(cell) or math.isnan(cell)
+    else:
+        assert number is None
+        assert cols.flag(probe, True) is True
+        assert cols.flag(probe, False) is False
+    assert not cols.without(probe).has(probe)
+    assert len(cols.without(probe)) == len(row) - (probe in row)
+
+
+@given(rows)
+def test_columns_to_json(row: dict[str, Any]) -> None:
+    cols = Columns.of(row)
+    out = json.loads(cols.to_json())
+    assert list(out) == list(row)
+    for name, cell in row.items():
+        member = out[name]
+        if cell is None:
+            assert member is None
+        elif isinstance(cell, RawText):
+            assert isinstance(member, str) or name in {"tool_calls", "model_config"}
+        elif isinstance(cell, bytes):
+            assert base64.b64decode(member) == cell
+        elif isinstance(cell, float):
+            assert member == (cell if math.isfinite(cell) else None)
+        elif isinstance(cell, int):
+            assert member == cell
+        elif name in {"tool_calls", "model_config"}:
+            parsed = decode_json_column(cell)
+            assert member == (parsed[0] if parsed[1] and cell != "" else cell)
+        else:
+            assert member == cell
+
+
+def test_columns_absent_null_empty() -> None:
+    cols = Columns.of({"a": None, "b": "", "n": 1, "t": "1"})
+    assert cols.has("a")
+    assert not cols.has("z")
+    assert cols.text("a") is None
+    assert cols.text("b") == ""
+    assert cols.int("t") is None  # text is not a number
+    assert cols.text("n") is None  # a number is not text
+    assert cols.flag("a", True)
+    assert cols.flag("z", True)
+    assert not cols.flag("a", False)
+
+
+# -- rows through SQLite ---------------------------------------------------------------------
+
+sql_cells = st.none() | st.integers(-(2**63), 2**63 - 1) | st.floats() | st.text() | st.binary()
+MESSAGE_COLUMNS = [
+    "session_id",
+    "role",
+    "content",
+    "tool_calls",
+    "timestamp",
+    "active",
+    "display_metadata",
+    "reasoning_content",
+    "extra",
+]
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.fixed_dictionaries(dict.fromkeys(MESSAGE_COLUMNS, sql_cells)), max_size=6))
+def test_rows_read_back_exactly(tmp_path: Path, rows: list[dict[str, Any]]) -> None:
+    """Any cells written to SQLite read back as written, and decode without raising."""
+    path = tmp_path / "fuzz.db"
+    path.unlink(missing_ok=True)
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE sessions (id TEXT, source TEXT, started_at REAL)")
+    conn.execute(f"CREATE TABLE messages (id INTEGER PRIMARY KEY, {', '.join(MESSAGE_COLUMNS)})")
+    marks = ", ".join("?" for _ in MESSAGE_COLUMNS)
+    conn.executemany(
+        f"INSERT INTO messages ({', '.join(MESSAGE_COLUMNS)}) VALUES ({marks})",
+        [tuple(r[c] for c in MESSAGE_COLUMNS) for r in rows],
+    )
+    conn.commit()
+    conn.close()
+    with open_store(path) as store:
+        read = [
+            Message.from_row(o.cols, database="x") if o.cols else None for o in store.orphans(())
+        ]
+    assert len(read) == len(rows)
+    back = sorted((m for m in read if m is not None), key=lambda m: m.cols.int("id") or 0)
+    for written, message in zip(rows, back, strict=True):
+        for name, cell in written.items():
+            got = message.cols.get(name)
+            if isinstance(cell, float) and math.isnan(cell):
+                assert got is None  # SQLite stores NaN as NULL
+            else:
+                assert got == cell, name
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "id",
+                "source",
+                "parent_session_id",
+                "model_config",
+                "started_at",
+                "ended_at",
+                "archived",
+                "title",
+            ]
+        ),
+        cells,
+    )
+)
+def test_session_from_row_never_raises(row: dict[str, Any]) -> None:
+    session = Session.from_row(Columns.of(row), database="db")
+    assert session.unit.startswith("db:sessions/")
+    readable = isinstance(row.get("id"), str) and bool(row["id"])  # RawText is bytes
+    assert (session.error is None) == readable
+    if session.error is None:
+        assert session.unit == f"db:sessions/{session.id}"

