@@ -12,6 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from attrs import field, frozen
 
+from asf_core.findings import Finding
 from asf_core.model import Entry, Header
 
 __all__ = ["Claim", "ConvertedSession", "Finding", "NativeSession", "StoreError", "StoreHandle"]
@@ -31,24 +32,6 @@ class Claim:
     confidence: float
     #: A short human note: why the plugin claims it ("state.db with a sessions table").
     detail: str = ""
-
-
-@frozen(kw_only=True)
-class Finding:
-    """Something a plugin reports instead of raising: a stray row, a dropped column, a note.
-
-    ``kind`` is one of ``stray`` (a source row that could not be read or placed, kept in the
-    output or the report), ``dropped`` (source data deliberately not carried, with the reason),
-    ``warning`` and ``info``.
-    """
-
-    kind: str
-    message: str
-    #: The source unit the finding is about, e.g. ``state.db:messages/42``.
-    unit: str = ""
-    #: The native session the finding belongs to, when there is one.
-    session: str = ""
-    data: Mapping[str, Any] = field(factory=dict)
 
 
 @frozen(kw_only=True)

@@ -3,8 +3,8 @@
 A reader must never "repair" a file: every id is recomputed from the line's own members and
 every rule the draft puts on the file (parents before children, the prefix of a file with a
 ``base``, ``parents`` references) is checked, but what the file says is kept as written and
-each deviation becomes a :class:`Problem`. Only a file that cannot be ASF at all (no header,
-a newer format) raises :class:`FormatError`.
+each deviation becomes a :class:`~asf_core.findings.Finding`. Only a file that cannot be ASF
+at all (no header, a newer format) raises :class:`FormatError`.
 
 Pre-0.5 files have opaque ids; they are migrated in memory (draft 0.11 section on
 versioning): each ``ts`` is respelled, the old id is kept as ``legacy_id`` in the body, every
@@ -28,12 +28,12 @@ from attrs import field, frozen
 
 from asf_core import canonical, ids
 from asf_core.codec import entry_from_json, header_from_json
+from asf_core.findings import ERROR, WARNING, Finding
 from asf_core.model import CORE_TYPES, Entry, Header, Label, Response
 
 __all__ = [
     "READER_VERSION",
     "FormatError",
-    "Problem",
     "SessionFile",
     "parse_session",
     "read_session",
@@ -62,25 +62,6 @@ _NAMING: Final[dict[str, tuple[str, ...]]] = {
     "branch_summary": ("from",),
     "item": ("queued_from",),
 }
-
-_ERROR: Final = "error"
-_WARNING: Final = "warning"
-
-
-@frozen(kw_only=True)
-class Problem:
-    """One deviation from the format found while reading; the file is still read."""
-
-    #: Stable slug, e.g. ``truncated``, ``bad-id``, ``base-prefix`` (see CORE-API.md).
-    code: str
-    #: One human line.
-    message: str
-    #: 1-based line number in the file; 0 = the file as a whole.
-    line: int = 0
-    #: The entry id concerned, when known.
-    entry: str | None = None
-    #: ``"error"`` or ``"warning"``.
-    severity: str = _ERROR
 
 
 class FormatError(Exception):
@@ -114,7 +95,7 @@ class SessionFile:
     by_id: dict[str, Entry]
     #: Parent id (``None`` = roots) -> child ids in file order.
     children: dict[str | None, list[str]]
-    problems: list[Problem]
+    problems: list[Finding]
     #: The header's ``base`` (0.5+ files only).
     base: str | None
     #: Entry id -> index in ``entries``.
@@ -220,7 +201,7 @@ class _Pass:
 
     def __init__(self, path: Path | None, first: bytes) -> None:
         self.path = path
-        self.problems: list[Problem] = []
+        self.problems: list[Finding] = []
         self.entries: list[Entry] = []
         self.by_id: dict[str, Entry] = {}
         self.line_of: dict[str, int] = {}
@@ -242,11 +223,9 @@ class _Pass:
         message: str,
         line: int = 0,
         entry: str | None = None,
-        severity: str = _ERROR,
+        kind: str = ERROR,
     ) -> None:
-        self.problems.append(
-            Problem(code=code, message=message, line=line, entry=entry, severity=severity)
-        )
+        self.problems.append(Finding(code=code, message=message, line=line, entry=entry, kind=kind))
 
     # -- header -------------------------------------------------------------------------
 
@@ -276,7 +255,7 @@ class _Pass:
                 self.report("bad-header", f"the header has no string {name!r}", 1)
         payload = obj.get("payload")
         if isinstance(payload, str) and not payload.startswith("openresponses/"):
-            self.report("bad-header", f"unknown payload profile {payload!r}", 1, severity=_WARNING)
+            self.report("bad-header", f"unknown payload profile {payload!r}", 1, kind=WARNING)
         if "base" in obj:
             if not isinstance(obj["base"], str):
                 self.report("bad-header", "the header's base is not an entry id", 1)
@@ -285,7 +264,7 @@ class _Pass:
                     "bad-header",
                     f"base is a 0.5 member; ignored in an {fmt} file",
                     1,
-                    severity=_WARNING,
+                    kind=WARNING,
                 )
         return header_from_json(obj), version
 
@@ -293,7 +272,7 @@ class _Pass:
 
     def line(self, n: int, raw: bytes, last: bool) -> None:
         if not raw.strip():
-            self.report("blank-line", "empty line", n, severity=_WARNING)
+            self.report("blank-line", "empty line", n, kind=WARNING)
             return
         try:
             obj = canonical.parse(raw)
@@ -304,7 +283,7 @@ class _Pass:
             self.report("not-object", f"line is a JSON {type(obj).__name__}, not an object", n)
             return
         if last and not raw.endswith(b"\n"):
-            self.report("missing-newline", "the last line has no LF", n, severity=_WARNING)
+            self.report("missing-newline", "the last line has no LF", n, kind=WARNING)
         hashable = self._screen(n, obj, raw)
         ident = (
             self._migrate(n, obj, hashable) if self.migrating else self._check_id(n, obj, hashable)
@@ -336,7 +315,7 @@ class _Pass:
                 "truncated",
                 f"the last line does not parse (cut off mid-write?): {why}",
                 n,
-                severity=_WARNING,
+                kind=WARNING,
             )
         else:
             self.report("corrupt-line", f"line does not parse: {why}", n)
@@ -405,7 +384,7 @@ class _Pass:
             self.report("bad-parents", "parents is not a list", n, ident)
             return
         if not refs:
-            self.report("bad-parents", "empty parents (writers omit it)", n, ident, _WARNING)
+            self.report("bad-parents", "empty parents (writers omit it)", n, ident, WARNING)
             return
         seen: set[str] = set()
         keys: list[tuple[bool, str, str]] = []
@@ -430,7 +409,7 @@ class _Pass:
                 "parents are not sorted by session then entry",
                 n,
                 ident,
-                _WARNING,
+                WARNING,
             )
 
     # -- pre-0.5 migration --------------------------------------------------------------
@@ -451,11 +430,11 @@ class _Pass:
             try:
                 obj["ts"] = ids.migrate_ts(ts)
             except ids.IdError as exc:
-                self.report("migration", f"{exc}; kept as written", n, severity=_WARNING)
+                self.report("migration", f"{exc}; kept as written", n, kind=WARNING)
         if old is not None:
             was = obj.get("legacy_id", old)
             if was != old:
-                self.report("migration", f"legacy_id {was!r} replaced by the id", n, old, _WARNING)
+                self.report("migration", f"legacy_id {was!r} replaced by the id", n, old, WARNING)
             obj["legacy_id"] = old
         parent = obj.get("parent")
         if isinstance(parent, str) and parent in self.legacy:
@@ -475,7 +454,7 @@ class _Pass:
                         f"{member} {value!r} names no earlier entry; kept as written",
                         n,
                         old,
-                        _WARNING,
+                        WARNING,
                     )
         if not (isinstance(kind, str) and kind in CORE_TYPES):
             for member, value in obj.items():
@@ -485,7 +464,7 @@ class _Pass:
                         f"extension member {member!r} may name entry {value!r}; kept as written",
                         n,
                         old,
-                        _WARNING,
+                        WARNING,
                     )
         try:
             new = ids.entry_id(obj)
@@ -507,7 +486,7 @@ class _Pass:
                 "migration",
                 f"parents reference {ref['entry']!r} into session {session!r} kept as written",
                 n,
-                severity=_WARNING,
+                kind=WARNING,
             )
             return ref
         mapped = self.legacy.get(ref["entry"])

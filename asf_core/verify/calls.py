@@ -97,8 +97,8 @@ class CallTrace:
     by_entry: dict[str, Call] = field(factory=dict)
 
 
-def _bad(code: str, entry: Entry, message: str, severity: str = ERROR) -> Finding:
-    return Finding(code=code, message=message, severity=severity, entry=entry.id)
+def _bad(code: str, entry: Entry, message: str, kind: str = ERROR) -> Finding:
+    return Finding(code=code, message=message, kind=kind, entry=entry.id)
 
 
 class CallTracer:

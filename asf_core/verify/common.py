@@ -12,8 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Protocol
 
-from attrs import frozen
-
+from asf_core.findings import ERROR, INFO, WARNING, Finding
 from asf_core.model import Entry, Header, Item
 
 __all__ = [
@@ -28,27 +27,6 @@ __all__ = [
     "member",
     "prefix_ids",
 ]
-
-ERROR = "error"
-WARNING = "warning"
-#: Not a problem: something a reader of the file should know (an environment substitution).
-INFO = "info"
-
-
-@frozen(kw_only=True)
-class Finding:
-    """One thing the verifier reports about a session file.
-
-    ``code`` is a stable slug (listed in :mod:`asf_core.verify.session` and ``docs/verify.md``);
-    ``line`` is the 1-based line of ``entry`` (0 = the file as a whole).
-    """
-
-    code: str
-    message: str
-    severity: str = ERROR
-    entry: str | None = None
-    line: int = 0
-    path: str = ""
 
 
 class SessionView(Protocol):

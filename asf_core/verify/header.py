@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 from asf_core.model import Header
-from asf_core.reader import Problem
 from asf_core.verify.common import ERROR, INFO, WARNING, Finding
 
 __all__ = ["MEDIA_MODES", "header_findings", "rfc3339_ok"]
@@ -64,7 +63,7 @@ def rfc3339_ok(value: str) -> bool:
     return off_hour is None or (int(off_hour) <= 23 and int(off_minute) <= 59)
 
 
-def _flagged(problems: Sequence[Problem], name: str) -> bool:
+def _flagged(problems: Sequence[Finding], name: str) -> bool:
     """Whether the reader already reported header member ``name`` (missing or not a string)."""
     quoted = repr(name)
     return any(p.code == "bad-header" and p.line == 1 and quoted in p.message for p in problems)
@@ -75,8 +74,8 @@ def _date_ok(value: str) -> bool:
     return 1 <= month <= 12 and 1 <= day <= calendar.monthrange(year, month)[1]
 
 
-def _finding(code: str, message: str, severity: str) -> Finding:
-    return Finding(code=code, message=message, severity=severity, line=1)
+def _finding(code: str, message: str, kind: str) -> Finding:
+    return Finding(code=code, message=message, kind=kind, line=1)
 
 
 def _mistyped(header: Header) -> Iterable[str]:
@@ -88,7 +87,7 @@ def _mistyped(header: Header) -> Iterable[str]:
             yield f"header {name} {value!r} should be {want}"
 
 
-def header_findings(header: Header, problems: Sequence[Problem] = ()) -> Iterable[Finding]:
+def header_findings(header: Header, problems: Sequence[Finding] = ()) -> Iterable[Finding]:
     """Findings about the header line; ``problems`` are the reader's, not to be repeated."""
     if header.redacted is True:
         yield _finding(

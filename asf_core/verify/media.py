@@ -176,14 +176,14 @@ def media_findings(session: SessionView) -> Iterable[Finding]:
             yield Finding(
                 code="media-unchecked",
                 message="the session was read without a file path: sidecar blobs not checked",
-                severity=INFO,
+                kind=INFO,
             )
         else:
             yield Finding(
                 code="media-unchecked",
                 message=f"session id {header.id!r} cannot name a blob directory: sidecar "
                 "blobs not checked",
-                severity=WARNING,
+                kind=WARNING,
             )
 
 

@@ -49,8 +49,8 @@ QUEUE_MODES = frozenset({"steer", "followup"})
 RUN_REASONS = frozenset({"error", "interrupted", "input_required", "aborted", "done", "stopped"})
 
 
-def _finding(code: str, entry: Entry, message: str, severity: str = ERROR) -> Finding:
-    return Finding(code=code, message=message, severity=severity, entry=entry.id)
+def _finding(code: str, entry: Entry, message: str, kind: str = ERROR) -> Finding:
+    return Finding(code=code, message=message, kind=kind, entry=entry.id)
 
 
 def _on_path_before(session: SessionView, entry: Entry) -> list[Entry]:

@@ -100,7 +100,7 @@ def recompute_source(
 
 
 def _mismatch(code: str, run: Run, message: str) -> Finding:
-    return Finding(code=code, message=message, severity=ERROR, entry=run.id)
+    return Finding(code=code, message=message, kind=ERROR, entry=run.id)
 
 
 def _check_span(
@@ -215,7 +215,7 @@ def check_runs(
                 code="run-open",
                 message=f"run {last_span.start.run_id} has no end on this path: cut off unless "
                 "a writer is still running it",
-                severity=WARNING,
+                kind=WARNING,
                 entry=last_span.start.id,
             )
         )

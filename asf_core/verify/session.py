@@ -121,10 +121,7 @@ _HEADER_LIMIT = 1 << 20
 
 
 def _reader_findings(session: SessionFile) -> Iterable[Finding]:
-    for p in session.problems:
-        yield Finding(
-            code=p.code, message=p.message, severity=p.severity, entry=p.entry, line=p.line
-        )
+    yield from session.problems
 
 
 def _path_findings(session: SessionFile) -> Iterable[Finding]:

@@ -177,7 +177,7 @@ def test_findings_are_sorted_and_unique() -> None:
     found = verify_path(SESSIONS)
     keys = [(f.path, f.line, f.code) for f in found]
     assert keys == sorted(keys)
-    assert len({attrs.astuple(f) for f in found}) == len(found)
+    assert len(set(found)) == len(found)
 
 
 # ----------------------------------------------------------------------------- verify_path
