@@ -41,8 +41,8 @@ class Finding:
     and ``entry`` place it in an ASF file.
     """
 
-    message: str
     kind: str = ERROR
+    message: str
     code: str = ""
     unit: str = ""
     session: str = ""

@@ -11,25 +11,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import cattrs.preconf.json
 from attrs import define, field
 
-from asf_core.formats import Finding
+from asf_core.codec import converter
+from asf_core.findings import Finding
 from asf_core.writer import write_atomic
 
-__all__ = ["RunReport", "StoreReport", "finding_json", "store_json", "write_json_atomic"]
-
-
-def finding_json(finding: Finding) -> dict[str, Any]:
-    """A finding as report JSON; empty members left out."""
-    obj: dict[str, Any] = {"kind": finding.kind, "message": finding.message}
-    if finding.unit:
-        obj["unit"] = finding.unit
-    if finding.session:
-        obj["session"] = finding.session
-    if finding.data:
-        obj["data"] = dict(finding.data)
-    return obj
+__all__ = ["RunReport", "StoreReport", "json_bytes", "store_json", "write_report"]
 
 
 @define(kw_only=True)
@@ -50,10 +38,10 @@ class StoreReport:
     files_unchanged: int = 0
     entries_written: int = 0
     bytes_written: int = 0
-    strays: list[dict[str, Any]] = field(factory=list)
-    dropped: list[dict[str, Any]] = field(factory=list)
+    strays: list[Finding] = field(factory=list)
+    dropped: list[Finding] = field(factory=list)
     #: Findings of every other kind (warning, info, ...).
-    findings: list[dict[str, Any]] = field(factory=list)
+    findings: list[Finding] = field(factory=list)
     #: Each converted session's file, relative to ``output``, by the plugin's session name.
     files: dict[str, str] = field(factory=dict)
     #: The plugins' own figures, summed over every converted session.
@@ -66,7 +54,7 @@ class StoreReport:
     def note(self, findings: Iterable[Finding]) -> None:
         for finding in findings:
             bucket = {"stray": self.strays, "dropped": self.dropped}.get(finding.kind)
-            (self.findings if bucket is None else bucket).append(finding_json(finding))
+            (self.findings if bucket is None else bucket).append(finding)
 
     def add_counts(self, counts: Mapping[str, int]) -> None:
         for key, value in counts.items():
@@ -99,21 +87,24 @@ class RunReport:
         return sums
 
     def to_json(self) -> dict[str, Any]:
-        obj: dict[str, Any] = _converter().unstructure(self)
+        """The run's report as JSON (what ``asf convert --json`` prints), totals included."""
+        obj: dict[str, Any] = converter().unstructure(self)
         obj["totals"] = self.totals()
         return obj
 
 
-def _converter() -> cattrs.Converter:
-    return cattrs.preconf.json.make_converter()
-
-
 def store_json(report: StoreReport) -> dict[str, Any]:
     """One store's report as the JSON written to ``report.json``."""
-    obj: dict[str, Any] = _converter().unstructure(report)
+    obj: dict[str, Any] = converter().unstructure(report)
     return obj
 
 
-def write_json_atomic(path: Path, value: Any) -> None:
-    """Write JSON to ``path`` through a temporary file and a rename: whole or not at all."""
-    write_atomic(path, [(json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode()])
+def json_bytes(value: Any) -> bytes:
+    """JSON for people and tools: indented, UTF-8, a final newline."""
+    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def write_report(path: Path, report: StoreReport | RunReport) -> None:
+    """Write a report as JSON through a temporary file and a rename: whole or not at all."""
+    value = report.to_json() if isinstance(report, RunReport) else store_json(report)
+    write_atomic(path, [json_bytes(value)])

@@ -31,6 +31,7 @@ __all__ = [
     "seal",
     "session_lines",
     "write_atomic",
+    "write_if_changed",
     "write_session",
 ]
 
@@ -201,6 +202,30 @@ def write_atomic(path: Path, chunks: Iterable[bytes], *, durable: bool = True) -
             tmp.unlink()
         raise
     return size
+
+
+def write_if_changed(path: Path, data: bytes) -> int | None:
+    """Write ``data`` to ``path`` atomically unless the file already holds exactly these bytes.
+
+    Returns the bytes written, or None when the file was left as it was (so a re-run touches
+    only sessions that changed). The size is compared first, so only a same-size file is
+    hashed. Not flushed to disk: the caller syncs a store's files together once it is done.
+    """
+    try:
+        same_size = path.stat().st_size == len(data)
+    except FileNotFoundError:
+        same_size = False
+    if same_size and path.is_file() and _file_digest(path) == hashlib.sha256(data).digest():
+        return None
+    return write_atomic(path, [data], durable=False)
+
+
+def _file_digest(path: Path) -> bytes:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.digest()
 
 
 def session_lines(header: Header, entries: Iterable[Entry]) -> Iterator[bytes]:

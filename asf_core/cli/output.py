@@ -6,12 +6,19 @@ that is not ASF, an unknown leaf) is one stderr line and an exit code, never a t
 
 from __future__ import annotations
 
-import json
 import sys
+from collections.abc import Iterable
 from enum import IntEnum
 from typing import Any
 
-__all__ = ["ExitCode", "Fail", "err", "out", "out_json", "worst"]
+from attrs import define, field
+
+from asf_core import conversion, stores
+from asf_core.codec import converter
+from asf_core.findings import Finding
+from asf_core.report import json_bytes
+
+__all__ = ["ExitCode", "Fail", "Troubles", "err", "out", "out_json", "worst"]
 
 
 class ExitCode(IntEnum):
@@ -65,10 +72,40 @@ def out(text: str = "") -> None:
 
 
 def out_json(value: Any) -> None:
-    """A machine-readable result on stdout."""
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+    """A machine-readable result on stdout; attrs objects go through the library's converter."""
+    sys.stdout.write(json_bytes(converter().unstructure(value)).decode())
 
 
 def err(message: str) -> None:
     """One diagnostic line on stderr, prefixed like every message of the command."""
     sys.stderr.write(f"asf: {message}\n")
+
+
+#: The exit code each code of :mod:`asf_core.stores` and :mod:`asf_core.conversion` calls for.
+_EXIT_FOR = {
+    stores.UNKNOWN_FORMAT: ExitCode.USAGE,
+    stores.UNREADABLE_PATH: ExitCode.USAGE,
+    stores.AMBIGUOUS: ExitCode.USAGE,
+    stores.NOT_RECOGNISED: ExitCode.NOTHING,
+    stores.PLUGIN_FAILED: ExitCode.PLUGIN,
+    conversion.DAMAGED: ExitCode.USAGE,
+    conversion.PLUGIN: ExitCode.PLUGIN,
+}
+
+
+@define
+class Troubles:
+    """Problems met along the way: each printed once on stderr and kept for ``--json``."""
+
+    code: ExitCode = ExitCode.OK
+    lines: list[str] = field(factory=list)
+
+    def add(self, message: str, code: ExitCode) -> None:
+        err(message)
+        self.lines.append(message)
+        self.code = worst(self.code, code)
+
+    def note(self, findings: Iterable[Finding]) -> None:
+        """Add the library's problems, each with the exit code its ``code`` calls for."""
+        for f in findings:
+            self.add(f.message, _EXIT_FOR.get(f.code, ExitCode.PLUGIN))

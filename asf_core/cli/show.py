@@ -1,14 +1,8 @@
-"""``asf show`` and ``asf verify``: look at ASF files (no plugins involved).
-
-``show`` prints a file's tree in file order and the context a model would get at a leaf;
-``verify`` checks files and exits 1 only for errors, because warnings flag style (a missing
-``request_hash``) rather than data a reader would get wrong.
-"""
+"""``asf show``: a session file's tree in file order and the context a model gets at a leaf."""
 
 from __future__ import annotations
 
 import argparse
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +11,8 @@ from asf_core.cli.render import entry_summary, item_summary, settings_summary, s
 from asf_core.codec import entry_to_json, header_to_json
 from asf_core.context import ContextError, context_at
 from asf_core.reader import FormatError, SessionFile, read_session
-from asf_core.verify.session import verify_path
 
-__all__ = ["add_parsers", "resolve_leaf", "run_show", "run_verify"]
+__all__ = ["add_parser", "resolve_leaf", "run_show"]
 
 
 def _load(path: Path) -> SessionFile:
@@ -132,54 +125,7 @@ def _print_tree(session: SessionFile, path: Path) -> None:
         )
 
 
-def run_verify(args: argparse.Namespace) -> ExitCode:
-    """The ``asf verify`` command."""
-    path: Path = args.path
-    if not path.exists():
-        raise Fail(f"{path}: no such file or directory")
-    files = sum(1 for p in path.rglob("*.jsonl") if p.is_file()) if path.is_dir() else 1
-    if not files:
-        raise Fail(f"{path}: no *.jsonl session files under it", ExitCode.NOTHING)
-    findings = verify_path(path)
-    severities = Counter(f.severity for f in findings)
-    if args.json:
-        out_json(
-            {
-                "path": str(path),
-                "files": files,
-                "ok": severities["error"] == 0,
-                "counts": dict(sorted(severities.items())),
-                "findings": [
-                    {
-                        "path": f.path,
-                        "line": f.line,
-                        "severity": f.severity,
-                        "code": f.code,
-                        "entry": f.entry,
-                        "message": f.message,
-                    }
-                    for f in findings
-                ],
-            }
-        )
-    else:
-        for f in findings:
-            where = f"{f.path or path}:{f.line}" if f.line else (f.path or str(path))
-            entry = f" (entry {short(f.entry)})" if f.entry else ""
-            out(f"{where}: {f.severity}: {f.code}: {f.message}{entry}")
-        verdict = "ok" if severities["error"] == 0 else "FAILED"
-        counts = ", ".join(
-            f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(severities.items())
-        )
-        checked = [] if path.is_file() else [f"{files} file{'s' if files != 1 else ''}"]
-        detail = "; ".join([*checked, *([counts] if counts else [])])
-        out(f"{path}: {verdict}" + (f" ({detail})" if detail else ""))
-    if path.is_file() and any(f.code == "unreadable" for f in findings):
-        return ExitCode.USAGE
-    return ExitCode.PROBLEMS if severities["error"] else ExitCode.OK
-
-
-def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     show = sub.add_parser(
         "show",
         help="print a session file's entries and the context at a leaf",
@@ -191,13 +137,4 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "--leaf", metavar="ID", help="entry id or unique prefix (default: resume leaf)"
     )
     show.add_argument("--json", action="store_true", help="machine-readable output")
-    show.set_defaults(run=run_show)
-    verify = sub.add_parser(
-        "verify",
-        help="check session files against the format",
-        description="Verify one session file or every *.jsonl file under a directory. Exit 1 "
-        "when any error is found; warnings alone exit 0.",
-    )
-    verify.add_argument("path", type=Path, metavar="FILE|DIR")
-    verify.add_argument("--json", action="store_true", help="machine-readable output")
-    verify.set_defaults(run=run_verify)
+    show.set_defaults(run=run_show, plugins=False)

@@ -16,13 +16,14 @@ from pathlib import Path
 import pytest
 from fixture_paths import ROOT
 
-from asf_core import plugins
+from asf_core import host, plugins
 from asf_core.cli.main import ExitCode, main
 from asf_core.formats import ConvertedSession, Finding, NativeSession
+from asf_core.host import Candidate
+from asf_core.layout import store_label
 from asf_core.model import Config, Item, Response
-from asf_core.plugins import AsfPluginManager, Candidate, make_plugin_manager
+from asf_core.plugins import AsfPluginManager, make_plugin_manager
 from asf_core.reader import parse_session
-from asf_core.stores import store_label
 from asf_core.verify.session import verify_path
 from asf_core.writer import entry_line, header_line
 
@@ -61,32 +62,32 @@ def _log(tmp_path: Path, *lines: dict[str, object] | str, name: str = "t.chat.js
 def _convert(
     pm: AsfPluginManager, path: Path
 ) -> tuple[list[NativeSession], list[ConvertedSession], list[Finding]]:
-    (candidate,) = plugins.discover(pm, path).candidates
-    store = plugins.open_store(pm, candidate)
+    (candidate,) = host.discover(pm, path).candidates
+    store = host.open_store(pm, candidate)
     natives: list[NativeSession] = []
     findings: list[Finding] = []
-    for item in plugins.read(pm, candidate.plugin, store):
+    for item in host.read(pm, candidate.plugin, store):
         (natives if isinstance(item, NativeSession) else findings).append(item)  # type: ignore[arg-type]
     converted: list[ConvertedSession] = []
-    for out in plugins.convert(pm, candidate.plugin, store, natives):
+    for out in host.convert(pm, candidate.plugin, store, natives):
         (converted if isinstance(out, ConvertedSession) else findings).append(out)  # type: ignore[arg-type]
-    plugins.close_store(candidate.plugin, store)
+    host.close_store(candidate.plugin, store)
     findings.extend(f for c in converted for f in c.findings)
     return natives, converted, findings
 
 
 def test_discover_claims_chat_logs_only(pm: AsfPluginManager, tmp_path: Path) -> None:
     assert pm.plugin_names() == ["chatlog"]
-    (claim,) = [c.claim for c in plugins.discover(pm, SAMPLE).candidates]
+    (claim,) = [c.claim for c in host.discover(pm, SAMPLE).candidates]
     assert (claim.format, claim.path, claim.confidence) == ("chatlog", SAMPLE, 0.9)
     unnamed = _log(tmp_path, {"role": "user", "content": "hi", "ts": 1}, name="x.jsonl")
-    assert [c.claim.confidence for c in plugins.discover(pm, unnamed).candidates] == [0.6]
+    assert [c.claim.confidence for c in host.discover(pm, unnamed).candidates] == [0.6]
     asf_file = ROOT.parent / "shared" / "asf" / "vectors" / "testdata" / "sessions" / "basic.jsonl"
     garbage = tmp_path / "g.bin"
     garbage.write_bytes(bytes(range(256)))
     for path in (asf_file, garbage, tmp_path / "missing.chat.jsonl"):
-        assert plugins.discover(pm, path).candidates == (), path
-    found = plugins.discover(pm, SAMPLE.parent)
+        assert host.discover(pm, path).candidates == (), path
+    found = host.discover(pm, SAMPLE.parent)
     assert [c.claim.path for c in found.candidates] == [SAMPLE]
 
 
@@ -150,7 +151,7 @@ def test_other_plugins_stores_are_not_answered(pm: AsfPluginManager) -> None:
 
     assert plugin.read(Foreign()) is None
     assert plugin.convert(Foreign(), []) is None
-    claim = plugins.discover(pm, SAMPLE).candidates[0].claim
+    claim = host.discover(pm, SAMPLE).candidates[0].claim
     from asf_core.formats import Claim
 
     assert plugin.open_store(Claim(format="hermes", path=claim.path, confidence=1)) is None

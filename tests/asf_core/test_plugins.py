@@ -15,16 +15,12 @@ from fixture_paths import ROOT
 from hypothesis import given
 from hypothesis import strategies as st
 
-from asf_core import hookimpl, plugins
+from asf_core import hookimpl, host, plugins
+from asf_core.errors import AmbiguousFormat, PluginError
 from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreError
+from asf_core.host import Candidate
 from asf_core.model import Header, Item
-from asf_core.plugins import (
-    AmbiguousFormat,
-    AsfPluginManager,
-    Candidate,
-    PluginError,
-    make_plugin_manager,
-)
+from asf_core.plugins import AsfPluginManager, make_plugin_manager
 from asf_core.writer import SessionBuilder
 
 # --- fakes -------------------------------------------------------------------------------
@@ -194,15 +190,15 @@ def test_hook_discover(tmp_path: Path) -> None:
     pm = make_plugin_manager(plugins=[("toy", toy), ("other", other)], autoload=False)
     path = _toy_file(tmp_path)
 
-    found = plugins.discover(pm, path)
+    found = host.discover(pm, path)
 
     assert found.failures == ()
     assert sorted((c.plugin, c.claim.format, c.claim.confidence) for c in found.candidates) == [
         ("other", "other", 0.4),
         ("toy", "toy", 0.9),
     ]
-    assert plugins.discover(pm, tmp_path / "x.txt").candidates == ()
-    assert plugins.discover(pm, None).candidates == ()  # no default locations
+    assert host.discover(pm, tmp_path / "x.txt").candidates == ()
+    assert host.discover(pm, None).candidates == ()  # no default locations
     assert toy.calls == ["discover"] * 3
 
 
@@ -210,7 +206,7 @@ def test_hook_discover_failure_names_plugin_and_spares_others(tmp_path: Path) ->
     pm = make_plugin_manager(
         plugins=[("bad", Toy("bad", fail="discover")), ("toy", Toy())], autoload=False
     )
-    found = plugins.discover(pm, _toy_file(tmp_path))
+    found = host.discover(pm, _toy_file(tmp_path))
     assert [c.plugin for c in found.candidates] == ["toy"]
     (failure,) = found.failures
     assert failure.plugin == "bad"
@@ -224,7 +220,7 @@ def test_hook_discover_rejects_a_non_claim(pm: AsfPluginManager, tmp_path: Path)
             return ["not a claim"]
 
     pm.add_plugin("wrong", lambda: Wrong())
-    (failure,) = plugins.discover(pm, tmp_path).failures
+    (failure,) = host.discover(pm, tmp_path).failures
     assert "returned str, not Claim" in str(failure)
 
 
@@ -234,13 +230,13 @@ def test_hook_open_store(pm: AsfPluginManager, tmp_path: Path) -> None:
     pm.add_plugin("greedy", lambda: greedy)
     claim = Claim(format="toy", path=_toy_file(tmp_path), confidence=1)
 
-    store = plugins.open_store(pm, Candidate(claim=claim, plugin="toy"))
+    store = host.open_store(pm, Candidate(claim=claim, plugin="toy"))
 
     assert isinstance(store, ToyStore)
     assert store.owner == "toy"
     assert greedy.calls == []  # only the claiming plugin answers
     with pytest.raises(PluginError, match="plugin 'toy' failed in open_store: could not open"):
-        plugins.open_store(
+        host.open_store(
             pm, Candidate(claim=Claim(format="x", path=claim.path, confidence=1), plugin="toy")
         )
 
@@ -249,7 +245,7 @@ def test_hook_open_store_exception_names_plugin(pm: AsfPluginManager, tmp_path: 
     pm.add_plugin("flaky", lambda: Toy("flaky", fail="open_store"))
     claim = Claim(format="flaky", path=tmp_path, confidence=1)
     with pytest.raises(PluginError, match=r"'flaky' failed in open_store: OSError: cannot open"):
-        plugins.open_store(pm, Candidate(claim=claim, plugin="flaky"))
+        host.open_store(pm, Candidate(claim=claim, plugin="flaky"))
 
 
 class Damaged(Toy):
@@ -272,11 +268,11 @@ def test_hook_open_store_damaged_store_is_not_a_plugin_failure(
     pm.add_plugin("damaged", lambda: Damaged("damaged", fail="open_store"))
     claim = Claim(format="damaged", path=tmp_path / "x.toy", confidence=1)
     with pytest.raises(StoreError) as caught:
-        plugins.open_store(pm, Candidate(claim=claim, plugin="damaged"))
+        host.open_store(pm, Candidate(claim=claim, plugin="damaged"))
     assert not isinstance(caught.value, PluginError)
-    assert plugins.store_problem(caught.value) == "truncated: 10 of 4096 bytes"
-    assert plugins.store_problem(StoreError("two\n lines ")) == "two; lines"
-    assert plugins.store_problem(StoreError()) == "cannot be read"
+    assert host.store_problem(caught.value) == "truncated: 10 of 4096 bytes"
+    assert host.store_problem(StoreError("two\n lines ")) == "two; lines"
+    assert host.store_problem(StoreError()) == "cannot be read"
 
 
 def test_hook_read_damage_found_part_way_goes_up_as_it_is(
@@ -286,11 +282,11 @@ def test_hook_read_damage_found_part_way_goes_up_as_it_is(
     store = ToyStore("damaged", _toy_file(tmp_path))
     got: list[object] = []
     with pytest.raises(StoreError, match="page 3 is unreadable"):
-        got.extend(plugins.read(pm, "damaged", store))
+        got.extend(host.read(pm, "damaged", store))
     assert [type(i).__name__ for i in got] == ["NativeSession"]
-    sessions = (i for i in plugins.read(pm, "damaged", store) if isinstance(i, NativeSession))
+    sessions = (i for i in host.read(pm, "damaged", store) if isinstance(i, NativeSession))
     with pytest.raises(StoreError, match="page 3 is unreadable"):  # through convert as well
-        list(plugins.convert(pm, "damaged", store, sessions))
+        list(host.convert(pm, "damaged", store, sessions))
 
 
 def test_hook_read(pm: AsfPluginManager, tmp_path: Path) -> None:
@@ -299,7 +295,7 @@ def test_hook_read(pm: AsfPluginManager, tmp_path: Path) -> None:
     pm.add_plugin("greedy", lambda: greedy)
     store = ToyStore("toy", _toy_file(tmp_path, "a hello\nlonely\nb world\n"))
 
-    items = list(plugins.read(pm, "toy", store))
+    items = list(host.read(pm, "toy", store))
 
     assert [type(i).__name__ for i in items] == ["NativeSession", "Finding", "NativeSession"]
     assert [i.id for i in items if isinstance(i, NativeSession)] == ["a", "b"]
@@ -311,7 +307,7 @@ def test_hook_read_failure_mid_way_names_plugin(pm: AsfPluginManager, tmp_path: 
     store = ToyStore("toy", _toy_file(tmp_path))
     got: list[object] = []
     with pytest.raises(PluginError, match=r"'toy' failed in read: ValueError: line 2 is cursed"):
-        got.extend(plugins.read(pm, "toy", store))
+        got.extend(host.read(pm, "toy", store))
     assert len(got) == 1  # the first session arrived before the failure
 
 
@@ -320,9 +316,9 @@ def test_hook_convert(pm: AsfPluginManager, tmp_path: Path) -> None:
     pm.add_plugin("toy", lambda: toy)
     pm.add_plugin("greedy", lambda: greedy)
     store = ToyStore("toy", _toy_file(tmp_path))
-    natives = [s for s in plugins.read(pm, "toy", store) if isinstance(s, NativeSession)]
+    natives = [s for s in host.read(pm, "toy", store) if isinstance(s, NativeSession)]
 
-    converted = list(plugins.convert(pm, "toy", store, natives))
+    converted = list(host.convert(pm, "toy", store, natives))
 
     assert [c.name for c in converted if isinstance(c, ConvertedSession)] == ["a", "b"]
     first = converted[0]
@@ -334,9 +330,9 @@ def test_hook_convert(pm: AsfPluginManager, tmp_path: Path) -> None:
 def test_hook_convert_failure_names_plugin(pm: AsfPluginManager, tmp_path: Path) -> None:
     pm.add_plugin("toy", lambda: Toy(fail="convert"))
     store = ToyStore("toy", _toy_file(tmp_path))
-    natives = [s for s in plugins.read(pm, "toy", store) if isinstance(s, NativeSession)]
+    natives = [s for s in host.read(pm, "toy", store) if isinstance(s, NativeSession)]
     with pytest.raises(PluginError, match=r"'toy' failed in convert: KeyError"):
-        list(plugins.convert(pm, "toy", store, natives))
+        list(host.convert(pm, "toy", store, natives))
 
 
 def test_convert_of_a_failing_read_keeps_the_reader_named(
@@ -345,7 +341,7 @@ def test_convert_of_a_failing_read_keeps_the_reader_named(
     pm.add_plugin("toy", lambda: Toy(fail="read"))
     store = ToyStore("toy", _toy_file(tmp_path))
     with pytest.raises(PluginError, match="failed in read") as caught:
-        list(plugins.convert(pm, "toy", store, plugins.read(pm, "toy", store)))  # type: ignore[arg-type]
+        list(host.convert(pm, "toy", store, host.read(pm, "toy", store)))  # type: ignore[arg-type]
     assert caught.value.hook == "read"
 
 
@@ -475,7 +471,7 @@ def test_trace_env_logs_hook_calls(
 ) -> None:
     monkeypatch.setenv(plugins.TRACE_ENV, "1")
     pm = make_plugin_manager(plugins=[("toy", Toy())])
-    plugins.discover(pm, _toy_file(tmp_path))
+    host.discover(pm, _toy_file(tmp_path))
     err = capsys.readouterr().err
     assert "asf: trace: discover(path=" in err
     assert "[toy]" in err
@@ -507,7 +503,7 @@ def _cand(fmt: str, confidence: float, plugin: str | None = None, path: str = "/
 
 
 def test_highest_confidence_wins() -> None:
-    chosen = plugins.choose([_cand("a", 0.4), _cand("b", 0.9), _cand("c", 0.1)])
+    chosen = host.choose([_cand("a", 0.4), _cand("b", 0.9), _cand("c", 0.1)])
     assert chosen is not None
     assert chosen.claim.format == "b"
 
@@ -515,15 +511,15 @@ def test_highest_confidence_wins() -> None:
 def test_equal_highest_confidence_is_ambiguous_and_format_resolves_it() -> None:
     candidates = [_cand("a", 0.9), _cand("b", 0.9), _cand("c", 0.2)]
     with pytest.raises(AmbiguousFormat, match=r"a \(0.9\), b \(0.9\); choose one with --format"):
-        plugins.choose(candidates)
-    chosen = plugins.choose(candidates, format="c")
+        host.choose(candidates)
+    chosen = host.choose(candidates, format="c")
     assert chosen is not None
     assert chosen.claim.format == "c"
-    assert plugins.choose(candidates, format="zzz") is None
+    assert host.choose(candidates, format="zzz") is None
 
 
 def test_one_format_claiming_twice_is_not_ambiguous() -> None:
-    chosen = plugins.choose([_cand("a", 0.9), _cand("a", 0.9)])
+    chosen = host.choose([_cand("a", 0.9), _cand("a", 0.9)])
     assert chosen is not None
     assert chosen.claim.format == "a"
 
@@ -532,7 +528,7 @@ def test_group_by_path_merges_spellings_of_one_store(tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     a = _cand("a", 1, path=str(tmp_path / "d" / ".." / "s"))
     b = _cand("b", 1, path=str(tmp_path / "s"))
-    assert list(plugins.group_by_path([a, b]).values()) == [[a, b]]
+    assert list(host.group_by_path([a, b]).values()) == [[a, b]]
 
 
 @given(
@@ -548,7 +544,7 @@ def test_choice_never_depends_on_plugin_order(claims: list[tuple[str, float]], r
 
     def outcome(cs: list[Candidate]) -> tuple[str, ...]:
         try:
-            chosen = plugins.choose(cs)
+            chosen = host.choose(cs)
         except AmbiguousFormat as exc:
             return ("ambiguous", *(c.claim.format for c in exc.candidates))
         assert chosen is not None

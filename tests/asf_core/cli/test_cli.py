@@ -19,9 +19,9 @@ from fixture_paths import ROOT, SHARED
 from asf_core import hookimpl, plugins
 from asf_core.cli.main import ExitCode, main
 from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreError
+from asf_core.layout import store_label
 from asf_core.model import Header, Item
 from asf_core.reader import FormatError, read_session
-from asf_core.stores import store_label
 from asf_core.verify.session import verify_path
 from asf_core.writer import SessionBuilder, write_session
 

@@ -1,0 +1,171 @@
+"""Converting stores: every session of a store through its plugin into ASF files.
+
+One session at a time: the plugin reads a native session, converts it, the host writes it and
+forgets it, so memory stays flat however large the store. A file whose bytes would not change
+is left alone, so re-running after the source grew rewrites only the sessions that grew. The
+``asf convert`` command and :func:`asf_core.api.convert` are both this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from asf_core import host
+from asf_core.errors import OutputError, PluginError
+from asf_core.formats import ConvertedSession, Finding, NativeSession, StoreError, StoreHandle
+from asf_core.host import Candidate
+from asf_core.layout import REPORT_NAME, session_path, store_dir
+from asf_core.plugins import AsfPluginManager
+from asf_core.report import RunReport, StoreReport, write_report
+from asf_core.stores import find_stores
+from asf_core.writer import session_lines, write_if_changed
+
+__all__ = ["DAMAGED", "PLUGIN", "OnSession", "convert_paths", "convert_store"]
+
+#: Why a store stopped early: the plugin said its input is damaged ...
+DAMAGED = "damaged"
+#: ... or the plugin failed.
+PLUGIN = "plugin"
+
+#: Called after each session is written, with the store's report so far.
+OnSession = Callable[[StoreReport], None]
+
+
+def _native(
+    pm: AsfPluginManager, plugin: str, store: StoreHandle, report: StoreReport
+) -> Iterator[NativeSession]:
+    """The store's native sessions for ``convert``; findings go to the report on the way."""
+    for item in host.read(pm, plugin, store):
+        if isinstance(item, NativeSession):
+            report.sessions_read += 1
+            report.note(item.findings)
+            yield item
+        else:
+            report.note([item])
+
+
+def _write(plugin: str, dest: Path, session: ConvertedSession, report: StoreReport) -> None:
+    relative = session_path(session.header)
+    report.files[session.name] = relative.as_posix()
+    path = dest / relative
+    entries = list(session.entries)
+    with host.blame(plugin, f"convert (session {session.name})"):  # an entry without id, ...
+        data = b"".join(session_lines(session.header, entries))
+    try:
+        size = write_if_changed(path, data)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    report.sessions_written += 1
+    report.entries_written += len(entries)
+    if size is None:
+        report.files_unchanged += 1
+    else:
+        report.files_written += 1
+        report.bytes_written += size
+    report.add_counts(session.counts)
+    report.note(session.findings)
+
+
+def _finish(plugin: str, store: StoreHandle | None, dest: Path, report: StoreReport) -> None:
+    """Make the files durable, close the store and write its report."""
+    os.sync()  # the session files were renamed into place unflushed; make them durable
+    if store is not None:
+        try:
+            host.close_store(plugin, store)
+        except PluginError as exc:
+            report.error = report.error or str(exc)
+    try:
+        write_report(dest / REPORT_NAME, report)
+    except OSError as exc:
+        raise OutputError(f"cannot write {dest / REPORT_NAME}: {exc.strerror or exc}") from exc
+
+
+def convert_store(
+    pm: AsfPluginManager,
+    candidate: Candidate,
+    out_dir: Path,
+    *,
+    on_session: OnSession | None = None,
+) -> tuple[StoreReport, str | None]:
+    """Convert one store into ``out_dir/<format>/<store label>/`` and write its report.
+
+    Returns the report and why the store stopped early, if it did: :data:`DAMAGED` (the
+    plugin raised :class:`StoreError`) or :data:`PLUGIN`. Either ends this store (its report
+    says where) but not the run. Ctrl-C and an unwritable output (:class:`OutputError`) go up
+    after the report of the store in progress is written.
+    """
+    claim = candidate.claim
+    dest = store_dir(out_dir, claim.format, claim.path)
+    report = StoreReport(
+        format=claim.format, plugin=candidate.plugin, path=str(claim.path), output=str(dest)
+    )
+    store: StoreHandle | None = None
+    failure: str | None = None
+    try:
+        store = host.open_store(pm, candidate)
+        report.store = host.store_info(candidate.plugin, store)
+        sessions = _native(pm, candidate.plugin, store, report)
+        for item in host.convert(pm, candidate.plugin, store, sessions):
+            if isinstance(item, Finding):
+                report.note([item])
+                continue
+            _write(candidate.plugin, dest, item, report)
+            if on_session is not None:
+                on_session(report)
+        report.complete = True
+    except StoreError as exc:
+        report.error = host.store_problem(exc)
+        failure = DAMAGED
+    except PluginError as exc:
+        report.error = str(exc)
+        failure = PLUGIN
+    except BaseException as exc:  # Ctrl-C or an unwritable output: keep what we know, go on up
+        report.error = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
+        with contextlib.suppress(OutputError):  # the error on its way up says more
+            _finish(candidate.plugin, store, dest, report)
+        raise
+    _finish(candidate.plugin, store, dest, report)
+    if report.error and failure is None:  # the store's close raised
+        failure = PLUGIN
+    return report, failure
+
+
+def convert_paths(
+    pm: AsfPluginManager,
+    paths: Sequence[Path],
+    out_dir: Path,
+    *,
+    format: str | None = None,
+    on_session: OnSession | None = None,
+) -> tuple[RunReport, list[Finding]]:
+    """Convert every store found under ``paths`` (none: the default locations).
+
+    Returns the run's report and the problems met outside any store's conversion (paths no
+    plugin claims, ties, plugin failures in ``discover``); a store that stopped early is in
+    both. Ctrl-C ends the run after the store in progress has its report: the returned report
+    says ``interrupted`` and the caller decides what to do next.
+    """
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputError(f"{out_dir}: exists and is not a directory")
+    found = find_stores(pm, paths, format)
+    problems = list(found.problems)
+    run = RunReport(output=str(out_dir))
+    try:
+        for candidate in found.stores:
+            report, failure = convert_store(pm, candidate, out_dir, on_session=on_session)
+            run.stores.append(report)
+            if report.error:
+                problems.append(
+                    Finding(
+                        kind="error",
+                        code=failure or PLUGIN,
+                        message=f"{candidate.claim.path}: {report.error}",
+                    )
+                )
+    except KeyboardInterrupt:
+        run.interrupted = True
+    run.errors = [p.message for p in problems]
+    return run, problems

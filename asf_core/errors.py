@@ -1,0 +1,56 @@
+"""The errors the host raises, and the one way an exception becomes a line for people.
+
+A plugin's own error (:class:`~asf_core.formats.StoreError`: the input is damaged) lives in
+:mod:`asf_core.formats` beside the other values plugins use; these are the host's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from asf_core.host import Candidate
+
+__all__ = ["AmbiguousFormat", "OutputError", "PluginError", "one_line"]
+
+
+def one_line(exc: BaseException, *, with_type: bool = True) -> str:
+    """An exception as one line: its message's lines joined, after its type by default."""
+    text = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    if not with_type:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class PluginError(Exception):
+    """A plugin raised or broke the hook contract; names the plugin and the hook."""
+
+    def __init__(self, plugin: str, hook: str, problem: str) -> None:
+        super().__init__(f"plugin {plugin!r} failed in {hook}: {problem}")
+        self.plugin = plugin
+        self.hook = hook
+        self.problem = problem
+
+    @classmethod
+    def from_exception(cls, plugin: str, hook: str, exc: BaseException) -> PluginError:
+        error = cls(plugin, hook, one_line(exc))
+        error.__cause__ = exc
+        return error
+
+
+class AmbiguousFormat(Exception):
+    """Several formats claim one path with the same, highest confidence."""
+
+    def __init__(self, path: Path, candidates: Sequence[Candidate]) -> None:
+        names = ", ".join(c.describe() for c in candidates)
+        super().__init__(
+            f"{path}: claimed with equal confidence by {names}; choose one with --format"
+        )
+        self.path = path
+        self.candidates = tuple(candidates)
+
+
+class OutputError(Exception):
+    """A file of the output cannot be written (the message names it and says why)."""

@@ -1,0 +1,253 @@
+"""The host's side of the hook contract: typed calls to the plugins, and who is to blame.
+
+pluggy hands back untyped results and lets a misspelt keyword pass silently, so every hook is
+called through one typed function here (:func:`discover`, :func:`open_store`, :func:`read`,
+:func:`convert`), which also checks what the plugin returned against the contract
+(``docs/hooks.md``). Plugin code runs inside :func:`blame`: an exception from it becomes a
+:class:`~asf_core.errors.PluginError` naming the plugin and the hook, except a
+:class:`~asf_core.formats.StoreError`, which is the plugin saying the input is damaged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+from attrs import frozen
+
+from asf_core.errors import AmbiguousFormat, PluginError, one_line
+from asf_core.formats import (
+    Claim,
+    ConvertedSession,
+    Finding,
+    NativeSession,
+    StoreError,
+    StoreHandle,
+)
+from asf_core.layout import session_file_name
+from asf_core.plugins import AsfPluginManager
+
+__all__ = [
+    "Candidate",
+    "Discovery",
+    "blame",
+    "choose",
+    "close_store",
+    "convert",
+    "discover",
+    "group_by_path",
+    "open_store",
+    "opened",
+    "read",
+    "store_info",
+    "store_problem",
+]
+
+_T = TypeVar("_T")
+
+
+@frozen(kw_only=True)
+class Candidate:
+    """A claim together with the plugin that made it (the one that will answer for it)."""
+
+    claim: Claim
+    plugin: str
+
+    def describe(self) -> str:
+        if self.plugin == self.claim.format:
+            return f"{self.claim.format} ({self.claim.confidence:g})"
+        return f"{self.claim.format} from plugin {self.plugin} ({self.claim.confidence:g})"
+
+
+@frozen(kw_only=True)
+class Discovery:
+    """Every plugin's claims on one path, and the plugins that failed while looking."""
+
+    candidates: tuple[Candidate, ...] = ()
+    failures: tuple[PluginError, ...] = ()
+
+
+@contextlib.contextmanager
+def blame(plugin: str, hook: str, *, store_errors: bool = True) -> Iterator[None]:
+    """Run plugin code, turning its exceptions into a :class:`PluginError` naming it.
+
+    A :class:`StoreError` (the input is damaged: not the plugin's fault) goes up as it is,
+    unless ``store_errors`` is false (``discover`` must never raise, whatever the input).
+    """
+    try:
+        yield
+    except PluginError:
+        raise
+    except StoreError as exc:
+        if store_errors:
+            raise
+        raise PluginError.from_exception(plugin, hook, exc) from exc
+    except Exception as exc:
+        raise PluginError.from_exception(plugin, hook, exc) from exc
+
+
+def _checked(plugin: str, hook: str, value: object, kind: type[_T]) -> _T:
+    if not isinstance(value, kind):
+        raise PluginError(plugin, hook, f"returned {type(value).__name__}, not {kind.__name__}")
+    return value
+
+
+def discover(pm: AsfPluginManager, path: Path | None) -> Discovery:
+    """Ask every plugin about ``path`` (None: their default locations).
+
+    Each plugin is asked on its own, so one that raises is reported and the others' claims
+    still count.
+    """
+    candidates: list[Candidate] = []
+    failures: list[PluginError] = []
+    for name in pm.plugin_names():
+        caller = pm.only("discover", name)
+        if not caller.get_hookimpls():
+            continue
+        try:
+            with blame(name, "discover", store_errors=False):
+                answers = cast("list[list[Claim] | None]", caller(path=path))
+            for answer in answers:
+                if answer is None:
+                    continue
+                for claim in _checked(name, "discover", answer, list):
+                    _checked(name, "discover", claim, Claim)
+                    candidates.append(Candidate(claim=claim, plugin=name))
+        except PluginError as error:
+            failures.append(error)
+    return Discovery(candidates=tuple(candidates), failures=tuple(failures))
+
+
+def group_by_path(candidates: Iterable[Candidate]) -> dict[Path, list[Candidate]]:
+    """Claims grouped by the store they name (resolved path), in sorted path order."""
+    groups: dict[Path, list[Candidate]] = {}
+    for candidate in candidates:
+        groups.setdefault(candidate.claim.path.resolve(), []).append(candidate)
+    return dict(sorted(groups.items()))
+
+
+def choose(candidates: Sequence[Candidate], *, format: str | None = None) -> Candidate | None:
+    """Pick the claim that wins one path: the highest confidence, ties between formats refused.
+
+    ``format`` (the ``--format`` option) keeps only claims of that format (or from the plugin
+    of that name). Returns None when no claim is left; raises :class:`AmbiguousFormat` when
+    different formats share the highest confidence.
+    """
+    pool = [c for c in candidates if format is None or format in (c.claim.format, c.plugin)]
+    if not pool:
+        return None
+    best = max(c.claim.confidence for c in pool)
+    top: dict[tuple[str, str], Candidate] = {}
+    for c in pool:
+        if c.claim.confidence == best:
+            top.setdefault((c.claim.format, c.plugin), c)
+    if len(top) > 1:
+        path = pool[0].claim.path
+        raise AmbiguousFormat(path, [top[key] for key in sorted(top)])
+    return next(iter(top.values()))
+
+
+def open_store(pm: AsfPluginManager, candidate: Candidate) -> StoreHandle:
+    """Have the claiming plugin alone open its store; None from it is a :class:`PluginError`.
+
+    A :class:`StoreError` (the store is damaged) goes up as it is.
+    """
+    name = candidate.plugin
+    with blame(name, "open_store"):
+        handle = cast("StoreHandle | None", pm.only("open_store", name)(claim=candidate.claim))
+    if handle is None:
+        raise PluginError(name, "open_store", f"could not open {candidate.claim.path}")
+    if not isinstance(handle, StoreHandle):
+        raise PluginError(name, "open_store", f"returned {type(handle).__name__}, not a store")
+    return handle
+
+
+@contextlib.contextmanager
+def opened(pm: AsfPluginManager, candidate: Candidate) -> Iterator[StoreHandle]:
+    """The candidate's store, open for the ``with`` block and closed after it."""
+    store = open_store(pm, candidate)
+    try:
+        yield store
+    finally:
+        close_store(candidate.plugin, store)
+
+
+def _items(
+    plugin: str, hook: str, items: Iterable[_T] | None, kinds: tuple[type, ...]
+) -> Iterator[_T]:
+    """A generator hook's items, each one of ``kinds``, run under :func:`blame`."""
+    if items is None:
+        raise PluginError(plugin, hook, "returned None for its own store")
+    iterator = iter(items)
+    while True:
+        with blame(plugin, hook):
+            item = next(iterator, _END)
+        if item is _END:
+            return
+        if not isinstance(item, kinds):
+            raise PluginError(plugin, hook, f"yielded {type(item).__name__}")
+        yield cast("_T", item)
+
+
+_END: Any = object()
+
+
+def read(
+    pm: AsfPluginManager, plugin: str, store: StoreHandle
+) -> Iterator[NativeSession | Finding]:
+    """The plugin's native sessions and findings, lazily."""
+    with blame(plugin, "read"):
+        items = cast(
+            "Iterator[NativeSession | Finding] | None", pm.only("read", plugin)(store=store)
+        )
+    yield from _items(plugin, "read", items, (NativeSession, Finding))
+
+
+def convert(
+    pm: AsfPluginManager, plugin: str, store: StoreHandle, sessions: Iterable[NativeSession]
+) -> Iterator[ConvertedSession | Finding]:
+    """The plugin's ASF sessions and findings, lazily, each session checked against the
+    contract: a name that is a safe file name, unique in the store, and a unique header id."""
+    with blame(plugin, "convert"):
+        items = cast(
+            "Iterator[ConvertedSession | Finding] | None",
+            pm.only("convert", plugin)(store=store, sessions=sessions),
+        )
+    names: set[str] = set()
+    ids: set[str] = set()
+    for item in _items(plugin, "convert", items, (ConvertedSession, Finding)):
+        if isinstance(item, ConvertedSession):
+            _check_session(plugin, item, names, ids)
+        yield item
+
+
+def _check_session(plugin: str, session: ConvertedSession, names: set[str], ids: set[str]) -> None:
+    name = session_file_name(session.name)
+    if name is None:
+        raise PluginError(plugin, "convert", f"session name {session.name!r} is not a file name")
+    if name in names:
+        raise PluginError(plugin, "convert", f"two sessions are named {name!r}")
+    if session.header.id in ids:
+        raise PluginError(plugin, "convert", f"two sessions have the id {session.header.id!r}")
+    names.add(name)
+    ids.add(session.header.id)
+
+
+def close_store(plugin: str, store: StoreHandle) -> None:
+    """Close a store, naming the plugin if its ``close`` raises."""
+    with blame(plugin, "close", store_errors=False):
+        store.close()
+
+
+def store_info(plugin: str, store: StoreHandle) -> dict[str, Any]:
+    """The store's ``info()`` as a plain dict, naming the plugin if it raises."""
+    with blame(plugin, "info", store_errors=False):
+        return dict(store.info())
+
+
+def store_problem(error: StoreError) -> str:
+    """What a plugin says is wrong with a damaged store, on one line (the caller names the
+    store)."""
+    return one_line(error, with_type=False) or "cannot be read"

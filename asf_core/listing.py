@@ -1,0 +1,58 @@
+"""Listing a store: its native sessions as the plugin reads them, nothing converted.
+
+What ``asf list`` shows. The plugin's own ``native`` objects are dropped as soon as a session
+is listed, so a listing holds only what people read.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import attrs
+from attrs import field, frozen
+
+from asf_core import host
+from asf_core.formats import NativeSession
+from asf_core.host import Candidate
+from asf_core.plugins import AsfPluginManager
+
+__all__ = ["StoreListing", "list_store"]
+
+
+@frozen(kw_only=True)
+class StoreListing:
+    """One store's sessions and how many findings of each kind its plugin reported."""
+
+    format: str
+    plugin: str
+    path: str
+    store: dict[str, Any] = field(factory=dict)
+    sessions: tuple[NativeSession, ...] = ()
+    findings: dict[str, int] = field(factory=dict)
+
+
+def list_store(pm: AsfPluginManager, candidate: Candidate) -> StoreListing:
+    """Every native session of one store (without its ``native`` object) and finding counts.
+
+    Raises :class:`~asf_core.formats.StoreError` for a damaged store and
+    :class:`~asf_core.errors.PluginError` when the plugin fails.
+    """
+    sessions: list[NativeSession] = []
+    kinds: Counter[str] = Counter()
+    with host.opened(pm, candidate) as store:
+        info = host.store_info(candidate.plugin, store)
+        for item in host.read(pm, candidate.plugin, store):
+            if isinstance(item, NativeSession):
+                sessions.append(attrs.evolve(item, native=None))
+                kinds.update(f.kind for f in item.findings)
+            else:
+                kinds[item.kind] += 1
+    return StoreListing(
+        format=candidate.claim.format,
+        plugin=candidate.plugin,
+        path=str(candidate.claim.path),
+        store=info,
+        sessions=tuple(sessions),
+        findings=dict(kinds),
+    )
