@@ -1,0 +1,186 @@
+"""asf from Python: everything the ``asf`` command does, as functions and small objects.
+
+* :func:`convert` converts paths to a directory, exactly as ``asf convert`` does.
+* :func:`find_stores` finds the stores under paths; a :class:`Store` lists its native
+  sessions and converts them to ASF sessions in memory, one at a time, writing nothing.
+* :func:`read` reads an ASF file; :func:`context` and :func:`request` rebuild what the model
+  received at a leaf or for a response; :func:`verify` checks files.
+
+``docs/library.md`` walks through each with examples the test suite runs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from asf_core import host
+from asf_core.context import Context, context_at, request_body, request_context
+from asf_core.conversion import convert_paths
+from asf_core.errors import AmbiguousFormat, OutputError, PluginError
+from asf_core.findings import Finding
+from asf_core.formats import ConvertedSession, NativeSession, StoreError
+from asf_core.host import Candidate
+from asf_core.plugins import AsfPluginManager, make_plugin_manager
+from asf_core.reader import FormatError, SessionFile, parse_session, read_session
+from asf_core.report import RunReport
+from asf_core.stores import find_stores as _find_stores
+from asf_core.verify.session import verify_path
+from asf_core.writer import session_lines
+
+__all__ = [
+    "AmbiguousFormat",
+    "ConvertedSession",
+    "FormatError",
+    "NativeSession",
+    "OutputError",
+    "PluginError",
+    "RunReport",
+    "SessionFile",
+    "Store",
+    "StoreError",
+    "context",
+    "convert",
+    "find_stores",
+    "lines",
+    "read",
+    "request",
+    "verify",
+]
+
+PathLike = str | os.PathLike[str]
+
+
+def _paths(paths: PathLike | Sequence[PathLike]) -> list[Path]:
+    if isinstance(paths, str | os.PathLike):
+        return [Path(paths)]
+    return [Path(p) for p in paths]
+
+
+def convert(
+    paths: PathLike | Sequence[PathLike] = (),
+    output: PathLike = "asf-out",
+    *,
+    format: str | None = None,
+    plugins: AsfPluginManager | None = None,
+) -> RunReport:
+    """Convert every store under ``paths`` (none: the default locations) into ``output``.
+
+    The same files and ``report.json`` as ``asf convert``. Problems outside a store (a path
+    no plugin claims, a tie) are in ``errors``; a store that stopped early has its ``error``.
+    Raises :class:`OutputError` when the output cannot be written, and ``KeyboardInterrupt``
+    again after the store in progress has its report.
+    """
+    pm = plugins or make_plugin_manager()
+    run, _ = convert_paths(pm, _paths(paths), Path(output), format=format)
+    if run.interrupted:
+        raise KeyboardInterrupt
+    return run
+
+
+@frozen
+class Store:
+    """One store a plugin claimed: its sessions, native or as ASF, read on demand.
+
+    Each call opens the store read-only, streams what it asks for and closes it again, so a
+    store can be walked while its agent is writing to it.
+    """
+
+    candidate: Candidate
+    plugins: AsfPluginManager
+
+    @property
+    def format(self) -> str:
+        return self.candidate.claim.format
+
+    @property
+    def path(self) -> Path:
+        return self.candidate.claim.path
+
+    def info(self) -> dict[str, Any]:
+        """What the plugin says about the store (name, schema version, ...)."""
+        with host.opened(self.plugins, self.candidate) as store:
+            return host.store_info(self.candidate.plugin, store)
+
+    def native_sessions(self) -> Iterator[NativeSession]:
+        """The store's sessions as its plugin reads them (its findings are left out)."""
+        with host.opened(self.plugins, self.candidate) as store:
+            for item in host.read(self.plugins, self.candidate.plugin, store):
+                if isinstance(item, NativeSession):
+                    yield item
+
+    def sessions(self) -> Iterator[ConvertedSession]:
+        """Every session converted to ASF, one at a time, in memory: nothing is written."""
+        for item in self.converted():
+            if isinstance(item, ConvertedSession):
+                yield item
+
+    def converted(self) -> Iterator[ConvertedSession | Finding]:
+        """The ASF sessions and every finding (strays, dropped data) on the way."""
+        plugin = self.candidate.plugin
+        with host.opened(self.plugins, self.candidate) as store:
+            findings: list[Finding] = []
+
+            def native() -> Iterator[NativeSession]:
+                for item in host.read(self.plugins, plugin, store):
+                    if isinstance(item, NativeSession):
+                        findings.extend(item.findings)
+                        yield item
+                    else:
+                        findings.append(item)
+
+            for item in host.convert(self.plugins, plugin, store, native()):
+                yield from findings
+                findings.clear()
+                yield item
+            yield from findings
+
+
+def find_stores(
+    paths: PathLike | Sequence[PathLike] = (),
+    *,
+    format: str | None = None,
+    plugins: AsfPluginManager | None = None,
+) -> tuple[list[Store], list[Finding]]:
+    """The stores under ``paths`` (none: the default locations) and what went wrong looking."""
+    pm = plugins or make_plugin_manager()
+    found = _find_stores(pm, _paths(paths), format)
+    return [Store(c, pm) for c in found.stores], list(found.problems)
+
+
+def lines(session: ConvertedSession) -> Iterator[bytes]:
+    """The lines of a converted session's file, header first, as ``asf convert`` writes them."""
+    return session_lines(session.header, session.entries)
+
+
+def read(source: PathLike | bytes) -> SessionFile:
+    """Read an ASF session file (a path, or the file's bytes), any draft from 0.1 on.
+
+    Deviations are kept in ``problems``; raises :class:`FormatError` only for data that
+    cannot be ASF at all.
+    """
+    if isinstance(source, bytes):
+        return parse_session(source)
+    return read_session(Path(source))
+
+
+def context(session: SessionFile, leaf: str | None = None) -> Context:
+    """What a model call after ``leaf`` (default: the resume leaf) would receive."""
+    at = leaf if leaf is not None else session.resume_leaf()
+    if at is None:
+        raise ValueError("the session has no entries, so no context")
+    return context_at(session, at)
+
+
+def request(session: SessionFile, response: str) -> dict[str, Any]:
+    """The canonical Open Responses request that produced the ``response`` entry."""
+    return request_body(request_context(session, response))
+
+
+def verify(path: PathLike) -> list[Finding]:
+    """Every finding for a session file or each ``*.jsonl`` under a directory."""
+    return verify_path(Path(path))

@@ -1,0 +1,54 @@
+"""docs/library.md: every example runs, in order, on a copy of the shipped example home."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from fixture_paths import ROOT
+
+DOC = ROOT / "docs" / "library.md"
+_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
+
+
+def test_library_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocks = _BLOCK.findall(DOC.read_text(encoding="utf-8"))
+    assert len(blocks) >= 6
+    shutil.copytree(ROOT / "examples" / "hermes-home", tmp_path / "examples" / "hermes-home")
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {"__name__": "library_doc"}
+    for number, block in enumerate(blocks, 1):
+        code = compile(block, f"{DOC.name} example {number}", "exec")
+        exec(code, namespace)  # noqa: S102 - the documentation's own examples
+    assert list((tmp_path / "asf-out").rglob("report.json"))
+
+
+def test_the_api_converts_like_the_command(tmp_path: Path) -> None:
+    from asf_core import api
+    from asf_core.cli.main import main
+
+    home = ROOT / "examples" / "hermes-home"
+    assert main(["convert", str(home), "-o", str(tmp_path / "cli"), "--quiet"]) == 0
+    report = api.convert(home, tmp_path / "api")
+    cli_files = sorted(p.relative_to(tmp_path / "cli") for p in (tmp_path / "cli").rglob("*"))
+    api_files = sorted(p.relative_to(tmp_path / "api") for p in (tmp_path / "api").rglob("*"))
+    assert cli_files == api_files
+    for rel in cli_files:
+        a, b = tmp_path / "cli" / rel, tmp_path / "api" / rel
+        if a.is_file() and a.name != "report.json":
+            assert a.read_bytes() == b.read_bytes(), rel
+    assert report.totals()["sessions_written"] == 23
+
+
+def test_in_memory_sessions_equal_the_written_files(tmp_path: Path) -> None:
+    from asf_core import api
+
+    home = ROOT / "examples" / "hermes-home"
+    api.convert(home, tmp_path)
+    written = {p.read_bytes() for p in tmp_path.rglob("*.jsonl")}
+    stores, problems = api.find_stores(home)
+    assert problems == []
+    in_memory = {b"".join(api.lines(s)) for store in stores for s in store.sessions()}
+    assert in_memory == written
