@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import pluggy
 
-__all__ = ["FORMAT", "PAYLOAD", "hookimpl"]
+__all__ = ["DISTRIBUTION", "FORMAT", "PAYLOAD", "hookimpl"]
 
+#: The name asf is installed under (``pip install asf-sessions``; "asf" on the package index
+#: is another project). The command stays ``asf``, the packages ``asf_core`` and plugins'.
+DISTRIBUTION = "asf-sessions"
 #: The ASF draft this library writes.
 FORMAT = "agentsession/0.11"
 #: The payload profile every file this library writes declares.

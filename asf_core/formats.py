@@ -61,9 +61,11 @@ class NativeSession:
 class ConvertedSession:
     """One ASF session, ready to write: its header and its entries, ids computed, in file order.
 
-    ``name`` is the file name (without directory) the host writes it under, unique within the
-    store; ``sources`` names every source unit it was built from; ``counts`` are the plugin's
-    figures for the report (rows read, entries written, ...).
+    ``name`` names the session in the store's report, whose ``files`` maps it to the file the
+    host writes (``<project key>/<created at>_<session id>.jsonl``, from the header); it must
+    be unique within the store and usable as a file name (no ``/``, not hidden). ``sources``
+    names every source unit it was built from; ``counts`` are the plugin's figures for the
+    report (rows read, entries written, ...).
     """
 
     header: Header

@@ -57,7 +57,8 @@ def read(store: StoreHandle) -> Iterator[NativeSession | Finding] | None:
     raised.
 
     :param store: the handle from your ``open_store``.
-    :return: an iterator of sessions and findings; None when the handle is not yours.
+    :return: an iterator of sessions and findings. Only the plugin whose claim won is
+        asked, so the handle is always yours: None is a broken contract (a plugin error).
     """
 
 
@@ -75,7 +76,8 @@ def convert(
     :param store: the handle from your ``open_store``.
     :param sessions: the native sessions to convert.
     :return: an iterator of converted sessions (ids computed, entries in file order) and
-        findings (what was mapped, dropped or stray); None when the handle is not yours.
+        findings (what was mapped, dropped or stray). Only the plugin whose claim won is
+        asked: None is a broken contract (a plugin error).
     """
 
 

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-from asf_core import FORMAT, plugins
+from asf_core import DISTRIBUTION, FORMAT, plugins
 from asf_core.cli import convert as cli_convert
 from asf_core.cli import listing
 from asf_core.cli import plugins as cli_plugins
@@ -27,7 +27,7 @@ __all__ = ["ExitCode", "build_parser", "main"]
 
 def _version() -> str:
     try:
-        return version("asf")
+        return version(DISTRIBUTION)
     except PackageNotFoundError:
         return "unknown"
 

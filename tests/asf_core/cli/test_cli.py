@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from fixture_paths import ROOT, SHARED
 
-from asf_core import hookimpl, plugins
+from asf_core import DISTRIBUTION, hookimpl, plugins
 from asf_core.cli.main import ExitCode, main
 from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreError
 from asf_core.layout import store_label
@@ -565,7 +565,7 @@ def test_installed_asf_script(tmp_path: Path) -> None:
     )
     assert listed.returncode in (ExitCode.OK, ExitCode.PLUGIN), listed.stderr
     names = {row["name"]: row for row in json.loads(listed.stdout)}
-    assert names["hermes"]["distribution"] == "asf"
+    assert names["hermes"]["distribution"] == DISTRIBUTION
     big = tmp_path / "big.jsonl"  # enough output to overflow any pipe buffer
     builder = SessionBuilder(Header(id="big", created_at="2026-01-01T00:00:00Z"))
     for n in range(2000):
