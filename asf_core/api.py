@@ -19,7 +19,7 @@ from typing import Any
 from attrs import frozen
 
 from asf_core import host
-from asf_core.context import Context, context_at, request_body, request_context
+from asf_core.context import Context, context_at
 from asf_core.conversion import convert_paths
 from asf_core.errors import AmbiguousFormat, OutputError, PluginError
 from asf_core.findings import Finding
@@ -28,6 +28,7 @@ from asf_core.host import Candidate
 from asf_core.plugins import AsfPluginManager, make_plugin_manager
 from asf_core.reader import FormatError, SessionFile, parse_session, read_session
 from asf_core.report import RunReport
+from asf_core.request import request_body, request_context
 from asf_core.stores import find_stores as _find_stores
 from asf_core.verify.session import verify_path
 from asf_core.writer import session_lines

@@ -1,4 +1,4 @@
-"""Strict JSON parsing and RFC 8785 (JCS) canonical JSON, the basis of every ASF hash.
+"""RFC 8785 (JCS) canonical JSON, the basis of every ASF hash, and the I-JSON checks.
 
 ASF ids are SHA-256 over canonical JSON, so a single byte of difference from the reference
 writer breaks every id after it.  The stdlib ``json`` module is not JCS (number rendering and
@@ -10,7 +10,6 @@ only walks the value in Python when it would not.
 
 from __future__ import annotations
 
-import base64
 import json
 import json.encoder
 import math
@@ -20,19 +19,25 @@ from hashlib import sha256
 from typing import Any, Final
 
 __all__ = [
+    "INF",
+    "TWO53F",
     "JsonError",
     "dumps",
     "dumps_if_normal",
     "dumps_str",
+    "float_text",
     "ijson_problems",
-    "normalise",
-    "parse",
+    "int_is_ijson",
+    "pointer",
+    "quote",
     "sha256_of",
+    "utf16_key",
+    "where",
 ]
 
 _TWO53: Final = 2**53
-_TWO53F: Final = float(_TWO53)
-_INF: Final = math.inf
+TWO53F: Final = float(_TWO53)
+INF: Final = math.inf
 
 
 class JsonError(ValueError):
@@ -46,18 +51,18 @@ def _escape_token(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
-def _pointer(path: list[str | int]) -> str:
+def pointer(path: list[str | int]) -> str:
     return "".join("/" + _escape_token(str(p)) for p in path)
 
 
-def _where(path: list[str | int]) -> str:
-    return _pointer(path) or "(root)"
+def where(path: list[str | int]) -> str:
+    return pointer(path) or "(root)"
 
 
 # --------------------------------------------------------------------------- numbers
 
 
-def _float_text(x: float) -> str:
+def float_text(x: float) -> str:
     """ECMAScript Number::toString of a finite double (RFC 8785 section 3.2.2.3)."""
     if x == 0:
         return "0"
@@ -98,10 +103,10 @@ def _int_text(i: int) -> str:
     """An integer as JCS writes it: exactly if it is safe, else as its nearest double."""
     if -_TWO53 < i < _TWO53:
         return str(i)
-    return _float_text(float(i))  # OverflowError beyond the double range
+    return float_text(float(i))  # OverflowError beyond the double range
 
 
-def _int_is_ijson(i: int) -> bool:
+def int_is_ijson(i: int) -> bool:
     """Exactly a double, or equal to the canonical rendering of the nearest double."""
     if -_TWO53 <= i <= _TWO53:
         return True
@@ -109,153 +114,12 @@ def _int_is_ijson(i: int) -> bool:
         f = float(i)
     except OverflowError:
         return False
-    return int(f) == i or Decimal(_float_text(f)) == i
-
-
-class _SpelledInt(int):
-    """An integral number literal that is not I-JSON, remembering how it was spelled.
-
-    :func:`parse` returns one for literals such as ``9.007199254740993e15`` so that
-    :func:`ijson_problems` can still see the exact value and :func:`normalise` can record
-    the original spelling in ``was``.
-    """
-
-    source: str
-
-    def __new__(cls, value: int, source: str) -> _SpelledInt:
-        self = super().__new__(cls, value)
-        self.source = source
-        return self
-
-    def __reduce__(self) -> tuple[type[_SpelledInt], tuple[int, str]]:
-        return (_SpelledInt, (int(self), self.source))
-
-
-# --------------------------------------------------------------------------- parse
-
-
-class _Bad:
-    """Placeholder left in the tree by the locating parse so the pointer can be found."""
-
-    def __init__(self, reason: str, member: str | None = None) -> None:
-        self.reason = reason
-        self.member = member
-
-
-class _Reject(Exception):
-    """Raised by the fast parse hooks; the slow parse then locates the problem."""
-
-
-def _pairs_strict(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        raise _Reject
-    return obj
-
-
-def _constant_strict(name: str) -> Any:
-    raise _Reject
-
-
-def _float_strict(text: str) -> float | int:
-    f = float(text)
-    if -_TWO53F < f < _TWO53F:
-        return f
-    if f in (_INF, -_INF):
-        raise _Reject
-    return _exact_if_unsafe(text, f)
-
-
-def _exact_if_unsafe(text: str, f: float) -> float | int:
-    exact = Decimal(text)
-    i = int(exact)
-    if Decimal(i) == exact and not _int_is_ijson(i):
-        return _SpelledInt(i, text)
-    return f
-
-
-def _pairs_locate(pairs: list[tuple[str, Any]]) -> Any:
-    obj: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in obj:
-            return _Bad("duplicate member name", key)
-        obj[key] = value
-    return obj
-
-
-def _constant_locate(name: str) -> Any:
-    return _Bad(f"{name} is not JSON")
-
-
-def _float_locate(text: str) -> Any:
-    f = float(text)
-    if f in (_INF, -_INF):
-        return _Bad(f"number {text[:40]} overflows a double")
-    return f
-
-
-def _find_bad(value: Any, path: list[str | int]) -> str | None:
-    if isinstance(value, _Bad):
-        if value.member is not None:
-            path = [*path, value.member]
-        return f"{_where(path)}: {value.reason}"
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = _find_bad(item, [*path, key])
-            if found:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _find_bad(item, [*path, index])
-            if found:
-                return found
-    return None
-
-
-_STRICT: Final = json.JSONDecoder(
-    object_pairs_hook=_pairs_strict, parse_constant=_constant_strict, parse_float=_float_strict
-)
-_LOCATE: Final = json.JSONDecoder(
-    object_pairs_hook=_pairs_locate, parse_constant=_constant_locate, parse_float=_float_locate
-)
-
-
-def parse(data: str | bytes) -> Any:
-    """Parse one JSON text strictly: no duplicate names, NaN/Infinity, bad UTF-8, or garbage.
-
-    Integers stay exact ``int``; other numbers are ``float``, except that a fraction or
-    exponent literal whose exact value is an integer breaking the I-JSON rule (e.g.
-    ``9.007199254740993e15``) becomes that exact ``int`` so the violation stays visible.
-    """
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        try:
-            text = bytes(data).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise JsonError(f"invalid UTF-8 at byte {exc.start}") from None
-    else:
-        text = data
-    try:
-        return _STRICT.decode(text)
-    except _Reject:
-        pass
-    except json.JSONDecodeError as exc:
-        raise JsonError(f"invalid JSON at char {exc.pos}: {exc.msg}") from None
-    except RecursionError:
-        raise JsonError("JSON nested too deeply") from None
-    except ValueError as exc:  # e.g. an integer literal beyond the int-str digit limit
-        raise JsonError(f"invalid JSON: {exc}") from None
-    try:
-        found = _find_bad(_LOCATE.decode(text), [])
-    except json.JSONDecodeError as exc:  # the reject came first; the text is broken too
-        raise JsonError(f"invalid JSON at char {exc.pos}: {exc.msg}") from None
-    except (RecursionError, ValueError):
-        found = None
-    raise JsonError(found or "invalid JSON (duplicate name or non-finite number)")
+    return int(f) == i or Decimal(float_text(f)) == i
 
 
 # --------------------------------------------------------------------------- dumps
 
-_quote: Final[Callable[[str], str]] = json.encoder.encode_basestring
+quote: Final[Callable[[str], str]] = json.encoder.encode_basestring
 
 
 def _no_default(value: Any) -> Any:
@@ -263,7 +127,7 @@ def _no_default(value: Any) -> Any:
 
 
 _c_encoder: Final = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
-    None, _no_default, _quote, None, ":", ",", True, False, False
+    None, _no_default, quote, None, ":", ",", True, False, False
 )
 
 
@@ -304,7 +168,7 @@ def _scan(value: Any) -> int:
             worst = max(worst, found)
         elif kind is int:
             if not -_TWO53 < item < _TWO53:
-                if not _int_is_ijson(item):
+                if not int_is_ijson(item):
                     return _FIX
                 worst = _EXACT_OK
         elif kind is float:
@@ -324,13 +188,13 @@ class _Unencodable(Exception):
     pass
 
 
-def _utf16_key(key: str) -> bytes:
+def utf16_key(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
 def _encode(value: Any, parts: list[str]) -> None:
     if isinstance(value, str):
-        parts.append(_quote(value))
+        parts.append(quote(value))
     elif value is None:
         parts.append("null")
     elif value is True:
@@ -340,9 +204,9 @@ def _encode(value: Any, parts: list[str]) -> None:
     elif isinstance(value, int):
         parts.append(_int_text(int(value)))  # int() drops a subclass's own repr
     elif isinstance(value, float):
-        if value != value or value in (_INF, -_INF):
+        if value != value or value in (INF, -INF):
             raise _Unencodable
-        parts.append(_float_text(float(value)))
+        parts.append(float_text(float(value)))
     elif isinstance(value, dict):
         keys = list(value)
         for key in keys:
@@ -350,13 +214,13 @@ def _encode(value: Any, parts: list[str]) -> None:
                 raise _Unencodable
         joined = "".join(keys)
         if not joined.isascii() and max(joined) > "\uffff":
-            keys.sort(key=_utf16_key)
+            keys.sort(key=utf16_key)
         else:
             keys.sort()
         sep = "{"
         for key in keys:
             parts.append(sep)
-            parts.append(_quote(key))
+            parts.append(quote(key))
             parts.append(":")
             _encode(value[key], parts)
             sep = ","
@@ -405,7 +269,7 @@ def dumps_if_normal(value: Any) -> bytes | None:
     kind = type(value)
     if kind is str:
         try:
-            return _quote(value).encode("utf-8")
+            return quote(value).encode("utf-8")
         except UnicodeEncodeError:
             return None  # a lone surrogate: normalise it
     found = _scan(value) if kind is dict else _scan((value,))
@@ -418,6 +282,8 @@ def dumps_if_normal(value: Any) -> bytes | None:
         return None
     except (ValueError, TypeError, _Unencodable):
         pass  # a non-finite float: let normalise and dumps explain
+    from asf_core.strict_json import normalise
+
     fixed, records = normalise(value)
     return None if records else dumps(fixed)
 
@@ -435,7 +301,7 @@ def sha256_of(value: Any) -> str:
 # --------------------------------------------------------------------------- I-JSON
 
 
-def _has_lone_surrogate(text: str) -> bool:
+def has_lone_surrogate(text: str) -> bool:
     if text.isascii():
         return False
     try:
@@ -453,8 +319,8 @@ def _problems(value: Any, *, writer: bool, first: bool) -> list[str]:
         if first and out:
             return
         if isinstance(item, str):
-            if _has_lone_surrogate(item):
-                out.append(f"{_where(path)}: lone surrogate in string")
+            if has_lone_surrogate(item):
+                out.append(f"{where(path)}: lone surrogate in string")
         elif item is None or isinstance(item, bool):
             pass
         elif isinstance(item, int):
@@ -462,26 +328,26 @@ def _problems(value: Any, *, writer: bool, first: bool) -> list[str]:
                 try:
                     float(item)
                 except OverflowError:
-                    out.append(f"{_where(path)}: integer beyond the double range")
-            elif not _int_is_ijson(item):
+                    out.append(f"{where(path)}: integer beyond the double range")
+            elif not int_is_ijson(item):
                 spelled = getattr(item, "source", item)
-                out.append(f"{_where(path)}: integer {spelled} is not exactly a double")
+                out.append(f"{where(path)}: integer {spelled} is not exactly a double")
         elif isinstance(item, float):
             if not math.isfinite(item):
-                out.append(f"{_where(path)}: non-finite number {item!r}")
+                out.append(f"{where(path)}: non-finite number {item!r}")
         elif isinstance(item, dict):
             for key, member in item.items():
                 if not isinstance(key, str):
-                    out.append(f"{_where(path)}: member name {key!r} is not a string")
+                    out.append(f"{where(path)}: member name {key!r} is not a string")
                     continue
-                if _has_lone_surrogate(key):
-                    out.append(f"{_where([*path, key])}: lone surrogate in member name")
+                if has_lone_surrogate(key):
+                    out.append(f"{where([*path, key])}: lone surrogate in member name")
                 walk(member, [*path, key])
         elif isinstance(item, (list, tuple)):
             for index, member in enumerate(item):
                 walk(member, [*path, index])
         else:
-            out.append(f"{_where(path)}: {type(item).__name__} is not a JSON value")
+            out.append(f"{where(path)}: {type(item).__name__} is not a JSON value")
 
     try:
         walk(value, [])
@@ -493,87 +359,3 @@ def _problems(value: Any, *, writer: bool, first: bool) -> list[str]:
 def ijson_problems(value: Any) -> list[str]:
     """I-JSON violations of a parsed value, each ``"<pointer>: <reason>"`` (empty if none)."""
     return _problems(value, writer=False, first=False)
-
-
-# --------------------------------------------------------------------------- normalise
-
-
-def _fix_surrogates(text: str) -> str:
-    return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
-
-
-def _string_source(text: str) -> str:
-    """JSON text of a string that may hold lone surrogates (escaped as lowercase \\uXXXX)."""
-    return "".join(
-        f"\\u{ord(ch):04x}" if "\ud800" <= ch <= "\udfff" else _quote(ch)[1:-1] for ch in text
-    ).join('""')
-
-
-def normalise(value: Any) -> tuple[Any, list[dict[str, Any]]]:
-    """The writer's I-JSON normalisation (ASF section 3.2): a fixed copy plus ``normalised``.
-
-    Lone surrogates become U+FFFD; unsafe integers become the (integer value of the) nearest
-    double; a ``bytes`` value is a string whose UTF-8 may be invalid and is decoded with one
-    U+FFFD per maximal ill-formed subpart, recorded with ``raw``.  Records are sorted by
-    ``at`` in UTF-16 order.  Non-finite numbers and colliding names raise :class:`JsonError`.
-    """
-    records: list[dict[str, Any]] = []
-
-    def fix_text(item: str | bytes | bytearray, path: list[str | int]) -> str:
-        if isinstance(item, (bytes, bytearray)):
-            raw = bytes(item)
-            try:
-                return raw.decode("utf-8")
-            except UnicodeDecodeError:
-                quoted = base64.b64encode(b'"' + raw + b'"').decode("ascii")
-                records.append({"at": _pointer(path), "raw": quoted})
-                return raw.decode("utf-8", "replace")
-        if _has_lone_surrogate(item):
-            records.append({"at": _pointer(path), "was": _string_source(item)})
-            return _fix_surrogates(item)
-        return item
-
-    def walk(item: Any, path: list[str | int]) -> Any:
-        if isinstance(item, (str, bytes, bytearray)):
-            return fix_text(item, path)
-        if item is None or isinstance(item, bool):
-            return item
-        if isinstance(item, int):
-            if _int_is_ijson(item):
-                return int(item)
-            try:
-                rounded = int(float(item))
-            except OverflowError:
-                raise JsonError(f"{_where(path)}: integer beyond the double range") from None
-            records.append({"at": _pointer(path), "was": getattr(item, "source", str(item))})
-            return rounded
-        if isinstance(item, float):
-            if not math.isfinite(item):
-                raise JsonError(f"{_where(path)}: non-finite number {item!r} cannot be normalised")
-            return item
-        if isinstance(item, dict):
-            fixed: dict[str, Any] = {}
-            for key, member in item.items():
-                if not isinstance(key, (str, bytes, bytearray)):
-                    raise JsonError(f"{_where(path)}: member name {key!r} is not a string")
-                # A key's record points at its member, named by the fixed key.
-                mark = len(records)
-                new_key = fix_text(key, [*path, "\0"])
-                if len(records) > mark:
-                    records[-1]["at"] = _pointer([*path, new_key])
-                if new_key in fixed:
-                    raise JsonError(
-                        f"{_where([*path, new_key])}: duplicate member name after normalising"
-                    )
-                fixed[new_key] = walk(member, [*path, new_key])
-            return fixed
-        if isinstance(item, (list, tuple)):
-            return [walk(member, [*path, index]) for index, member in enumerate(item)]
-        raise JsonError(f"{_where(path)}: {type(item).__name__} is not a JSON value")
-
-    try:
-        result = walk(value, [])
-    except RecursionError:
-        raise JsonError("value nested too deeply (or circular)") from None
-    records.sort(key=lambda record: _utf16_key(record["at"]))
-    return result, records

@@ -6,9 +6,7 @@ every rule the draft puts on the file (parents before children, the prefix of a 
 each deviation becomes a :class:`~asf_core.findings.Finding`. Only a file that cannot be ASF
 at all (no header, a newer format) raises :class:`FormatError`.
 
-Pre-0.5 files have opaque ids; they are migrated in memory (draft 0.11 section on
-versioning): each ``ts`` is respelled, the old id is kept as ``legacy_id`` in the body, every
-entry-naming member is rewritten to the new hash ids, and ids are computed in file order.
+Pre-0.5 files have opaque ids; they are migrated in memory (:mod:`asf_core.migration`).
 
 The pass is linear in the file: references that cannot be resolved yet (a ``parent`` not seen
 so far) are remembered and settled once at the end, so a damaged file costs no more to read
@@ -24,12 +22,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from attrs import field, frozen
-
-from asf_core import canonical, ids
+from asf_core import canonical, ids, strict_json
 from asf_core.codec import entry_from_json, header_from_json
 from asf_core.findings import ERROR, WARNING, Finding
-from asf_core.model import CORE_TYPES, Entry, Header, Label, Response
+from asf_core.migration import Migration
+from asf_core.model import Entry, Header
+from asf_core.session_file import HASHED_FROM, SessionFile, id_of
 
 __all__ = [
     "READER_VERSION",
@@ -41,8 +39,6 @@ __all__ = [
 
 #: The newest draft this reader understands; a 0.x reader refuses later minors.
 READER_VERSION: Final = (0, 11)
-#: Files older than this have opaque ids and are migrated in memory.
-_HASHED_FROM: Final = (0, 5)
 
 _FORMAT: Final = re.compile(r"agentsession/(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)")
 
@@ -51,149 +47,8 @@ _MANTISSA: Final = bytes.maketrans(b"0123456789.", b"00000000000")
 _SIXTEEN: Final = b"0" * 16
 
 
-#: Members of core entries that name another entry of the file (rewritten by migration).
-_NAMING: Final[dict[str, tuple[str, ...]]] = {
-    "dispatch": ("target",),
-    "decision": ("target",),
-    "label": ("target",),
-    "outcome": ("target",),
-    "link": ("target",),
-    "compaction": ("first_kept",),
-    "branch_summary": ("from",),
-    "item": ("queued_from",),
-}
-
-
 class FormatError(Exception):
     """The file cannot be read as ASF at all: empty, no or garbage header, newer format."""
-
-
-def _id(entry: Entry) -> str:
-    # Every entry a SessionFile holds has an id (read or recomputed).
-    if entry.id is None:
-        raise ValueError("entry without an id in a read session")
-    return entry.id
-
-
-def _is_leaf_label(entry: Entry) -> bool:
-    return isinstance(entry, Label) and entry.label == "leaf"
-
-
-@frozen(kw_only=True)
-class SessionFile:
-    """A read session file: header, entries in file order, the tree, and what was wrong."""
-
-    path: Path | None
-    header: Header
-    #: ``(major, minor)`` from the header's ``format``.
-    version: tuple[int, int]
-    #: True for a pre-0.5 file whose ids were recomputed in memory.
-    migrated: bool
-    #: File order; an entry whose id repeats appears once (the first).
-    entries: list[Entry]
-    line_of: dict[str, int]
-    by_id: dict[str, Entry]
-    #: Parent id (``None`` = roots) -> child ids in file order.
-    children: dict[str | None, list[str]]
-    problems: list[Finding]
-    #: The header's ``base`` (0.5+ files only).
-    base: str | None
-    #: Entry id -> index in ``entries``.
-    index_of: dict[str, int] = field(factory=dict)
-    #: For a migrated file: old opaque id -> new hash id.
-    legacy: dict[str, str] = field(factory=dict)
-
-    def position(self, entry_id: str) -> int:
-        """The entry's index in file order (``KeyError`` if it is not in the file)."""
-        return self.index_of[entry_id]
-
-    def path_to(self, entry_id: str) -> list[Entry]:
-        """Root ... entry, following ``parent`` only.
-
-        The walk stops at a parent that is missing or not earlier in the file, so a damaged
-        file (a parent written later, a cycle through forged ids) still gives a finite path.
-        """
-        entry = self.by_id[entry_id]
-        pos = self.index_of[entry_id]
-        path = [entry]
-        while entry.parent is not None:
-            up = self.index_of.get(entry.parent)
-            if up is None or up >= pos:
-                break
-            pos = up
-            entry = self.entries[pos]
-            path.append(entry)
-        path.reverse()
-        return path
-
-    def leaves(self) -> list[str]:
-        """Ids of entries without children, in file order."""
-        return [_id(e) for e in self.entries if not self.children.get(_id(e))]
-
-    def responses(self) -> list[Entry]:
-        """The ``response`` entries in file order."""
-        return [e for e in self.entries if isinstance(e, Response)]
-
-    def resume_leaf(self) -> str | None:
-        """The leaf a writer resuming this bare file appends under (draft 0.11, File).
-
-        The last entry of the file, unless a ``leaf`` label is in force: then the newest
-        entry descending from its target that was written after the label (the label itself
-        excepted), or the target when there is none. A label is not in force when its target
-        is absent, on the prefix above the base, or itself a ``leaf`` label; a ``label:null``
-        on the target clears it (another label value does not). A result that is a ``leaf``
-        label resolves to its nearest ancestor that is not one. Pre-0.5 files: the last entry.
-        ``None`` only when there is nothing to resume at.
-        """
-        if not self.entries:
-            return None
-        last = _id(self.entries[-1])
-        if self.version < _HASHED_FROM:
-            return last  # `leaf` became a reserved label value in 0.5
-        return self._past_leaf_labels(self._labelled_leaf() or last)
-
-    def _labelled_leaf(self) -> str | None:
-        base_pos = self.index_of.get(self.base) if self.base is not None else None
-        in_force: dict[str, int] = {}  # target -> position of the leaf label naming it
-        for pos, entry in enumerate(self.entries):
-            if not isinstance(entry, Label) or entry.target is None:
-                continue
-            target = entry.target
-            if entry.label is None:
-                in_force.pop(target, None)
-                continue
-            if entry.label != "leaf":
-                continue
-            tpos = self.index_of.get(target)
-            if tpos is None or (base_pos is not None and tpos < base_pos):
-                continue
-            if _is_leaf_label(self.entries[tpos]):
-                continue
-            in_force[target] = pos
-        if not in_force:
-            return None
-        target, label_pos = max(in_force.items(), key=lambda kv: kv[1])
-        tpos = self.index_of[target]
-        below = {target}
-        newest = target if tpos > label_pos else None
-        for pos in range(tpos + 1, len(self.entries)):
-            entry = self.entries[pos]
-            if entry.parent in below:
-                below.add(_id(entry))
-                if pos > label_pos:
-                    newest = _id(entry)
-        return newest or target
-
-    def _past_leaf_labels(self, leaf: str) -> str | None:
-        entry = self.by_id[leaf]
-        pos = self.index_of[leaf]
-        while _is_leaf_label(entry):
-            up = self.index_of.get(entry.parent) if entry.parent is not None else None
-            if up is None or up >= pos:
-                return None
-            pos = up
-            entry = self.entries[pos]
-        return _id(entry)
 
 
 class _Pass:
@@ -207,12 +62,13 @@ class _Pass:
         self.line_of: dict[str, int] = {}
         self.index_of: dict[str, int] = {}
         self.children: dict[str | None, list[str]] = {}
-        self.legacy: dict[str, str] = {}
         # (line, entry id, referenced id) settled at the end.
         self.pending_parent: list[tuple[int, str, str]] = []
         self.pending_parents: list[tuple[int, str, str]] = []
         self.header, self.version = self._header(first)
-        self.migrating = self.version < _HASHED_FROM
+        self.migrating = self.version < HASHED_FROM
+        self.migration = Migration(self.header.id, self.report) if self.migrating else None
+        self.legacy = self.migration.legacy if self.migration is not None else {}
         self.base = self.header.base if not self.migrating else None
 
     # -- reporting ----------------------------------------------------------------------
@@ -231,7 +87,7 @@ class _Pass:
 
     def _header(self, first: bytes) -> tuple[Header, tuple[int, int]]:
         try:
-            obj = canonical.parse(first)
+            obj = strict_json.parse(first)
         except (ValueError, RecursionError) as exc:
             raise FormatError(f"line 1 is not a session header: {exc}") from None
         if not isinstance(obj, dict):
@@ -259,7 +115,7 @@ class _Pass:
         if "base" in obj:
             if not isinstance(obj["base"], str):
                 self.report("bad-header", "the header's base is not an entry id", 1)
-            elif version < _HASHED_FROM:
+            elif version < HASHED_FROM:
                 self.report(
                     "bad-header",
                     f"base is a 0.5 member; ignored in an {fmt} file",
@@ -275,7 +131,7 @@ class _Pass:
             self.report("blank-line", "empty line", n, kind=WARNING)
             return
         try:
-            obj = canonical.parse(raw)
+            obj = strict_json.parse(raw)
         except (ValueError, RecursionError) as exc:  # JsonError, and anything it lets through
             self._unparsable(n, raw, last, str(exc))
             return
@@ -286,7 +142,9 @@ class _Pass:
             self.report("missing-newline", "the last line has no LF", n, kind=WARNING)
         hashable = self._screen(n, obj, raw)
         ident = (
-            self._migrate(n, obj, hashable) if self.migrating else self._check_id(n, obj, hashable)
+            self.migration.migrate(n, obj, hashable)
+            if self.migration is not None
+            else self._check_id(n, obj, hashable)
         )
         if ident is None:
             return
@@ -412,86 +270,6 @@ class _Pass:
                 WARNING,
             )
 
-    # -- pre-0.5 migration --------------------------------------------------------------
-
-    def _migrate(self, n: int, obj: dict[str, Any], hashable: bool) -> str | None:
-        """Rewrite a pre-0.5 line in place into its 0.5 form; return its new id."""
-        old = obj.pop("id", None)
-        if old is None:
-            self.report("missing-id", "entry has no id", n)
-        elif not isinstance(old, str):
-            self.report("bad-id", f"id {old!r} is not a string", n)
-            old = None
-        elif old in self.legacy:
-            self.report("duplicate-id", f"id {old!r} repeats; the first is kept", n, old)
-            return None
-        ts = obj.get("ts")
-        if isinstance(ts, str):
-            try:
-                obj["ts"] = ids.migrate_ts(ts)
-            except ids.IdError as exc:
-                self.report("migration", f"{exc}; kept as written", n, kind=WARNING)
-        if old is not None:
-            was = obj.get("legacy_id", old)
-            if was != old:
-                self.report("migration", f"legacy_id {was!r} replaced by the id", n, old, WARNING)
-            obj["legacy_id"] = old
-        parent = obj.get("parent")
-        if isinstance(parent, str) and parent in self.legacy:
-            obj["parent"] = self.legacy[parent]
-        refs = obj.get("parents")
-        if isinstance(refs, list):
-            obj["parents"] = [self._migrate_ref(n, ref) for ref in refs]
-        kind = obj.get("type")
-        for member in _NAMING.get(kind, ()) if isinstance(kind, str) else ():
-            value = obj.get(member)
-            if isinstance(value, str):
-                if value in self.legacy:
-                    obj[member] = self.legacy[value]
-                else:
-                    self.report(
-                        "migration",
-                        f"{member} {value!r} names no earlier entry; kept as written",
-                        n,
-                        old,
-                        WARNING,
-                    )
-        if not (isinstance(kind, str) and kind in CORE_TYPES):
-            for member, value in obj.items():
-                if member not in ids.ENVELOPE and isinstance(value, str) and value in self.legacy:
-                    self.report(
-                        "migration",
-                        f"extension member {member!r} may name entry {value!r}; kept as written",
-                        n,
-                        old,
-                        WARNING,
-                    )
-        try:
-            new = ids.entry_id(obj)
-        except ids.IdError as exc:
-            if hashable:
-                self.report("bad-entry", str(exc), n, old)
-            return None
-        if old is not None:
-            self.legacy[old] = new
-        obj["id"] = new
-        return new
-
-    def _migrate_ref(self, n: int, ref: Any) -> Any:
-        if not isinstance(ref, dict) or not isinstance(ref.get("entry"), str):
-            return ref
-        session = ref.get("session")
-        if session is not None and session != self.header.id:
-            self.report(
-                "migration",
-                f"parents reference {ref['entry']!r} into session {session!r} kept as written",
-                n,
-                kind=WARNING,
-            )
-            return ref
-        mapped = self.legacy.get(ref["entry"])
-        return ref if mapped is None else {**ref, "entry": mapped}
-
     # -- the end of the file ------------------------------------------------------------
 
     def finish(self) -> SessionFile:
@@ -533,11 +311,11 @@ class _Pass:
         pos: int | None = base_pos
         while pos is not None:
             entry = self.entries[pos]
-            chain.add(_id(entry))
+            chain.add(id_of(entry))
             up = self.index_of.get(entry.parent) if entry.parent is not None else None
             pos = up if up is not None and up < pos else None
         for entry in self.entries[:base_pos]:
-            ident = _id(entry)
+            ident = id_of(entry)
             if ident not in chain:
                 self.report(
                     "base-prefix",
@@ -546,7 +324,7 @@ class _Pass:
                     ident,
                 )
         for entry in self.entries[base_pos + 1 :]:
-            ident = _id(entry)
+            ident = id_of(entry)
             if entry.parent is None and "parent" not in entry.unknown:
                 self.report(
                     "base-root", "a second root in a file with a base", self.line_of[ident], ident

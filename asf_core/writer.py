@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import attrs
 
-from asf_core import canonical, ids
+from asf_core import canonical, ids, strict_json
 from asf_core.codec import entry_from_json, entry_to_json, header_to_json
 from asf_core.model import Entry, Header
 
@@ -80,7 +80,7 @@ def _joined(fragments: dict[str, bytes], keys: Iterable[str]) -> bytes:
 
 def _normalised(entry: Entry, obj: dict[str, Any]) -> Entry:
     """The entry with its body normalised to I-JSON and the changes recorded in ``normalised``."""
-    fixed, records = canonical.normalise(ids.body_of(obj))
+    fixed, records = strict_json.normalise(ids.body_of(obj))
     if records:
         fixed = dict(fixed)
         merged = [*fixed.get("normalised", ()), *records]
@@ -153,7 +153,7 @@ class SessionBuilder:
 
 def header_line(header: Header) -> bytes:
     """The header as one canonical line, normalised to I-JSON like an entry body."""
-    obj, records = canonical.normalise(header_to_json(header))
+    obj, records = strict_json.normalise(header_to_json(header))
     if records:
         obj = {**obj, "normalised": records}
     return canonical.dumps(obj) + b"\n"

@@ -80,9 +80,9 @@ from pathlib import Path
 
 import attrs
 
-from asf_core.context import HashCache, request_context, request_hash
 from asf_core.model import Response
 from asf_core.reader import FormatError, SessionFile, read_session
+from asf_core.request import HashCache, request_context, request_hash
 from asf_core.verify.calls import (
     CallTracer,
     call_id_findings,

@@ -18,9 +18,10 @@ from fixture_paths import SHARED
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from asf_core import canonical
-from asf_core.canonical import JsonError, dumps, dumps_str, ijson_problems, normalise, parse
+from asf_core import canonical, strict_json
+from asf_core.canonical import JsonError, dumps, dumps_str, ijson_problems
 from asf_core.ids import body_of
+from asf_core.strict_json import normalise, parse
 
 SESSIONS = SHARED / "asf" / "vectors" / "testdata" / "sessions"
 NORMALISED = SESSIONS / "normalised.jsonl"
@@ -563,7 +564,7 @@ def test_normalise_output_is_ijson(value: Any) -> None:
 @pytest.mark.parametrize("text", [b'{"a":1,"a":2} x', b'{"a":NaN}]', b"[1,1e999] ]"])
 def test_parse_reports_rejects_followed_by_garbage_as_json_errors(text: bytes) -> None:
     with pytest.raises(canonical.JsonError):
-        canonical.parse(text)
+        strict_json.parse(text)
 
 
 _writer_scalars = st.one_of(

@@ -10,18 +10,16 @@ import attrs
 import pytest
 from fixture_paths import SHARED
 
-from asf_core.context import (
-    ContextError,
-    build_context,
-    context_at,
+from asf_core.context import ContextError, build_context, context_at
+from asf_core.model import Config, Custom, Entry, Item, Response
+from asf_core.reader import FormatError, SessionFile, read_session
+from asf_core.request import (
     output_entries,
     request_body,
     request_context,
     request_hash,
     request_hashes,
 )
-from asf_core.model import Config, Custom, Entry, Item, Response
-from asf_core.reader import FormatError, SessionFile, read_session
 
 VECTORS = SHARED / "asf" / "vectors" / "testdata"
 CONTEXTS = sorted((VECTORS / "context").glob("*.json"))

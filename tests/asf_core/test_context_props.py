@@ -7,9 +7,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from asf_core.context import HashCache, build_context, request_hash
+from asf_core.context import build_context
 from asf_core.instructions import SEPARATOR, text_hash
 from asf_core.model import Compaction, Config, Entry, Item, Queued, Run
+from asf_core.request import HashCache, request_hash
 
 TS = "2026-10-01T12:00:00Z"
 

@@ -15,7 +15,7 @@ from fixture_paths import SHARED
 from hypothesis import given
 from hypothesis import strategies as st
 
-from asf_core.canonical import parse, sha256_of
+from asf_core.canonical import sha256_of
 from asf_core.ids import (
     ENVELOPE,
     RESERVED,
@@ -28,6 +28,7 @@ from asf_core.ids import (
     subsession_id,
     ts_ok,
 )
+from asf_core.strict_json import parse
 
 SESSIONS = SHARED / "asf" / "vectors" / "testdata" / "sessions"
 

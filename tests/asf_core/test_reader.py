@@ -14,7 +14,7 @@ from fixture_paths import SHARED
 from hypothesis import given
 from hypothesis import strategies as st
 
-from asf_core import canonical, ids
+from asf_core import canonical, ids, strict_json
 from asf_core.codec import entry_to_json
 from asf_core.model import Config, Header, Item, Label
 from asf_core.reader import FormatError, SessionFile, parse_session, read_session
@@ -542,7 +542,7 @@ json_values = st.recursive(
 def test_not_ijson_reported_exactly_when_the_value_is_not_ijson(value: Any) -> None:
     text = json.dumps({"type": "custom", "parent": None, "ts": _ts(1), "ns": "t", "data": value})
     data = header_bytes() + text.encode() + b"\n"
-    obj = canonical.parse(text)
+    obj = strict_json.parse(text)
     session = parse_session(data)
     reported = any(p.code == "not-ijson" for p in session.problems)
     assert reported == bool(canonical.ijson_problems(obj))

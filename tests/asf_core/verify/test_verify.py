@@ -15,7 +15,7 @@ from fixture_paths import ROOT, SHARED
 from hypothesis import given
 from hypothesis import strategies as st
 
-from asf_core import canonical, ids
+from asf_core import canonical, ids, strict_json
 from asf_core.model import (
     Compaction,
     Config,
@@ -148,7 +148,7 @@ def test_tampered_request_hash_is_a_mismatch(tmp_path: Path) -> None:
 def _with_last_line(name: str, tmp_path: Path, **changes: Any) -> Path:
     """A copy of a vector whose last entry (a leaf: nothing names it) is changed and resealed."""
     lines = (SESSIONS / name).read_bytes().splitlines(keepends=True)
-    obj = canonical.parse(lines[-1])
+    obj = strict_json.parse(lines[-1])
     obj.update(changes)
     obj["id"] = ids.entry_id(obj)
     target = tmp_path / name
@@ -789,7 +789,7 @@ def test_verify_never_raises_on_damaged_sessions(
     name: str, edits: list[tuple[int, str, Any]], reseal: bool, drop: set[int]
 ) -> None:
     lines = (SESSIONS / name).read_bytes().splitlines()
-    objs = [canonical.parse(line) for line in lines]
+    objs = [strict_json.parse(line) for line in lines]
     for at, key, value in edits:
         obj = objs[1 + at % (len(objs) - 1)]
         obj[key] = value

@@ -1,0 +1,254 @@
+"""Strict JSON parsing and the writer's I-JSON normalisation.
+
+:func:`parse` reads JSON the way ASF needs it read: integers exact however long, no
+``NaN``/``Infinity``, duplicate member names and other I-JSON violations found and located.
+:func:`normalise` is what a writer does to a value that is not I-JSON (ASF section 3.2): it
+fixes it and records the change, so the original can be told from the fixed.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from decimal import Decimal
+from typing import Any, Final
+
+from asf_core.canonical import (
+    INF,
+    TWO53F,
+    JsonError,
+    has_lone_surrogate,
+    int_is_ijson,
+    pointer,
+    quote,
+    utf16_key,
+    where,
+)
+
+__all__ = ["normalise", "parse"]
+
+
+class _SpelledInt(int):
+    """An integral number literal that is not I-JSON, remembering how it was spelled.
+
+    :func:`parse` returns one for literals such as ``9.007199254740993e15`` so that
+    :func:`ijson_problems` can still see the exact value and :func:`normalise` can record
+    the original spelling in ``was``.
+    """
+
+    source: str
+
+    def __new__(cls, value: int, source: str) -> _SpelledInt:
+        self = super().__new__(cls, value)
+        self.source = source
+        return self
+
+    def __reduce__(self) -> tuple[type[_SpelledInt], tuple[int, str]]:
+        return (_SpelledInt, (int(self), self.source))
+
+
+# --------------------------------------------------------------------------- parse
+
+
+class _Bad:
+    """Placeholder left in the tree by the locating parse so the pointer can be found."""
+
+    def __init__(self, reason: str, member: str | None = None) -> None:
+        self.reason = reason
+        self.member = member
+
+
+class _Reject(Exception):
+    """Raised by the fast parse hooks; the slow parse then locates the problem."""
+
+
+def _pairs_strict(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _Reject
+    return obj
+
+
+def _constant_strict(name: str) -> Any:
+    raise _Reject
+
+
+def _float_strict(text: str) -> float | int:
+    f = float(text)
+    if -TWO53F < f < TWO53F:
+        return f
+    if f in (INF, -INF):
+        raise _Reject
+    return _exact_if_unsafe(text, f)
+
+
+def _exact_if_unsafe(text: str, f: float) -> float | int:
+    exact = Decimal(text)
+    i = int(exact)
+    if Decimal(i) == exact and not int_is_ijson(i):
+        return _SpelledInt(i, text)
+    return f
+
+
+def _pairs_locate(pairs: list[tuple[str, Any]]) -> Any:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            return _Bad("duplicate member name", key)
+        obj[key] = value
+    return obj
+
+
+def _constant_locate(name: str) -> Any:
+    return _Bad(f"{name} is not JSON")
+
+
+def _float_locate(text: str) -> Any:
+    f = float(text)
+    if f in (INF, -INF):
+        return _Bad(f"number {text[:40]} overflows a double")
+    return f
+
+
+def _find_bad(value: Any, path: list[str | int]) -> str | None:
+    if isinstance(value, _Bad):
+        if value.member is not None:
+            path = [*path, value.member]
+        return f"{where(path)}: {value.reason}"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _find_bad(item, [*path, key])
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _find_bad(item, [*path, index])
+            if found:
+                return found
+    return None
+
+
+_STRICT: Final = json.JSONDecoder(
+    object_pairs_hook=_pairs_strict, parse_constant=_constant_strict, parse_float=_float_strict
+)
+_LOCATE: Final = json.JSONDecoder(
+    object_pairs_hook=_pairs_locate, parse_constant=_constant_locate, parse_float=_float_locate
+)
+
+
+def parse(data: str | bytes) -> Any:
+    """Parse one JSON text strictly: no duplicate names, NaN/Infinity, bad UTF-8, or garbage.
+
+    Integers stay exact ``int``; other numbers are ``float``, except that a fraction or
+    exponent literal whose exact value is an integer breaking the I-JSON rule (e.g.
+    ``9.007199254740993e15``) becomes that exact ``int`` so the violation stays visible.
+    """
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        try:
+            text = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise JsonError(f"invalid UTF-8 at byte {exc.start}") from None
+    else:
+        text = data
+    try:
+        return _STRICT.decode(text)
+    except _Reject:
+        pass
+    except json.JSONDecodeError as exc:
+        raise JsonError(f"invalid JSON at char {exc.pos}: {exc.msg}") from None
+    except RecursionError:
+        raise JsonError("JSON nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer literal beyond the int-str digit limit
+        raise JsonError(f"invalid JSON: {exc}") from None
+    try:
+        found = _find_bad(_LOCATE.decode(text), [])
+    except json.JSONDecodeError as exc:  # the reject came first; the text is broken too
+        raise JsonError(f"invalid JSON at char {exc.pos}: {exc.msg}") from None
+    except (RecursionError, ValueError):
+        found = None
+    raise JsonError(found or "invalid JSON (duplicate name or non-finite number)")
+
+
+# --------------------------------------------------------------------------- normalise
+
+
+def _fix_surrogates(text: str) -> str:
+    return "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
+
+
+def _string_source(text: str) -> str:
+    """JSON text of a string that may hold lone surrogates (escaped as lowercase \\uXXXX)."""
+    return "".join(
+        f"\\u{ord(ch):04x}" if "\ud800" <= ch <= "\udfff" else quote(ch)[1:-1] for ch in text
+    ).join('""')
+
+
+def normalise(value: Any) -> tuple[Any, list[dict[str, Any]]]:
+    """The writer's I-JSON normalisation (ASF section 3.2): a fixed copy plus ``normalised``.
+
+    Lone surrogates become U+FFFD; unsafe integers become the (integer value of the) nearest
+    double; a ``bytes`` value is a string whose UTF-8 may be invalid and is decoded with one
+    U+FFFD per maximal ill-formed subpart, recorded with ``raw``.  Records are sorted by
+    ``at`` in UTF-16 order.  Non-finite numbers and colliding names raise :class:`JsonError`.
+    """
+    records: list[dict[str, Any]] = []
+
+    def fix_text(item: str | bytes | bytearray, path: list[str | int]) -> str:
+        if isinstance(item, (bytes, bytearray)):
+            raw = bytes(item)
+            try:
+                return raw.decode("utf-8")
+            except UnicodeDecodeError:
+                quoted = base64.b64encode(b'"' + raw + b'"').decode("ascii")
+                records.append({"at": pointer(path), "raw": quoted})
+                return raw.decode("utf-8", "replace")
+        if has_lone_surrogate(item):
+            records.append({"at": pointer(path), "was": _string_source(item)})
+            return _fix_surrogates(item)
+        return item
+
+    def walk(item: Any, path: list[str | int]) -> Any:
+        if isinstance(item, (str, bytes, bytearray)):
+            return fix_text(item, path)
+        if item is None or isinstance(item, bool):
+            return item
+        if isinstance(item, int):
+            if int_is_ijson(item):
+                return int(item)
+            try:
+                rounded = int(float(item))
+            except OverflowError:
+                raise JsonError(f"{where(path)}: integer beyond the double range") from None
+            records.append({"at": pointer(path), "was": getattr(item, "source", str(item))})
+            return rounded
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                raise JsonError(f"{where(path)}: non-finite number {item!r} cannot be normalised")
+            return item
+        if isinstance(item, dict):
+            fixed: dict[str, Any] = {}
+            for key, member in item.items():
+                if not isinstance(key, (str, bytes, bytearray)):
+                    raise JsonError(f"{where(path)}: member name {key!r} is not a string")
+                # A key's record points at its member, named by the fixed key.
+                mark = len(records)
+                new_key = fix_text(key, [*path, "\0"])
+                if len(records) > mark:
+                    records[-1]["at"] = pointer([*path, new_key])
+                if new_key in fixed:
+                    raise JsonError(
+                        f"{where([*path, new_key])}: duplicate member name after normalising"
+                    )
+                fixed[new_key] = walk(member, [*path, new_key])
+            return fixed
+        if isinstance(item, (list, tuple)):
+            return [walk(member, [*path, index]) for index, member in enumerate(item)]
+        raise JsonError(f"{where(path)}: {type(item).__name__} is not a JSON value")
+
+    try:
+        result = walk(value, [])
+    except RecursionError:
+        raise JsonError("value nested too deeply (or circular)") from None
+    records.sort(key=lambda record: utf16_key(record["at"]))
+    return result, records
