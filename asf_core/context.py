@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Context",
     "ContextError",
+    "SettingsReplay",
     "build_context",
     "context_at",
 ]
@@ -213,6 +214,11 @@ class _Replay:
             ("extra", dict(self.extra)),
         )
         return {name: value for name, value in members if value}
+
+
+#: The settings replay, public for consumers that walk a path entry by entry themselves (the
+#: exporters), so they apply config deltas and checkpoints exactly as the context does.
+SettingsReplay = _Replay
 
 
 #: Config members whose value, when of the wrong JSON type, the codec parks in ``unknown``.
