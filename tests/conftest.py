@@ -29,3 +29,24 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.fail(f"../shared not found at {SHARED} (set ASF_SHARED)")
     return SHARED
+
+
+@pytest.fixture(scope="session")
+def converted_homes(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Every Hermes fixture release and the example home, converted with ``asf convert``.
+
+    One output directory each (the release's or home's name), shared by the export tests.
+    """
+    from fixture_paths import RELEASES, ROOT
+
+    from asf_core.cli import main
+
+    out = tmp_path_factory.mktemp("converted")
+    homes = [*RELEASES, ROOT / "examples" / "hermes-home"]
+    dirs = []
+    for n, home in enumerate(homes):
+        target = out / f"{n:02d}-{home.name}"
+        code = main(["convert", str(home), "-o", str(target), "--quiet"])
+        assert code == 0, f"asf convert {home} exited {code}"
+        dirs.append(target)
+    return dirs

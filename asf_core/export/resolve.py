@@ -1,0 +1,60 @@
+"""Finding the other sessions a session names (sub-agents) among the files of a directory.
+
+A ``subsession`` link names its child by session id only; the child is another file,
+usually beside its parent (``asf convert`` writes a store's sessions under one directory).
+:class:`DirectoryIndex` reads the header line of every ``*.jsonl`` file once, so a child can
+be found by id, and reads a child only when it is asked for: an export keeps one session
+in memory at a time, whatever the size of the directory.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from asf_core.reader import FormatError, SessionFile, read_session
+
+__all__ = ["DirectoryIndex", "session_files"]
+
+
+def session_files(root: Path, *, recursive: bool = True) -> list[Path]:
+    """The ``*.jsonl`` files under ``root`` (or beside it, not below), in path order."""
+    found = root.rglob("*.jsonl") if recursive else root.glob("*.jsonl")
+    return sorted(p for p in found if p.is_file())
+
+
+def _header_id(path: Path) -> str | None:
+    try:
+        with path.open("rb") as stream:
+            first = stream.readline()
+        header = json.loads(first)
+    except (OSError, ValueError, RecursionError):
+        return None
+    ident = header.get("id") if isinstance(header, dict) else None
+    return ident if isinstance(ident, str) and ident else None
+
+
+class DirectoryIndex:
+    """Session id -> file, for every session file under a directory."""
+
+    def __init__(self, root: Path, *, recursive: bool = True) -> None:
+        self.paths: dict[str, Path] = {}
+        for path in session_files(root, recursive=recursive):
+            ident = _header_id(path)
+            if ident is not None:
+                # Two files claiming one id: the first in path order answers.
+                self.paths.setdefault(ident, path)
+
+    def path_of(self, session_id: str) -> Path | None:
+        """The file holding the session, if the directory has it."""
+        return self.paths.get(session_id)
+
+    def find(self, session_id: str) -> SessionFile | None:
+        """The session, read from its file; None when it is not there or cannot be read."""
+        path = self.paths.get(session_id)
+        if path is None:
+            return None
+        try:
+            return read_session(path)
+        except (FormatError, OSError):
+            return None

@@ -1,0 +1,119 @@
+"""ATIF export: the reference exporter's documents reproduced, Harbor's validator satisfied.
+
+The reference documents (``vectors/testdata/export/<session>.<leaf>.json``) are compared as
+JSON values with the export of the same session file at the same leaf. Every path of every
+session of every Hermes fixture conversion and of the example home is exported with its
+sub-agents resolved from its directory and checked with Harbor's own validator
+(``harbor.utils.trajectory_validator``), the one evaluation pipelines run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fixture_paths import VECTORS
+from harbor.utils.trajectory_validator import TrajectoryValidator
+
+from asf_core.export import SessionTree, atif_document
+from asf_core.export.resolve import DirectoryIndex
+from asf_core.reader import FormatError, SessionFile, read_session
+
+GOLDENS = sorted((VECTORS / "export").glob("*.json"))
+
+
+def _leaf(session: SessionFile, short: str) -> str:
+    """The entry a golden's file name names: a 12-hex-digit prefix or a legacy id."""
+    found = [
+        e.id
+        for e in session.entries
+        if e.id
+        and (e.id.removeprefix("sha256:").startswith(short) or e.unknown.get("legacy_id") == short)
+    ]
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize("golden", GOLDENS, ids=[g.name for g in GOLDENS])
+def test_reference_document_reproduced(golden: Path) -> None:
+    name, short = golden.name.split(".")[:2]
+    session = read_session(VECTORS / "sessions" / f"{name}.jsonl")
+    doc = atif_document(SessionTree(session).view(_leaf(session, short)))
+    assert doc == json.loads(golden.read_text())
+
+
+def test_all_fifteen_reference_documents_are_there() -> None:
+    assert len(GOLDENS) == 15
+
+
+def _items_of(doc: dict[str, Any]) -> list[Any]:
+    """Every raw item the document carries (steps, folds' pins, observations)."""
+    found: list[Any] = []
+    for step in doc["steps"]:
+        raw = step["extra"].get("openresponses", {})
+        found.extend([raw["item"]] if "item" in raw else [])
+        found.extend(raw.get("pinned", []))
+        found.extend(raw.get("items", []))
+        for result in step.get("observation", {}).get("results", []):
+            item = result.get("extra", {}).get("openresponses", {}).get("item")
+            if item is not None:
+                found.append(item)
+    return found
+
+
+def _validate(doc: dict[str, Any]) -> list[str]:
+    validator = TrajectoryValidator()
+    validator.validate(doc)
+    return validator.get_errors()
+
+
+def _docs(root: Path) -> list[tuple[Path, str, dict[str, Any]]]:
+    index = DirectoryIndex(root)
+    out = []
+    for path in sorted(root.rglob("*.jsonl")):
+        session = read_session(path)
+        tree = SessionTree(session)
+        for leaf in session.leaves():
+            out.append((path, leaf, atif_document(tree.view(leaf), index.find)))
+    return out
+
+
+def test_every_fixture_conversion_validates_with_harbor(converted_homes: list[Path]) -> None:
+    checked = Counter[str]()
+    for root in converted_homes:
+        for path, leaf, doc in _docs(root):
+            errors = _validate(doc)
+            assert not errors, f"{path.name} at {leaf}: {errors}"
+            checked["documents"] += 1
+            checked["subagents"] += len(doc.get("subagent_trajectories", []))
+            checked["steps"] += len(doc["steps"])
+    # Every release holds a delegate sub-agent, embedded from the directory.
+    assert checked["subagents"] >= len(converted_homes) - 1
+    assert checked["documents"] > 100
+
+
+def test_vector_sessions_validate_with_harbor() -> None:
+    for path in sorted((VECTORS / "sessions").glob("*.jsonl")):
+        try:
+            session = read_session(path)
+        except FormatError:
+            continue
+        tree = SessionTree(session)
+        for leaf in session.leaves():
+            assert not _validate(atif_document(tree.view(leaf))), (path.name, leaf)
+
+
+def test_every_context_item_travels_in_the_document(converted_homes: list[Path]) -> None:
+    """Lossless: each item the context holds at the leaf is somewhere in the document."""
+    for root in converted_homes[:1]:
+        for path in sorted(root.rglob("*.jsonl")):
+            session = read_session(path)
+            tree = SessionTree(session)
+            view = tree.view(session.entries[-1].id or "")
+            doc = atif_document(view)
+            carried = Counter(json.dumps(i, sort_keys=True) for i in _items_of(doc))
+            wanted = Counter(json.dumps(i, sort_keys=True) for i in view.context.items)
+            assert not wanted - carried, path.name
