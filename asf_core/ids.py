@@ -23,6 +23,7 @@ __all__ = [
     "body_of",
     "content_hash",
     "entry_id",
+    "epoch_nanos",
     "format_ts",
     "id_with_content",
     "migrate_ts",
@@ -182,12 +183,8 @@ def ts_ok(ts: str) -> bool:
     return _date_ok(year, month, day) and hour <= 23 and minute <= 59 and second <= 59
 
 
-def migrate_ts(ts: str) -> str:
-    """Rewrite any RFC 3339 timestamp into the single spelling (pre-0.5 migration).
-
-    Offsets go to UTC, the fraction is truncated to 9 digits, leap second 60 becomes 59
-    with the same fraction.  Raises :class:`IdError` if ``ts`` is not RFC 3339.
-    """
+def _instant(ts: str) -> tuple[int, str]:
+    """Seconds since the epoch (UTC) and the fraction digits of any RFC 3339 timestamp."""
     match = _RFC3339.fullmatch(ts) if isinstance(ts, str) else None
     if match is None:
         raise IdError(f"timestamp {ts!r} is not RFC 3339")
@@ -202,7 +199,24 @@ def migrate_ts(ts: str) -> str:
         offset = (int(off_hour) * 60 + int(off_minute)) * 60 * (-1 if sign == "-" else 1)
     second = min(second, 59)
     seconds = _days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second
-    return _spell(seconds - offset, fraction or "")
+    return seconds - offset, fraction or ""
+
+
+def migrate_ts(ts: str) -> str:
+    """Rewrite any RFC 3339 timestamp into the single spelling (pre-0.5 migration).
+
+    Offsets go to UTC, the fraction is truncated to 9 digits, leap second 60 becomes 59
+    with the same fraction.  Raises :class:`IdError` if ``ts`` is not RFC 3339.
+    """
+    return _spell(*_instant(ts))
+
+
+def epoch_nanos(ts: str) -> int:
+    """Nanoseconds since the Unix epoch of an RFC 3339 timestamp (fraction truncated to 9
+    digits, leap second 60 read as 59), for formats that count time in integers.
+    Raises :class:`IdError` if ``ts`` is not RFC 3339."""
+    seconds, fraction = _instant(ts)
+    return seconds * 10**9 + int((fraction[:9] or "0").ljust(9, "0"))
 
 
 # --------------------------------------------------------------------------- sessions
