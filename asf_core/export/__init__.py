@@ -12,6 +12,7 @@ from asf_core.export.atif_document import (
     atif_document,
     atif_documents,
 )
+from asf_core.export.otel import otel_request
 from asf_core.export.paths import PathView, SessionTree
 
 __all__ = [
@@ -20,4 +21,5 @@ __all__ = [
     "SubsessionResolver",
     "atif_document",
     "atif_documents",
+    "otel_request",
 ]
