@@ -77,7 +77,7 @@ def _docs(root: Path) -> list[tuple[Path, str, dict[str, Any]]]:
         session = read_session(path)
         tree = SessionTree(session)
         for leaf in session.leaves():
-            out.append((path, leaf, atif_document(tree.view(leaf), index.find)))
+            out.append((path, leaf, atif_document(tree.view(leaf), index.resolver(path))))
     return out
 
 

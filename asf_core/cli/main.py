@@ -16,6 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from asf_core import DISTRIBUTION, FORMAT, plugins
 from asf_core.cli import convert as cli_convert
+from asf_core.cli import export as cli_export
 from asf_core.cli import listing
 from asf_core.cli import plugins as cli_plugins
 from asf_core.cli import show as cli_show
@@ -43,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"asf {_version()} ({FORMAT})")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (cli_convert, listing, cli_plugins, cli_show, cli_verify):
+    for module in (cli_convert, listing, cli_plugins, cli_show, cli_verify, cli_export):
         module.add_parser(sub)
     return parser
 

@@ -10,6 +10,7 @@ in memory at a time, whatever the size of the directory.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from asf_core.reader import FormatError, SessionFile, read_session
@@ -38,23 +39,42 @@ class DirectoryIndex:
     """Session id -> file, for every session file under a directory."""
 
     def __init__(self, root: Path, *, recursive: bool = True) -> None:
-        self.paths: dict[str, Path] = {}
+        self.paths: dict[str, list[Path]] = {}
         for path in session_files(root, recursive=recursive):
             ident = _header_id(path)
             if ident is not None:
-                # Two files claiming one id: the first in path order answers.
-                self.paths.setdefault(ident, path)
+                self.paths.setdefault(ident, []).append(path)
 
-    def path_of(self, session_id: str) -> Path | None:
-        """The file holding the session, if the directory has it."""
-        return self.paths.get(session_id)
+    def path_of(self, session_id: str, near: Path | None = None) -> Path | None:
+        """The file holding the session; of several, the one sharing most of ``near``'s
+        directories (ids are meant to be unique, but copies of one store are not)."""
+        found = self.paths.get(session_id)
+        if not found:
+            return None
+        if near is None or len(found) == 1:
+            return found[0]
+        home = near.parent.parts
+        return max(found, key=lambda p: _shared(p.parent.parts, home))
 
-    def find(self, session_id: str) -> SessionFile | None:
+    def find(self, session_id: str, near: Path | None = None) -> SessionFile | None:
         """The session, read from its file; None when it is not there or cannot be read."""
-        path = self.paths.get(session_id)
+        path = self.path_of(session_id, near)
         if path is None:
             return None
         try:
             return read_session(path)
         except (FormatError, OSError):
             return None
+
+    def resolver(self, near: Path | None) -> Callable[[str], SessionFile | None]:
+        """:meth:`find` for the sessions a file links to."""
+        return lambda session_id: self.find(session_id, near)
+
+
+def _shared(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n

@@ -1,0 +1,287 @@
+"""``asf export``: ASF session files to ATIF, OpenTelemetry, Markdown, HTML or plain text.
+
+One document per exported path: by default the resume leaf of each file, ``--leaf`` another
+entry, ``--all-leaves`` every leaf. A DIR is exported file by file (one session in memory at
+a time), and the sub-agent sessions a file links to are looked up among the files beside it
+(under DIR, or in FILE's directory).
+
+Documents go to stdout (JSON targets one compact document per line) or, with ``-o``, to a
+file (one document) or a directory mirroring the input's layout. Files are written
+atomically. Expected errors are one stderr line and an exit code (docs/cli.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Final
+
+from attrs import frozen
+
+from asf_core.cli.output import ExitCode, Fail, err, out, worst
+from asf_core.cli.show import resolve_leaf
+from asf_core.export import SessionTree, atif_document, otel_request
+from asf_core.export.otel_wire import SendError, send
+from asf_core.export.paths import PathView
+from asf_core.export.resolve import DirectoryIndex, session_files
+from asf_core.export.transcript import Href, transcript
+from asf_core.export.transcript_html import render_html
+from asf_core.export.transcript_text import render_markdown, render_text
+from asf_core.reader import FormatError, SessionFile, read_session
+from asf_core.writer import write_atomic
+
+__all__ = ["add_parser", "run_export"]
+
+#: File name endings of each target's documents.
+_EXTENSIONS: Final = {
+    "atif": ".atif.json",
+    "otel": ".otlp.json",
+    "markdown": ".md",
+    "html": ".html",
+    "text": ".txt",
+}
+_JSON_TARGETS: Final = ("atif", "otel")
+
+
+@frozen(kw_only=True)
+class _Job:
+    """One path to export and where its document goes (relative to the output root)."""
+
+    source: Path
+    leaf: str
+    name: str
+
+
+def _load(path: Path) -> SessionFile:
+    try:
+        return read_session(path)
+    except FileNotFoundError as exc:
+        raise Fail(f"{path}: no such file") from exc
+    except OSError as exc:
+        raise Fail(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except FormatError as exc:
+        raise Fail(f"{path}: not an ASF session file: {exc}") from exc
+
+
+def _leaf_tag(tree: SessionTree, leaf: str) -> str:
+    """A leaf as it appears in a file name: 12 hex digits of its id (or its legacy id)."""
+    named = tree.name(leaf)
+    tag = named.removeprefix("sha256:")[:12]
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in tag)
+
+
+class _Export:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.target: str = args.to
+        self.source: Path = args.path
+        self.output: str | None = args.output
+        self.code = ExitCode.OK
+        self.is_dir = self.source.is_dir()
+        root = self.source if self.is_dir else self.source.parent
+        self.index = DirectoryIndex(root, recursive=self.is_dir)
+        self.written = 0
+        #: The leaf each file's main document shows (named after the file alone).
+        self.resume_of: dict[Path, str] = {}
+        #: The session being exported.
+        self.tree: SessionTree | None = None
+        self.sent = 0
+        self.spans = 0
+
+    # -- what to export ---------------------------------------------------------------
+
+    def files(self) -> list[Path]:
+        if not self.source.exists():
+            raise Fail(f"{self.source}: no such file or directory")
+        if not self.is_dir:
+            return [self.source]
+        found = session_files(self.source)
+        if not found:
+            raise Fail(f"{self.source}: no *.jsonl session files under it", ExitCode.NOTHING)
+        return found
+
+    def jobs(self, path: Path, session: SessionFile) -> list[_Job]:
+        tree = SessionTree(session)
+        stem = path.name.removesuffix(".jsonl")
+        folder = path.parent.relative_to(self.source) if self.is_dir else Path()
+        ext = _EXTENSIONS[self.target]
+        resume = resolve_leaf(session, self.args.leaf)
+        if resume is None:
+            return []
+        self.resume_of[path] = resume
+        jobs = [_Job(source=path, leaf=resume, name=str(folder / f"{stem}{ext}"))]
+        if self.args.all_leaves:
+            jobs += [
+                _Job(
+                    source=path,
+                    leaf=leaf,
+                    name=str(folder / f"{stem}.{_leaf_tag(tree, leaf)}{ext}"),
+                )
+                for leaf in session.leaves()
+                if leaf != resume
+            ]
+        return jobs
+
+    # -- the run ----------------------------------------------------------------------
+
+    def run(self) -> ExitCode:
+        files = self.files()
+        to_stdout = self.output in (None, "-")
+        single = not self.is_dir and not self.args.all_leaves
+        to_dir = not to_stdout and not (
+            single and not Path(str(self.output)).is_dir() and not str(self.output).endswith("/")
+        )
+        if self.target == "html" and to_stdout and not single:
+            raise Fail("several HTML pages cannot share stdout: give -o DIR")
+        for path in files:
+            try:
+                session = _load(path)
+            except Fail as exc:
+                if not self.is_dir:
+                    raise
+                err(str(exc))
+                self.code = worst(self.code, exc.code)
+                continue
+            jobs = self.jobs(path, session)
+            if not jobs:
+                if not self.is_dir:
+                    raise Fail(f"{path}: no entries, nothing to export", ExitCode.NOTHING)
+                err(f"{path}: no entries, nothing to export")
+                continue
+            self.tree = SessionTree(session)
+            for job in jobs:
+                self.export(self.tree.view(job.leaf), job, to_dir)
+        if self.args.endpoint and self.output is None:
+            out(f"sent {self.sent} trace(s), {self.spans} span(s), to {self.args.endpoint}")
+        return self.code
+
+    def export(self, view: PathView, job: _Job, to_dir: bool) -> None:
+        chunks = self.document(view, job, to_dir)
+        if self.output is None and self.args.endpoint:
+            return  # sent while built; nothing to print
+        if self.output in (None, "-"):
+            if self.written and self.target not in _JSON_TARGETS:
+                sys.stdout.write("\n")
+            for chunk in chunks:
+                sys.stdout.write(chunk)
+        else:
+            target = Path(str(self.output)) / job.name if to_dir else Path(str(self.output))
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                write_atomic(target, _encoded(chunks), durable=False)
+            except OSError as exc:
+                raise Fail(f"{target}: cannot write: {exc.strerror or exc}") from exc
+        self.written += 1
+
+    def document(self, view: PathView, job: _Job, to_dir: bool) -> Iterator[str]:
+        pretty = self.output not in (None, "-")
+        children = self.index.resolver(job.source)
+        if self.target == "atif":
+            return _json(atif_document(view, children), pretty=pretty)
+        if self.target == "otel":
+            request = otel_request(view, content=self.args.content, subsessions=children)
+            if self.args.endpoint:
+                try:
+                    send(self.args.endpoint, request)
+                except SendError as exc:
+                    raise Fail(str(exc)) from exc
+                self.sent += 1
+                self.spans += len(request["resourceSpans"][0]["scopeSpans"][0]["spans"])
+            return _json(request, pretty=pretty)
+        href = self.href_for(job) if to_dir else None
+        t = transcript(view, href=href)
+        render = {"markdown": render_markdown, "html": render_html, "text": render_text}
+        return render[self.target](t)
+
+    def href_for(self, job: _Job) -> Href:
+        """Links from this document to the other documents of the export."""
+        here = Path(job.name).parent
+        ext = _EXTENSIONS[self.target]
+
+        def href(session_id: str, leaf: str | None) -> str | None:
+            path = self.index.path_of(session_id, job.source)
+            if path is None or (not self.is_dir and path != self.source):
+                return None
+            stem = path.name.removesuffix(".jsonl")
+            folder = path.parent.relative_to(self.source) if self.is_dir else Path()
+            name = f"{stem}{ext}"
+            if leaf is not None and path == job.source and leaf != self.resume_of.get(path):
+                if not self.args.all_leaves or self.tree is None:
+                    return None  # the other branches of this session are not exported
+                name = f"{stem}.{_leaf_tag(self.tree, leaf)}{ext}"
+            return Path(os.path.relpath(folder / name, here)).as_posix()
+
+        return _cached(href)
+
+
+def _cached(fn: Callable[[str, str | None], str | None]) -> Href:
+    memo: dict[tuple[str, str | None], str | None] = {}
+
+    def run(session_id: str, leaf: str | None) -> str | None:
+        key = (session_id, leaf)
+        if key not in memo:
+            memo[key] = fn(session_id, leaf)
+        return memo[key]
+
+    return run
+
+
+def _json(doc: Any, *, pretty: bool) -> Iterator[str]:
+    if pretty:
+        yield from json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(doc)
+        yield "\n"
+    else:
+        yield from json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).iterencode(doc)
+        yield "\n"
+
+
+def _encoded(chunks: Iterable[str]) -> Iterator[bytes]:
+    # A lone surrogate (a damaged file) comes out as its JSON escape, \udXXX.
+    for chunk in chunks:
+        yield chunk.encode("utf-8", "backslashreplace")
+
+
+def run_export(args: argparse.Namespace) -> ExitCode:
+    """The ``asf export`` command."""
+    if args.to != "otel" and (args.content or args.endpoint):
+        raise Fail("--content and --endpoint apply to --to otel only")
+    if args.leaf is not None and args.path.is_dir():
+        raise Fail("--leaf names an entry of one file; give a FILE, not a directory")
+    if args.leaf is not None and args.all_leaves:
+        raise Fail("--leaf and --all-leaves exclude each other")
+    return _Export(args).run()
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    export = sub.add_parser(
+        "export",
+        help="export sessions as ATIF, OpenTelemetry traces, Markdown or HTML",
+        description="Export the path to a session's resume leaf (or --leaf, or every leaf) of "
+        "one ASF file, or of every *.jsonl file under a directory. Mappings: docs/export.md.",
+    )
+    export.add_argument("path", type=Path, metavar="FILE|DIR")
+    export.add_argument(
+        "--to", required=True, choices=sorted(_EXTENSIONS), help="what to export to"
+    )
+    export.add_argument("--leaf", metavar="ID", help="entry id or unique prefix (FILE only)")
+    export.add_argument("--all-leaves", action="store_true", help="one document per leaf")
+    export.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="a file (one document) or a directory; '-' or none: stdout",
+    )
+    export.add_argument(
+        "--content", action="store_true", help="otel: include prompts, outputs and tool I/O"
+    )
+    export.add_argument(
+        "--endpoint",
+        metavar="URL",
+        help="otel: also POST each trace to this OTLP/HTTP (JSON) URL, e.g. "
+        "http://localhost:4318/v1/traces",
+    )
+    export.set_defaults(run=run_export, plugins=False)
