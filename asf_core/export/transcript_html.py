@@ -58,7 +58,7 @@ dl.meta dt{font-weight:600}dl.meta dd{margin:0;overflow-wrap:anywhere}
 .turn.system,.turn.developer{background:var(--system)}.turn.tool{background:var(--tool)}
 .who{font-weight:600;font-size:.85em;color:var(--muted);margin-bottom:4px;display:flex;
 gap:8px;flex-wrap:wrap}
-.who time{font-weight:400}
+.who time,.who .call{font-weight:400}
 .mark{border:1px solid var(--line);border-radius:10px;padding:0 7px;font-size:.8em;
 font-weight:500}
 .mark.error,.mark.rejected{color:var(--warn);border-color:var(--warn)}
@@ -152,7 +152,8 @@ class _Page:
             )
         if b.kind == "fork":
             others = self.links(b) or "none"
-            return f'<div class="fork" id="{anchor}">⑂ {_e(b.text)}. Other branches: {others}</div>'
+            said = f"Branch point: {_e(b.text)}. Other branches: {others}"
+            return f'<div class="fork" id="{anchor}">{said}</div>'
         if b.kind == "link":
             title = _e(b.title)
             return (
@@ -163,7 +164,7 @@ class _Page:
 
     def tool(self, b: Block, anchor: str) -> str:
         label = f"Tool call <code>{_e(b.title)}</code>" if b.title else "Tool output"
-        body = self.head(b, f"{label} <code>{_e(b.call_id)}</code>")
+        body = self.head(b, f'{label} <span class="call">{_e(b.call_id)}</span>')
         if b.text:
             body += f"<pre>{_e(b.text)}</pre>"
         if b.output is not None:

@@ -102,7 +102,7 @@ class _Markdown:
             summary = "\n".join("> " + line for line in self.parts(b.parts).splitlines())
             return f"---\n\n**{head}**{stamp} ({_escape(b.text)})\n\n{summary}\n\n---\n"
         if b.kind == "fork":
-            return f"**⑂ {_escape(b.text)}.** Other branches: {_links(b)}\n"
+            return f"**Branch point:** {_escape(b.text)}. Other branches: {_links(b)}\n"
         if b.kind == "link":
             return f"**Linked session** ({_escape(b.title)}): {_links(b)}\n"
         return f"*{_escape(b.text)}*{_marks(b)}\n"
