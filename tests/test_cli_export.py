@@ -1,0 +1,179 @@
+"""``asf export`` as a user runs it: outputs, layout, and every expected error as one line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fixture_paths import VECTORS
+
+from asf_core.cli import main
+from asf_core.export import SessionTree, atif_document
+from asf_core.model import Header
+from asf_core.reader import read_session
+from asf_core.writer import SessionBuilder, write_session
+
+SESSIONS = VECTORS / "sessions"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["export", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_file_to_stdout_is_one_document_per_line(capsys: pytest.CaptureFixture[str]) -> None:
+    path = SESSIONS / "basic.jsonl"
+    code, out, err = _run(capsys, str(path), "--to", "atif")
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert len(lines) == 1
+    session = read_session(path)
+    expected = atif_document(SessionTree(session).view(str(session.resume_leaf())))
+    assert json.loads(lines[0]) == expected
+    code, out, _ = _run(capsys, str(SESSIONS / "branch.jsonl"), "--to", "otel", "--all-leaves")
+    assert code == 0
+    assert [len(json.loads(line)["resourceSpans"]) for line in out.splitlines()] == [1, 1]
+
+
+def test_leaf_picks_the_path(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(
+        capsys, str(SESSIONS / "branch.jsonl"), "--to", "atif", "--leaf", "0b9d4d6f"
+    )
+    assert code == 0
+    assert json.loads(out)["trajectory_id"].startswith("sha256:0b9d4d6f")
+
+
+def test_output_file_and_directory_layout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one = tmp_path / "one.md"
+    code, out, _ = _run(capsys, str(SESSIONS / "basic.jsonl"), "--to", "markdown", "-o", str(one))
+    assert (code, out) == (0, "")
+    assert one.read_text().startswith("# Session 01995b2a")
+    leaves = tmp_path / "leaves"
+    code, _, _ = _run(
+        capsys, str(SESSIONS / "branch.jsonl"), "--to", "html", "--all-leaves", "-o", str(leaves)
+    )
+    assert code == 0
+    assert sorted(p.name for p in leaves.iterdir()) == ["branch.0b9d4d6fb06c.html", "branch.html"]
+    # The resume leaf's page links to the other branch's page.
+    assert 'href="branch.0b9d4d6fb06c.html"' in (leaves / "branch.html").read_text()
+    # A directory: one file per session, the input's layout mirrored; nothing half-written.
+    tree = tmp_path / "in"
+    for name in ("basic", "runs"):
+        (tree / name).mkdir(parents=True)
+        shutil.copy(SESSIONS / f"{name}.jsonl", tree / name / f"{name}.jsonl")
+    code, _, err = _run(capsys, str(tree), "--to", "atif", "-o", str(tmp_path / "out"))
+    assert (code, err) == (0, "")
+    written = sorted(
+        p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*")
+    )
+    assert written == ["basic", "basic/basic.atif.json", "runs", "runs/runs.atif.json"]
+
+
+def test_directory_to_stdout_concatenates_text(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    for name in ("basic", "runs"):
+        shutil.copy(SESSIONS / f"{name}.jsonl", tmp_path / f"{name}.jsonl")
+    code, out, _ = _run(capsys, str(tmp_path), "--to", "text")
+    assert code == 0
+    assert out.count("session: 01995b2a") == 2
+
+
+def _header_only(path: Path) -> Path:
+    write_session(path, Header(id="empty", created_at="2026-01-01T00:00:00Z"), [])
+    return path
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "says"),
+    [
+        (["/no/such/file", "--to", "atif"], 2, "no such file or directory"),
+        (
+            [str(SESSIONS / "unsupported-format.jsonl"), "--to", "atif"],
+            2,
+            "not an ASF session file",
+        ),
+        (
+            [str(SESSIONS / "basic.jsonl"), "--to", "atif", "--leaf", "ffffffff"],
+            2,
+            "no entry id starts",
+        ),
+        ([str(SESSIONS), "--to", "atif", "--leaf", "ab"], 2, "give a FILE"),
+        ([str(SESSIONS / "basic.jsonl"), "--to", "atif", "--content"], 2, "--to otel only"),
+        ([str(SESSIONS / "basic.jsonl"), "--to", "html", "--all-leaves"], 2, "give -o DIR"),
+        ([str(SESSIONS / "basic.jsonl"), "--to", "pdf"], 2, ""),
+        (
+            [str(SESSIONS / "basic.jsonl"), "--to", "otel", "--endpoint", "ftp://x"],
+            2,
+            "not an http",
+        ),
+    ],
+)
+def test_errors_are_one_line(
+    argv: list[str], code: int, says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    got, out, err = _run(capsys, *argv)
+    assert got == code
+    assert out == ""
+    assert says in err
+    assert "Traceback" not in err
+    if says:
+        assert err.count("\n") == 1
+
+
+def test_nothing_to_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(capsys, str(tmp_path), "--to", "atif")[0] == 4
+    empty = _header_only(tmp_path / "empty.jsonl")
+    code, _, err = _run(capsys, str(empty), "--to", "atif")
+    assert code == 4
+    assert "no entries" in err
+
+
+def test_a_bad_file_in_a_directory_does_not_stop_the_others(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copy(SESSIONS / "basic.jsonl", tmp_path / "a.jsonl")
+    shutil.copy(SESSIONS / "unsupported-format.jsonl", tmp_path / "b.jsonl")
+    _header_only(tmp_path / "c.jsonl")
+    code, out, err = _run(capsys, str(tmp_path), "--to", "atif", "-o", str(tmp_path / "out"))
+    assert code == 2
+    assert out == ""
+    assert [line.split(":")[0] for line in err.splitlines()] == ["asf", "asf"]
+    assert "b.jsonl" in err
+    assert "c.jsonl: no entries" in err
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["a.atif.json"]
+
+
+def test_closed_stdout_is_quiet(tmp_path: Path) -> None:
+    """``asf export DIR --to markdown | head -1``: no traceback, the SIGPIPE exit code."""
+    for n in range(30):
+        shutil.copy(SESSIONS / "runs.jsonl", tmp_path / f"s{n}.jsonl")
+    cmd = f"{sys.executable} -m asf_core.cli export {tmp_path} --to markdown | head -1"
+    done = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True, check=False
+    )
+    assert done.stdout.startswith("# ")
+    assert done.stderr == ""
+    assert done.returncode == 141
+
+
+def test_sessions_built_here_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A session of nothing but settings still gives a valid (one-step) ATIF document."""
+    from asf_core.model import Config
+
+    builder = SessionBuilder(Header(id="settings-only", created_at="2026-01-01T00:00:00Z"))
+    builder.append(Config(ts="2026-01-01T00:00:01Z", model="m"), parent=None)
+    path = tmp_path / "s.jsonl"
+    write_session(path, builder.header, builder.entries)
+    code, out, _ = _run(capsys, str(path), "--to", "atif")
+    assert code == 0
+    doc = json.loads(out)
+    assert [s["source"] for s in doc["steps"]] == ["system"]
+    assert doc["steps"][0]["extra"]["config_entries"] == [builder.entries[0].id]
