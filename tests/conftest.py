@@ -35,18 +35,24 @@ def shared_dir() -> Path:
 def converted_homes(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """Every Hermes fixture release and the example home, converted with ``asf convert``.
 
-    One output directory each (the release's or home's name), shared by the export tests.
+    Each home is copied first (SQLite leaves ``-wal``/``-shm`` files beside a database it
+    opens, and the sources must stay as they are); one output directory each, shared by the
+    export tests.
     """
+    import shutil
+
     from fixture_paths import RELEASES, ROOT
 
     from asf_core.cli import main
 
-    out = tmp_path_factory.mktemp("converted")
+    work = tmp_path_factory.mktemp("converted")
     homes = [*RELEASES, ROOT / "examples" / "hermes-home"]
     dirs = []
     for n, home in enumerate(homes):
-        target = out / f"{n:02d}-{home.name}"
-        code = main(["convert", str(home), "-o", str(target), "--quiet"])
+        copy = work / "homes" / f"{n:02d}-{home.name}"
+        shutil.copytree(home, copy, ignore=shutil.ignore_patterns("*.db-wal", "*.db-shm"))
+        target = work / f"{n:02d}-{home.name}"
+        code = main(["convert", str(copy), "-o", str(target), "--quiet"])
         assert code == 0, f"asf convert {home} exited {code}"
         dirs.append(target)
     return dirs
