@@ -177,3 +177,34 @@ def test_sessions_built_here_export(tmp_path: Path, capsys: pytest.CaptureFixtur
     doc = json.loads(out)
     assert [s["source"] for s in doc["steps"]] == ["system"]
     assert doc["steps"][0]["extra"]["config_entries"] == [builder.entries[0].id]
+
+
+_PEAK = """
+import resource, sys
+from asf_core.cli import main
+code = main(["export", sys.argv[1], "--to", sys.argv[2], "-o", sys.argv[3]])
+print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+@pytest.mark.parametrize("target", ["atif", "html"])
+def test_memory_does_not_grow_with_the_sessions(
+    converted_homes: list[Path], tmp_path: Path, target: str
+) -> None:
+    """Four times the sessions, the same peak RSS (within 4 MB): one session at a time."""
+    source = converted_homes[-2]
+    peaks = []
+    for copies in (2, 8):
+        tree = tmp_path / f"in{copies}"
+        for n in range(copies):
+            shutil.copytree(source, tree / f"copy{n}")
+        done = subprocess.run(
+            [sys.executable, "-c", _PEAK, str(tree), target, str(tmp_path / f"out{copies}")],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        code, peak = done.stdout.split()
+        assert code == "0"
+        peaks.append(int(peak))
+    assert peaks[1] - peaks[0] < 4 * 1024, peaks
