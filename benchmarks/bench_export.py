@@ -26,7 +26,7 @@ _TARGETS = ("atif", "otel", "markdown", "html", "text")
 _EXPORT = """
 import resource, sys, time
 from pathlib import Path
-from asf_core.cli import main
+from asf_core.cli.main import main
 src, target, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 start = time.perf_counter()
 code = main(["export", src, "--to", target, "-o", str(out)] + sys.argv[4:])
@@ -52,7 +52,7 @@ def _generator() -> object:
 
 
 def _convert(db: Path, out: Path) -> None:
-    from asf_core.cli import main
+    from asf_core.cli.main import main
 
     if not out.exists() and main(["convert", str(db), "-o", str(out), "--quiet"]) != 0:
         raise SystemExit(f"asf convert {db} failed")

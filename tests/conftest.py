@@ -43,7 +43,7 @@ def converted_homes(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
     from fixture_paths import RELEASES, ROOT
 
-    from asf_core.cli import main
+    from asf_core.cli.main import main
 
     work = tmp_path_factory.mktemp("converted")
     homes = [*RELEASES, ROOT / "examples" / "hermes-home"]

@@ -19,7 +19,7 @@ from typing import Any, Final
 from asf_core.export.atif import Builder, unknown_of
 from asf_core.export.paths import PathView, SessionTree
 from asf_core.model import BranchSummary, Compaction, Custom, Link, Response
-from asf_core.reader import SessionFile
+from asf_core.session_file import SessionFile
 
 __all__ = ["SubsessionResolver", "atif_document", "atif_documents", "main_document_name"]
 

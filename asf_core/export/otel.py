@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from attrs import define, field
 
-from asf_core.context import SettingsReplay, request_context
+from asf_core.context import SettingsReplay
 from asf_core.export import otel_content
 from asf_core.export.items import is_model_output, item_text, type_of
 from asf_core.export.otel_wire import attributes, span_id, trace_id
@@ -43,7 +43,8 @@ from asf_core.model import (
     Link,
     Response,
 )
-from asf_core.reader import SessionFile
+from asf_core.request import request_context
+from asf_core.session_file import SessionFile
 
 __all__ = ["otel_request", "span_id", "trace_id"]
 

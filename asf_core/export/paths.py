@@ -13,18 +13,13 @@ the reader, but a document about it should carry the ids a person finds in the f
 
 from __future__ import annotations
 
-from typing import Final
-
 from attrs import frozen
 
 from asf_core.context import Context, build_context
 from asf_core.model import Entry, Info, Label, Outcome
-from asf_core.reader import SessionFile
+from asf_core.session_file import HASHED_FROM, SessionFile
 
 __all__ = ["PathView", "SessionTree"]
-
-#: The first draft whose ids are content hashes; older files are named by their legacy ids.
-_HASHED_FROM: Final = (0, 5)
 
 
 def _ident(entry: Entry) -> str:
@@ -82,7 +77,7 @@ class SessionTree:
                 self.session_name = entry.name
         self._legacy: dict[str, str] = (
             {new: old for old, new in session.legacy.items()}
-            if session.migrated and session.version < _HASHED_FROM
+            if session.migrated and session.version < HASHED_FROM
             else {}
         )
 

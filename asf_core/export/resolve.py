@@ -13,7 +13,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from asf_core.reader import FormatError, SessionFile, read_session
+from asf_core.reader import FormatError, read_session
+from asf_core.session_file import SessionFile
 
 __all__ = ["DirectoryIndex", "session_files"]
 

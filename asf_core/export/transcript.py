@@ -32,7 +32,6 @@ from asf_core.model import (
     Outcome,
     Response,
 )
-from asf_core.render import short
 
 __all__ = ["Block", "Href", "Transcript", "transcript"]
 
@@ -251,7 +250,7 @@ class _Blocks:
         if len(kids) < 2:
             return None
         links = tuple(
-            (f"branch ending at {short(self.name(leaf))}", self._href(self.session_id, leaf))
+            (f"branch ending at {_short(self.name(leaf))}", self._href(self.session_id, leaf))
             for kid in kids
             if kid != following.id
             for leaf in self.view.tree.leaves_under(kid)
@@ -261,6 +260,11 @@ class _Blocks:
 
     def _href(self, session: str, leaf: str | None) -> str | None:
         return self.href(session, leaf) if self.href is not None else None
+
+
+def _short(entry_id: str) -> str:
+    """An entry id as people read it: the first 8 hex digits of its hash."""
+    return entry_id.removeprefix("sha256:")[:8]
 
 
 def _parts_of(item: Any) -> tuple[Part, ...]:

@@ -25,7 +25,7 @@ from fixture_paths import VECTORS
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from asf_core.cli import main
+from asf_core.cli.main import main
 from asf_core.export import SessionTree, otel_request
 from asf_core.export.otel_wire import span_id, trace_id
 from asf_core.export.paths import PathView

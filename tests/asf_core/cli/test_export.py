@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fixture_paths import VECTORS
 
-from asf_core.cli import main
+from asf_core.cli.main import main
 from asf_core.export import SessionTree, atif_document
 from asf_core.model import Header
 from asf_core.reader import read_session
@@ -155,7 +155,7 @@ def test_closed_stdout_is_quiet(tmp_path: Path) -> None:
     """``asf export DIR --to markdown | head -1``: no traceback, the SIGPIPE exit code."""
     for n in range(30):
         shutil.copy(SESSIONS / "runs.jsonl", tmp_path / f"s{n}.jsonl")
-    cmd = f"{sys.executable} -m asf_core.cli export {tmp_path} --to markdown | head -1"
+    cmd = f"{sys.executable} -m asf_core.cli.main export {tmp_path} --to markdown | head -1"
     done = subprocess.run(
         ["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True, check=False
     )
@@ -181,7 +181,7 @@ def test_sessions_built_here_export(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 _PEAK = """
 import resource, sys
-from asf_core.cli import main
+from asf_core.cli.main import main
 code = main(["export", sys.argv[1], "--to", sys.argv[2], "-o", sys.argv[3]])
 print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from asf_core.cli import main
+from asf_core.cli.main import main
 from asf_core.export import SessionTree
 from asf_core.export.transcript import transcript
 from asf_core.export.transcript_html import render_html
