@@ -5,6 +5,8 @@
   sessions and converts them to ASF sessions in memory, one at a time, writing nothing.
 * :func:`read` reads an ASF file; :func:`context` and :func:`request` rebuild what the model
   received at a leaf or for a response; :func:`verify` checks files.
+* :func:`atif`, :func:`otel` and :func:`transcript` export the path to a leaf, as
+  ``asf export`` does: an ATIF trajectory, an OpenTelemetry trace, a readable transcript.
 
 ``docs/library.md`` walks through each with examples the test suite runs.
 """
@@ -22,6 +24,12 @@ from asf_core import host
 from asf_core.context import Context, context_at
 from asf_core.conversion import convert_paths
 from asf_core.errors import AmbiguousFormat, OutputError, PluginError
+from asf_core.export import SessionTree, atif_document, otel_request
+from asf_core.export.paths import PathView
+from asf_core.export.resolve import DirectoryIndex
+from asf_core.export.transcript import transcript as _transcript
+from asf_core.export.transcript_html import render_html
+from asf_core.export.transcript_text import render_markdown, render_text
 from asf_core.findings import Finding
 from asf_core.formats import ConvertedSession, NativeSession, StoreError
 from asf_core.host import Candidate
@@ -44,12 +52,15 @@ __all__ = [
     "SessionFile",
     "Store",
     "StoreError",
+    "atif",
     "context",
     "convert",
     "find_stores",
     "lines",
+    "otel",
     "read",
     "request",
+    "transcript",
     "verify",
 ]
 
@@ -185,3 +196,53 @@ def request(session: SessionFile, response: str) -> dict[str, Any]:
 def verify(path: PathLike) -> list[Finding]:
     """Every finding for a session file or each ``*.jsonl`` under a directory."""
     return verify_path(Path(path))
+
+
+def _view(session: SessionFile, leaf: str | None) -> PathView:
+    at = leaf if leaf is not None else session.resume_leaf()
+    if at is None:
+        raise ValueError("the session has no entries, so no path to export")
+    return SessionTree(session).view(at)
+
+
+def _subagents(session: SessionFile, beside: PathLike | None) -> DirectoryIndex | None:
+    if beside is not None:
+        return DirectoryIndex(Path(beside))
+    if session.path is not None:
+        return DirectoryIndex(session.path.parent, recursive=False)
+    return None
+
+
+def atif(
+    session: SessionFile, leaf: str | None = None, *, subagents: PathLike | None = None
+) -> dict[str, Any]:
+    """The ATIF-v1.8 trajectory of the path to ``leaf`` (default: the resume leaf).
+
+    Sub-agent sessions are looked for under ``subagents`` (default: the file's directory) and
+    embedded. The mapping: docs/export.md.
+    """
+    index = _subagents(session, subagents)
+    return atif_document(_view(session, leaf), index.resolver(session.path) if index else None)
+
+
+def otel(
+    session: SessionFile,
+    leaf: str | None = None,
+    *,
+    content: bool = False,
+    subagents: PathLike | None = None,
+) -> dict[str, Any]:
+    """The OpenTelemetry trace of the path to ``leaf``, an OTLP/JSON
+    ``ExportTraceServiceRequest`` (``content``: with prompts, outputs and tool I/O)."""
+    index = _subagents(session, subagents)
+    resolver = index.resolver(session.path) if index else None
+    return otel_request(_view(session, leaf), content=content, subsessions=resolver)
+
+
+def transcript(session: SessionFile, leaf: str | None = None, *, to: str = "markdown") -> str:
+    """The path to ``leaf`` for people: ``to`` is ``markdown``, ``html`` (one self-contained
+    page) or ``text``."""
+    renderers = {"markdown": render_markdown, "html": render_html, "text": render_text}
+    if to not in renderers:
+        raise ValueError(f"unknown transcript format {to!r} (markdown, html or text)")
+    return "".join(renderers[to](_transcript(_view(session, leaf))))
