@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from export_views import views
 from fixture_paths import VECTORS
 from harbor.utils.trajectory_validator import TrajectoryValidator
 
 from asf_core.export import SessionTree, atif_document
 from asf_core.export.resolve import DirectoryIndex
-from asf_core.reader import FormatError, SessionFile, read_session
+from asf_core.reader import SessionFile, read_session
 
 GOLDENS = sorted((VECTORS / "export").glob("*.json"))
 
@@ -70,23 +71,14 @@ def _validate(doc: dict[str, Any]) -> list[str]:
     return validator.get_errors()
 
 
-def _docs(root: Path) -> list[tuple[Path, str, dict[str, Any]]]:
-    index = DirectoryIndex(root)
-    out = []
-    for path in sorted(root.rglob("*.jsonl")):
-        session = read_session(path)
-        tree = SessionTree(session)
-        for leaf in session.leaves():
-            out.append((path, leaf, atif_document(tree.view(leaf), index.resolver(path))))
-    return out
-
-
 def test_every_fixture_conversion_validates_with_harbor(converted_homes: list[Path]) -> None:
     checked = Counter[str]()
     for root in converted_homes:
-        for path, leaf, doc in _docs(root):
+        index = DirectoryIndex(root)
+        for path, view in views(root):
+            doc = atif_document(view, index.resolver(path))
             errors = _validate(doc)
-            assert not errors, f"{path.name} at {leaf}: {errors}"
+            assert not errors, f"{path.name} at {view.leaf}: {errors}"
             checked["documents"] += 1
             checked["subagents"] += len(doc.get("subagent_trajectories", []))
             checked["steps"] += len(doc["steps"])
@@ -96,14 +88,8 @@ def test_every_fixture_conversion_validates_with_harbor(converted_homes: list[Pa
 
 
 def test_vector_sessions_validate_with_harbor() -> None:
-    for path in sorted((VECTORS / "sessions").glob("*.jsonl")):
-        try:
-            session = read_session(path)
-        except FormatError:
-            continue
-        tree = SessionTree(session)
-        for leaf in session.leaves():
-            assert not _validate(atif_document(tree.view(leaf))), (path.name, leaf)
+    for path, view in views(VECTORS / "sessions"):
+        assert not _validate(atif_document(view)), (path.name, view.leaf)
 
 
 def test_every_context_item_travels_in_the_document(converted_homes: list[Path]) -> None:

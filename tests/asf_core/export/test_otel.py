@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from export_views import views
 from fixture_paths import VECTORS
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -31,7 +32,7 @@ from asf_core.export.otel_wire import span_id, trace_id
 from asf_core.export.paths import PathView
 from asf_core.export.resolve import DirectoryIndex
 from asf_core.model import Item, Link, Response
-from asf_core.reader import FormatError, read_session
+from asf_core.reader import read_session
 
 JSON = dict[str, Any]
 
@@ -59,17 +60,6 @@ def _attrs(span: Any) -> dict[str, Any]:
             value = [getattr(v, v.WhichOneof("value")) for v in value.values]
         out[kv.key] = value
     return out
-
-
-def _views(root: Path) -> Iterator[tuple[Path, PathView]]:
-    for path in sorted(root.rglob("*.jsonl")):
-        try:
-            session = read_session(path)
-        except FormatError:
-            continue
-        tree = SessionTree(session)
-        for leaf in session.leaves():
-            yield path, tree.view(leaf)
 
 
 def _check_trace(view: PathView, doc: JSON) -> int:
@@ -129,7 +119,7 @@ def test_every_export_parses_and_matches_its_path(converted_homes: list[Path]) -
     spans = traces = 0
     for root in [*converted_homes, VECTORS / "sessions"]:
         index = DirectoryIndex(root)
-        for path, view in _views(root):
+        for path, view in views(root):
             spans += _check_trace(view, otel_request(view, subsessions=index.resolver(path)))
             traces += 1
     assert traces > 150
@@ -178,7 +168,7 @@ def test_a_subagent_call_links_to_the_child_trace(converted_homes: list[Path]) -
     found = 0
     for root in converted_homes:
         index = DirectoryIndex(root)
-        for path, view in _views(root):
+        for path, view in views(root):
             links = [
                 e for e in view.path if isinstance(e, Link) and e.rel == "subsession" and e.call_id
             ]
@@ -227,7 +217,7 @@ def test_a_subagent_call_links_to_the_child_trace(converted_homes: list[Path]) -
 
 def test_ids_are_stable_and_content_is_opt_in(converted_homes: list[Path]) -> None:
     root = converted_homes[-1]
-    for _, view in list(_views(root))[:20]:
+    for _, view in list(views(root))[:20]:
         plain = otel_request(view)
         assert plain == otel_request(view)
         assert "gen_ai.input.messages" not in json.dumps(plain)
