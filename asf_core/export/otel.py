@@ -96,7 +96,11 @@ class _Trace:
         self.content = content
         self.resolver = resolver
         self.spans: list[_Span] = []
-        self.calls: dict[str, _Call] = {}
+        #: Every tool call on the path, in order; a repeated call id binds what follows it to
+        #: the latest call with that id (draft 0.11), hence the second index.
+        self.calls: list[_Call] = []
+        self.latest: dict[str, _Call] = {}
+        self.by_entry: dict[str, _Call] = {}
         self.links: dict[int, list[JSON]] = {}
 
     def run(self) -> list[JSON]:
@@ -118,8 +122,8 @@ class _Trace:
                 outputs = [e for _, e in group if e.response == entry.response_id] or []
                 start_at = group[0][0] if group else pos
                 for _, item in group:
-                    call = self.calls.get(_call_id(item))
-                    if call is not None and call.entry is item:
+                    call = self.by_entry.get(str(item.id))
+                    if call is not None:
                         call.response = entry
                 group.clear()
                 span = self._chat(pos, entry, outputs, start_at, replay.model, last_known)
@@ -129,10 +133,10 @@ class _Trace:
             elif isinstance(entry, Dispatch | Decision):
                 self._record(entry)
             elif isinstance(entry, Link) and entry.rel == "subsession" and entry.call_id:
-                call = self.calls.get(entry.call_id)
+                call = self.latest.get(entry.call_id)
                 if call is not None:
                     call.subsession = entry
-        for call in self.calls.values():
+        for call in self.calls:
             self._tool(call)
         self.spans.sort(key=lambda s: s.position)
         self._branch_links()
@@ -145,19 +149,21 @@ class _Trace:
         if type_of(item) == "function_call":
             call_id = _call_id(entry)
             name = item.get("name") if item else None
-            self.calls[call_id] = _Call(
+            call = _Call(
                 entry=entry,
                 position=pos,
                 call_id=call_id,
                 name=name if isinstance(name, str) else "",
             )
+            self.calls.append(call)
+            self.latest[call_id] = self.by_entry[str(entry.id)] = call
         elif type_of(item) == "function_call_output":
-            call = self.calls.get(_call_id(entry))
-            if call is not None and call.output is None:
-                call.output = entry
+            made = self.latest.get(_call_id(entry))
+            if made is not None and made.output is None:
+                made.output = entry
 
     def _record(self, entry: Dispatch | Decision) -> None:
-        call = self.calls.get(entry.call_id or "")
+        call = self.latest.get(entry.call_id or "")
         if call is None:
             return
         if isinstance(entry, Dispatch):

@@ -117,17 +117,25 @@ class _Blocks:
         self.href = href
         self.name = view.name
         self.session_id = view.session.header.id
-        # What the calls on this path came to: found first, shown with the call.
+        # What the calls on this path came to: found first, shown with the call. A repeated
+        # call id binds what follows to the latest call with that id (draft 0.11).
         self.outputs: dict[str, Item] = {}
         self.verdicts: dict[str, list[str]] = {}
         self.subagents: dict[str, Link] = {}
+        latest: dict[str, str] = {}
         for entry in view.path:
+            if isinstance(entry, Item) and type_of(entry.item) == "function_call":
+                latest[_call_id(entry)] = str(entry.id)
+                continue
+            call = latest.get(_call_id(entry) if isinstance(entry, Item) else "")
             if isinstance(entry, Item) and type_of(entry.item) == "function_call_output":
-                self.outputs.setdefault(_call_id(entry), entry)
-            elif isinstance(entry, Decision) and entry.call_id:
-                self.verdicts.setdefault(entry.call_id, []).append(str(entry.verdict))
-            elif isinstance(entry, Link) and entry.rel == "subsession" and entry.call_id:
-                self.subagents[entry.call_id] = entry
+                if call is not None:
+                    self.outputs.setdefault(call, entry)
+            elif isinstance(entry, Decision) and entry.call_id in latest:
+                self.verdicts.setdefault(latest[entry.call_id], []).append(str(entry.verdict))
+            elif isinstance(entry, Link) and entry.rel == "subsession" and entry.call_id in latest:
+                self.subagents[latest[entry.call_id]] = entry
+        #: Output entries already shown with their call.
         self.calls_shown: set[str] = set()
         self.model: str | None = None
 
@@ -169,7 +177,7 @@ class _Blocks:
             yield self._block("note", entry, text="outcome: " + " ".join(f for f in facts if f))
 
     def _shown_with_call(self, link: Link) -> bool:
-        return link.rel == "subsession" and (link.call_id or "") in self.calls_shown
+        return link.rel == "subsession" and link in self.subagents.values()
 
     def _item(self, entry: Item) -> Iterator[Block]:
         item = entry.item
@@ -189,10 +197,11 @@ class _Blocks:
         elif kind == "function_call":
             yield self._tool(entry, marks)
         elif kind == "function_call_output":
-            call_id = _call_id(entry)
-            if call_id not in self.calls_shown:
+            if str(entry.id) not in self.calls_shown:
                 output = _parts(item.get("output") if item else None)
-                yield self._block("tool", entry, call_id=call_id, output=output, marks=marks)
+                yield self._block(
+                    "tool", entry, call_id=_call_id(entry), output=output, marks=marks
+                )
         else:
             text = f"[{kind or 'item'}] {item_text(item)}".strip()
             yield self._block("note", entry, text=text, marks=marks)
@@ -200,16 +209,17 @@ class _Blocks:
     def _tool(self, entry: Item, marks: tuple[str, ...]) -> Block:
         item = entry.item or {}
         call_id = _call_id(entry)
-        self.calls_shown.add(call_id)
-        output = self.outputs.get(call_id)
+        output = self.outputs.get(str(entry.id))
+        if output is not None:
+            self.calls_shown.add(str(output.id))
         shown = output.item.get("output") if output is not None and output.item else None
-        verdicts = self.verdicts.get(call_id, [])
+        verdicts = self.verdicts.get(str(entry.id), [])
         if "reject" in verdicts:
             marks += ("rejected",)
         elif verdicts and verdicts[-1] == "hold" and output is None:
             marks += ("held",)
         links: tuple[tuple[str, str | None], ...] = ()
-        link = self.subagents.get(call_id)
+        link = self.subagents.get(str(entry.id))
         if link is not None and link.session:
             leaf = next(
                 (p.entry for p in (output.parents if output else ()) if p.session == link.session),
