@@ -110,7 +110,9 @@ class _Export:
         stem = path.name.removesuffix(".jsonl")
         folder = path.parent.relative_to(self.source) if self.is_dir else Path()
         ext = _EXTENSIONS[self.target]
-        resume = resolve_leaf(session, self.args.leaf)
+        wanted = self.args.leaf
+        # A pre-0.5 file's entries are known by the ids written in it.
+        resume = resolve_leaf(session, session.legacy.get(wanted, wanted) if wanted else None)
         if resume is None:
             return []
         self.resume_of[path] = resume

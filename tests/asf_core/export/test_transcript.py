@@ -319,3 +319,25 @@ def test_real_session_in_chromium(converted_homes: list[Path], tmp_path: Path) -
     _browse(page, tmp_path / "profile", f"--screenshot={shot}", "--window-size=1000,1400")
     colours = set(_pixels(shot.read_bytes()))
     assert len(colours) > 50  # a rendered page, not a blank one
+
+
+def test_sidecar_images_are_inlined_from_the_session_directory(tmp_path: Path) -> None:
+    """A ``sidecar:sha256:<hex>`` image is read from the blob beside the file and shown."""
+    import hashlib
+
+    png = _png(8, 8, (0, 128, 0))
+    digest = hashlib.sha256(png).hexdigest()
+    header = Header(id="with-media", created_at="2026-01-01T00:00:00Z", media="sidecar")
+    b = SessionBuilder(header)
+    image = {"type": "input_image", "image_url": f"sidecar:sha256:{digest}"}
+    message = {"type": "message", "role": "user", "content": [_text("look"), image]}
+    b.append(Item(ts="2026-01-01T00:00:01Z", item=message), parent=None)
+    path = tmp_path / "s.jsonl"
+    write_session(path, b.header, b.entries)
+    (tmp_path / "with-media").mkdir()
+    (tmp_path / "with-media" / digest).write_bytes(png)
+    page = "".join(render_html(transcript(_view(path))))
+    assert f'src="{_data_url(png)}"' in page
+    (tmp_path / "with-media" / digest).write_bytes(b"<svg onload=alert(1)>")
+    page = "".join(render_html(transcript(_view(path))))
+    assert "<img" not in page  # not an image we can vouch for: shown as text
