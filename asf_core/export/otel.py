@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Sequence
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final
 
 from attrs import define, field
@@ -29,7 +28,7 @@ from attrs import define, field
 from asf_core.context import SettingsReplay
 from asf_core.export import otel_content
 from asf_core.export.items import is_model_output, item_text, type_of
-from asf_core.export.otel_wire import attributes, span_id, trace_id
+from asf_core.export.otel_wire import attributes, envelope, span_id, trace_id
 from asf_core.export.paths import PathView, SessionTree
 from asf_core.ids import IdError, epoch_nanos
 from asf_core.model import (
@@ -384,13 +383,6 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _version() -> str:
-    try:
-        return version("asf")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def otel_request(
     view: PathView, *, content: bool = False, subsessions: Resolver | None = None
 ) -> JSON:
@@ -404,12 +396,4 @@ def otel_request(
         if isinstance(harness.get("version"), str)
         else None,
     }
-    spans = _Trace(view, content, subsessions).run()
-    return {
-        "resourceSpans": [
-            {
-                "resource": {"attributes": attributes(resource)},
-                "scopeSpans": [{"scope": {"name": "asf", "version": _version()}, "spans": spans}],
-            }
-        ]
-    }
+    return envelope(resource, _Trace(view, content, subsessions).run())

@@ -11,9 +11,12 @@ import hashlib
 import json
 import urllib.error
 import urllib.request
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-__all__ = ["SendError", "attributes", "send", "span_id", "trace_id"]
+from asf_core import DISTRIBUTION
+
+__all__ = ["SendError", "attributes", "envelope", "send", "span_id", "trace_id"]
 
 JSON = dict[str, Any]
 
@@ -51,6 +54,26 @@ def _value(value: Any) -> JSON:
 def attributes(values: dict[str, Any]) -> list[JSON]:
     """OTLP ``KeyValue`` list of the values that are not None, in order."""
     return [{"key": k, "value": _value(v)} for k, v in values.items() if v is not None]
+
+
+def _version() -> str:
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def envelope(resource: dict[str, Any], spans: list[JSON]) -> JSON:
+    """An ``ExportTraceServiceRequest`` of one resource and this library's scope."""
+    scope = {"name": "asf", "version": _version()}
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": attributes(resource)},
+                "scopeSpans": [{"scope": scope, "spans": spans}],
+            }
+        ]
+    }
 
 
 class SendError(Exception):
