@@ -17,6 +17,7 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from fixture_paths import VECTORS
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from asf_core import DISTRIBUTION
 from asf_core.cli.main import main
 from asf_core.export import SessionTree, otel_request
 from asf_core.export.otel_wire import span_id, trace_id
@@ -130,6 +132,12 @@ def test_tool_spans_link_to_the_call_that_made_them() -> None:
     session = read_session(VECTORS / "sessions" / "runs.jsonl")
     view = SessionTree(session).view(str(session.entries[-1].id))
     request = _parse(otel_request(view))
+    scope = request.resource_spans[0].scope_spans[0].scope
+    assert (scope.name, scope.version) == ("asf", version(DISTRIBUTION))
+    resource = {
+        kv.key: kv.value.string_value for kv in request.resource_spans[0].resource.attributes
+    }
+    assert resource == {"service.name": "fixture", "service.version": "1"}
     spans = request.resource_spans[0].scope_spans[0].spans
     chat = next(s for s in spans if _attrs(s)["gen_ai.operation.name"] == "chat")
     tools = [s for s in spans if _attrs(s)["gen_ai.operation.name"] == "execute_tool"]
