@@ -6,8 +6,8 @@ Builds a Hermes ``state.db`` with Hermes' own ``SessionDB`` (the generator of
 ``bench_hermes_convert.py``: about ``messages`` rows a session, user turns, answers with
 reasoning, tool calls and results) at the full size and at a quarter of it, converts each
 with ``asf convert``, then times ``asf export DIR --to T -o OUT`` for every target, each run
-in a fresh subprocess so that its peak RSS is its own. Memory must not grow with the number
-of sessions: the export reads, builds and writes one session at a time.
+in a fresh subprocess that reports its own peak RSS (``VmHWM``, Linux). Memory must not grow
+with the number of sessions: the export reads, builds and writes one session at a time.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ _HERE = Path(__file__).resolve().parent
 _TARGETS = ("atif", "otel", "markdown", "html", "text")
 
 _EXPORT = """
-import resource, sys, time
+import sys, time
 from pathlib import Path
 from asf_core.cli.main import main
 src, target, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
@@ -35,7 +35,10 @@ if code != 0:
     raise SystemExit(f"asf export exited with {code}")
 size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
 files = sum(1 for p in out.rglob("*") if p.is_file())
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+# VmHWM is this process image's own peak; ru_maxrss would also count the parent's pages
+# the child held between fork and exec.
+status = Path("/proc/self/status").read_text()
+rss = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")))
 print(f"{took} {rss} {files} {size}")
 """
 

@@ -179,11 +179,15 @@ def test_sessions_built_here_export(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert doc["steps"][0]["extra"]["config_entries"] == [builder.entries[0].id]
 
 
+#: The child's own peak (VmHWM): ru_maxrss would include the pytest process's pages the
+#: child held between fork and exec.
 _PEAK = """
-import resource, sys
+import sys
+from pathlib import Path
 from asf_core.cli.main import main
 code = main(["export", sys.argv[1], "--to", sys.argv[2], "-o", sys.argv[3]])
-print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+status = Path("/proc/self/status").read_text().splitlines()
+print(code, next(line.split()[1] for line in status if line.startswith("VmHWM:")))
 """
 
 
@@ -191,7 +195,10 @@ print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 def test_memory_does_not_grow_with_the_sessions(
     converted_homes: list[Path], tmp_path: Path, target: str
 ) -> None:
-    """Four times the sessions, the same peak RSS (within 4 MB): one session at a time."""
+    """Four times the sessions, the same peak RSS (within 2 MB): one session at a time.
+
+    (Keeping every ATIF document of the 8 copies instead would add about 4 MB.)
+    """
     source = converted_homes[-2]
     peaks = []
     for copies in (2, 8):
@@ -207,4 +214,4 @@ def test_memory_does_not_grow_with_the_sessions(
         code, peak = done.stdout.split()
         assert code == "0"
         peaks.append(int(peak))
-    assert peaks[1] - peaks[0] < 4 * 1024, peaks
+    assert peaks[1] - peaks[0] < 2 * 1024, peaks
