@@ -21,7 +21,7 @@ from asf_core.layout import REPORT_NAME, session_path, store_dir
 from asf_core.plugins import AsfPluginManager
 from asf_core.report import RunReport, StoreReport, write_report
 from asf_core.stores import find_stores
-from asf_core.writer import session_lines, write_if_changed
+from asf_core.writer import entry_line, header_line, write_if_changed
 
 __all__ = ["DAMAGED", "PLUGIN", "OnSession", "convert_paths", "convert_store"]
 
@@ -47,19 +47,43 @@ def _native(
             report.note([item])
 
 
+class _Lines:
+    """A session's lines as the writer pulls them: the plugin's entries are pulled one at a
+    time under :func:`host.blame` (its failures name it; a ``StoreError`` goes up as the
+    input's), and counted."""
+
+    def __init__(self, plugin: str, session: ConvertedSession) -> None:
+        self.plugin = plugin
+        self.session = session
+        self.count = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        hook = f"convert (session {self.session.name})"
+        with host.blame(self.plugin, hook):
+            header = header_line(self.session.header)
+            entries = iter(self.session.entries)
+        yield header
+        while True:
+            with host.blame(self.plugin, hook):  # an entry without id, a value JSON cannot hold
+                entry = next(entries, None)
+                if entry is None:
+                    return
+                line = entry_line(entry)
+            self.count += 1
+            yield line
+
+
 def _write(plugin: str, dest: Path, session: ConvertedSession, report: StoreReport) -> None:
     relative = session_path(session.header)
     report.files[session.name] = relative.as_posix()
     path = dest / relative
-    entries = list(session.entries)
-    with host.blame(plugin, f"convert (session {session.name})"):  # an entry without id, ...
-        data = b"".join(session_lines(session.header, entries))
+    lines = _Lines(plugin, session)
     try:
-        size = write_if_changed(path, data)
+        size = write_if_changed(path, lines)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
     report.sessions_written += 1
-    report.entries_written += len(entries)
+    report.entries_written += lines.count
     if size is None:
         report.files_unchanged += 1
     else:

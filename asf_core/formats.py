@@ -6,7 +6,7 @@ hook machinery, and so the host can type every hook call.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -55,6 +55,12 @@ class NativeSession:
     counts: Mapping[str, int] = field(factory=dict)
     findings: Sequence[Finding] = ()
     native: Any = None
+    #: The working directory the session ran in, when the source records one.
+    cwd: str | None = None
+    #: Other facts a listing shows, by name, as the plugin spells them (e.g.
+    #: ``{"git_branch": "main", "version": "2.1.39"}``): what identifies the session to its
+    #: user beyond the members above.
+    details: Mapping[str, str] = field(factory=dict)
 
 
 @frozen(kw_only=True)
@@ -66,10 +72,14 @@ class ConvertedSession:
     be unique within the store and usable as a file name (no ``/``, not hidden). ``sources``
     names every source unit it was built from; ``counts`` are the plugin's figures for the
     report (rows read, entries written, ...).
+
+    ``entries`` may be a list or any iterable, a generator included: the host consumes it
+    once, in order, writing each entry as it comes, so a plugin can hand over a session larger
+    than memory.
     """
 
     header: Header
-    entries: Sequence[Entry]
+    entries: Iterable[Entry]
     name: str
     sources: Sequence[str] = ()
     counts: Mapping[str, int] = field(factory=dict)

@@ -15,7 +15,7 @@ import os
 import secrets
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 import attrs
 
@@ -204,28 +204,46 @@ def write_atomic(path: Path, chunks: Iterable[bytes], *, durable: bool = True) -
     return size
 
 
-def write_if_changed(path: Path, data: bytes) -> int | None:
-    """Write ``data`` to ``path`` atomically unless the file already holds exactly these bytes.
+def _prefix_then(old: BinaryIO, size: int, chunk: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    """The first ``size`` bytes of ``old``, then ``chunk``, then ``rest``."""
+    old.seek(0)
+    left = size
+    while left:
+        block = old.read(min(left, 1 << 20))
+        if not block:  # the old file shrank under us: what we matched is what we read
+            raise OSError(f"{old.name}: changed while being compared")
+        left -= len(block)
+        yield block
+    yield chunk
+    yield from rest
 
-    Returns the bytes written, or None when the file was left as it was (so a re-run touches
-    only sessions that changed). The size is compared first, so only a same-size file is
-    hashed. Not flushed to disk: the caller syncs a store's files together once it is done.
+
+def write_if_changed(path: Path, chunks: Iterable[bytes]) -> int | None:
+    """Write ``chunks`` to ``path`` atomically unless the file already holds exactly these
+    bytes; then return None and leave it alone (times and inode too), so a re-run touches only
+    sessions that changed. Else return the bytes written.
+
+    The chunks are compared with the old file as they come; only when they differ is a
+    temporary file written (the matching prefix copied from the old file). Memory holds one
+    chunk at a time, however large the file. Not flushed to disk: the caller syncs a store's
+    files together once it is done.
     """
+    stream = iter(chunks)
     try:
-        same_size = path.stat().st_size == len(data)
-    except FileNotFoundError:
-        same_size = False
-    if same_size and path.is_file() and _file_digest(path) == hashlib.sha256(data).digest():
-        return None
-    return write_atomic(path, [data], durable=False)
-
-
-def _file_digest(path: Path) -> bytes:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.digest()
+        old = path.open("rb") if path.is_file() else None
+    except OSError:
+        old = None
+    if old is None:
+        return write_atomic(path, stream, durable=False)
+    with old:
+        matched = 0
+        for chunk in stream:
+            if old.read(len(chunk)) != chunk:
+                return write_atomic(path, _prefix_then(old, matched, chunk, stream), durable=False)
+            matched += len(chunk)
+        if old.read(1) == b"":
+            return None
+        return write_atomic(path, _prefix_then(old, matched, b"", iter(())), durable=False)
 
 
 def session_lines(header: Header, entries: Iterable[Entry]) -> Iterator[bytes]:

@@ -28,6 +28,8 @@ _COLUMNS = (
     "PARENT",
     "COUNTS",
     "FINDINGS",
+    "CWD",
+    "DETAILS",
     "TITLE",
 )
 
@@ -59,6 +61,7 @@ def run_list(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
     for listing in listings:
         for s in listing.sessions:
             counts = ",".join(f"{k}={v}" for k, v in s.counts.items()) or "-"
+            details = ",".join(f"{k}={v}" for k, v in s.details.items()) or "-"
             rows.append(
                 (
                     listing.format,
@@ -70,6 +73,8 @@ def run_list(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
                     s.parent or "-",
                     counts,
                     str(len(s.findings)),
+                    s.cwd or "-",
+                    details,
                     " ".join((s.title or "").split())[:60],
                 )
             )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import tempfile
 import types
 import typing
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -249,3 +250,46 @@ def test_sealed_line_is_the_canonical_form_of_the_entry(entry: Entry) -> None:
     assert writer.entry_line(sealed) == canonical.dumps(entry_to_json(sealed)) + b"\n"
     # A changed entry drops the kept line: it must be sealed again to be written.
     assert attrs.evolve(sealed, ts=sealed.ts)._line is None
+
+
+@given(
+    old=st.none() | st.binary(max_size=40),
+    new=st.lists(st.binary(max_size=12), max_size=6),
+)
+def test_write_if_changed_streams_and_keeps_equal_files(
+    old: bytes | None, new: list[bytes]
+) -> None:
+    """The file ends up holding the new bytes; a file already holding them is not touched."""
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(tmp) / "s.jsonl"
+        if old is not None:
+            target.write_bytes(old)
+        before = target.stat() if old is not None else None
+        size = writer.write_if_changed(target, iter(new))
+        data = b"".join(new)
+        assert target.read_bytes() == data
+        assert sorted(p.name for p in Path(tmp).iterdir()) == ["s.jsonl"]
+        if old == data:
+            assert size is None
+            assert before is not None
+            assert (target.stat().st_ino, target.stat().st_mtime_ns) == (
+                before.st_ino,
+                before.st_mtime_ns,
+            )
+        else:
+            assert size == len(data)
+
+
+def test_write_if_changed_failing_stream_keeps_the_old_file(tmp_path: Path) -> None:
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(b"abcdef")
+
+    def chunks() -> Iterator[bytes]:
+        yield b"abc"
+        yield b"XY"  # differs: a temporary file is being written when the stream fails
+        raise OSError("source gone")
+
+    with pytest.raises(OSError, match="source gone"):
+        writer.write_if_changed(target, chunks())
+    assert target.read_bytes() == b"abcdef"
+    assert [p.name for p in tmp_path.iterdir()] == ["s.jsonl"]

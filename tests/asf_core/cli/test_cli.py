@@ -13,10 +13,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from fixture_paths import ROOT, SHARED
 
-from asf_core import DISTRIBUTION, hookimpl, plugins
+from asf_core import DISTRIBUTION, hookimpl, plugins, writer
 from asf_core.cli.main import ExitCode, main
 from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreError
 from asf_core.layout import store_label
@@ -385,6 +386,8 @@ def test_list_shows_native_sessions(
         "PARENT",
         "COUNTS",
         "FINDINGS",
+        "CWD",
+        "DETAILS",
         "TITLE",
     ]
     assert [line.split()[:2] for line in lines[1:]] == [["chatlog", "trip"], ["chatlog", "math"]]
@@ -394,6 +397,102 @@ def test_list_shows_native_sessions(
     assert [s["id"] for s in store["sessions"]] == ["trip", "math"]
     assert store["sessions"][0]["counts"] == {"lines": 5, "assistant": 2, "system": 1, "user": 2}
     assert not (tmp_path / "asf-out").exists()
+
+
+class Streaming(Toy):
+    """A toy whose sessions say where they ran, and whose entries come from a generator."""
+
+    def __init__(self, fmt: str, fail_after: int | None = None) -> None:
+        super().__init__(fmt)
+        self.fail_after = fail_after
+        self.pulled = 0
+
+    def _read(self, store: ToyStore) -> Iterator[NativeSession | Finding]:
+        for session in super()._read(store):
+            if isinstance(session, NativeSession):
+                yield attrs.evolve(
+                    session, cwd=f"/work/{session.id}", details={"branch": "main", "v": "2"}
+                )
+
+    def _entries(self, native: NativeSession) -> Iterator[Item]:
+        parent: str | None = None
+        for n in range(5):
+            if self.fail_after is not None and n == self.fail_after:
+                raise StoreError("source changed while being converted")
+            self.pulled += 1
+            item = {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": f"{native.native} {n}"}],
+            }
+            sealed = writer.seal(Item(ts="2026-01-01T00:00:01Z", item=item), parent=parent)
+            parent = sealed.id
+            yield sealed
+
+    def _convert(self, sessions: Iterable[NativeSession]) -> Iterator[ConvertedSession | Finding]:
+        for native in sessions:
+            header = Header(id=f"{self.fmt}-{native.id}", created_at="2026-01-01T00:00:00Z")
+            yield ConvertedSession(header=header, entries=self._entries(native), name=native.id)
+
+
+def test_list_shows_cwd_and_details(
+    installed: Installed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed.add("toy", Streaming("toy"))
+    log = _toy(tmp_path)
+    code, stdout, _ = _run(capsys, "list", log)
+    assert code == ExitCode.OK
+    header, first = stdout.splitlines()[:2]
+    assert header.split()[-3:] == ["CWD", "DETAILS", "TITLE"]
+    assert first.split()[-3:] == ["/work/s1", "branch=main,v=2", "hello"]
+    code, stdout, _ = _run(capsys, "list", log, "--json")
+    (store,) = json.loads(stdout)["stores"]
+    assert store["sessions"][0]["cwd"] == "/work/s1"
+    assert store["sessions"][0]["details"] == {"branch": "main", "v": "2"}
+
+
+def test_convert_streams_entries_from_a_generator(
+    installed: Installed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ConvertedSession.entries`` may be a one-pass iterable: consumed once, in order; a
+    re-run with the same bytes leaves the file alone."""
+    plugin = Streaming("toy")
+    installed.add("toy", plugin)
+    log = _toy(tmp_path)
+    out = tmp_path / "o"
+    code, stdout, _ = _run(capsys, "convert", log, "-o", out, "--json")
+    assert code == ExitCode.OK
+    (store,) = json.loads(stdout)["stores"]
+    assert store["entries_written"] == 10
+    assert plugin.pulled == 10
+    assert verify_path(out) == []
+    path = _file(out / "toy" / store_label(log), "s1")
+    assert len(read_session(path).entries) == 5
+    before = path.stat()
+    code, stdout, _ = _run(capsys, "convert", log, "-o", out, "--json")
+    (store,) = json.loads(stdout)["stores"]
+    assert (store["files_unchanged"], store["entries_written"]) == (2, 10)
+    assert (path.stat().st_ino, path.stat().st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def test_convert_source_damage_found_while_streaming(
+    installed: Installed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The plugin finds damage while the host writes a session: the store stops with the
+    input's exit code, no half file is left, and the file of an earlier run survives."""
+    installed.add("toy", Streaming("toy"))
+    log = _toy(tmp_path)
+    out = tmp_path / "o"
+    assert _run(capsys, "convert", log, "-o", out)[0] == ExitCode.OK
+    path = _file(out / "toy" / store_label(log), "s1")
+    before = path.read_bytes()
+    installed.dists.clear()
+    installed.add("toy", Streaming("toy", fail_after=3))
+    code, _, stderr = _run(capsys, "convert", log, "-o", out)
+    assert code == ExitCode.USAGE
+    assert "source changed while being converted" in stderr
+    assert path.read_bytes() == before
+    assert not [p for p in path.parent.iterdir() if p.name.startswith(".")]
 
 
 def test_plugins_lists_ok_and_broken(
