@@ -15,6 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("ASF_SHARED", ROOT.parent / "shared")).resolve()
 VECTORS = SHARED / "asf" / "vectors" / "testdata"
 HERMES_FIXTURES = SHARED / "hermes" / "fixtures"
+#: The shared Claude Code files, laid out as a home directory (``home/.claude/projects``).
+CLAUDE_HOME = SHARED / "claude-code" / "home"
 
 #: Hermes fixture roots and the prefix their releases' test ids get.
 ROOTS: dict[Path, str] = {HERMES_FIXTURES: ""} | {

@@ -11,6 +11,7 @@ import json
 import shutil
 from pathlib import Path
 
+import goldens
 import pytest
 from fixture_paths import ROOT, SHARED
 
@@ -44,16 +45,7 @@ def _convert(case: dict[str, str], tmp: Path) -> dict[str, bytes]:
 def test_golden(folder: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     case = json.loads((folder / "case.json").read_text())
     produced = _convert(case, tmp_path)
-    assert produced, "the case converts to nothing"
-    if request.config.getoption("--update-goldens"):
-        for old in folder.glob("*.jsonl"):
-            old.unlink()
-        for name, data in produced.items():
-            (folder / name).write_bytes(data)
-    expected = {p.name: p.read_bytes() for p in folder.glob("*.jsonl")}
-    assert sorted(produced) == sorted(expected)
-    for name, data in produced.items():
-        assert data == expected[name], f"{folder.name}/{name} differs (--update-goldens?)"
+    goldens.check(folder, produced, request)
 
 
 def test_golden_cases_exist() -> None:

@@ -1,0 +1,1 @@
+"""Building ASF sessions from Claude Code's lines."""

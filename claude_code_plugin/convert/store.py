@@ -1,0 +1,238 @@
+"""``convert``: each native session (a session file and its sub-agents) as ASF sessions.
+
+A session's family converts children first (see :mod:`claude_code_plugin.convert.family`);
+each file is one ASF session whose entries are produced lazily as the host writes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from asf_core.canonical import JsonError
+from asf_core.formats import ConvertedSession, Finding, NativeSession
+from asf_core.model import Header
+from asf_core.strict_json import parse
+from claude_code_plugin import NS
+from claude_code_plugin.convert.family import Member, agent_id, arrange
+from claude_code_plugin.convert.session import EPOCH, Child, FileJob
+from claude_code_plugin.handle import ClaudeStore
+from claude_code_plugin.native import Native, index_findings, when
+from claude_code_plugin.source.index import FileIndex, index_file
+from claude_code_plugin.source.layout import META_SUFFIX, SUBAGENTS, SUFFIX
+from claude_code_plugin.source.tree import Links, Plan, plan_file
+
+__all__ = ["convert_sessions"]
+
+JSON = dict[str, Any]
+
+
+def _meta(path: Path) -> Any:
+    """A sub-agent's ``agent-<id>.meta.json`` (newer CLIs), when there is a readable one."""
+    meta = path.with_name(path.name[: -len(SUFFIX)] + META_SUFFIX)
+    try:
+        return parse(meta.read_bytes())
+    except (OSError, JsonError):
+        return None
+
+
+def _header(store: ClaudeStore, member: Member, stem: str) -> Header:
+    index = member.index
+    about: JSON = {"session": stem, "project": store.project.name}
+    about["file"] = store.relative(member.path)
+    if index.branches:
+        about["git_branch"] = index.branches[0]
+    if index.versions:
+        about["versions"] = list(index.versions)
+    if index.session_ids != [stem]:
+        about["session_ids"] = list(index.session_ids)
+    if index.slug is not None:
+        about["slug"] = index.slug
+    if member.agent is not None:
+        about["agent"] = member.agent
+        if member.holder is not None and member.call is not None:
+            about.update(member.holder.index.tasks.get(member.call, {}))
+        meta = _meta(member.path)
+        if meta is not None:
+            about["meta"] = meta
+    harness: JSON = {"name": "claude-code"}
+    if index.versions:
+        harness["version"] = index.versions[0]
+    return Header(
+        id=member.id,
+        created_at=when(index.first_ts) or EPOCH,
+        harness=harness,
+        cwd=index.cwds[0] if index.cwds else None,
+        parent_session=member.holder.id if member.holder is not None else None,
+        spawned_by=member.call,
+        unknown={NS: about},
+    )
+
+
+def _plan_findings(member: Member, plan: Plan, unit: str, stem: str) -> list[Finding]:
+    """What placing the lines in the tree found worth reporting."""
+    index = member.index
+    outside = member.holder.index.by_uuid if member.holder is not None else {}
+    found: list[Finding] = []
+    for pos in plan.missing:
+        line = index.lines[pos]
+        if line.parent in outside:
+            continue  # a sub-agent's line hanging from its session's: expected
+        found.append(
+            Finding(
+                kind="warning",
+                message=f"parent {line.parent} is not in the file: converted as a root "
+                "(the parent is kept in the entry)",
+                unit=f"{unit}:{line.number}",
+                session=stem,
+            )
+        )
+    for kind, message, positions in (
+        (
+            "warning",
+            "parent written after the line (a loop in the tree): converted as a root",
+            plan.forward,
+        ),
+        ("info", "a branch starts here (the conversation was rewound)", plan.branches),
+    ):
+        found.extend(
+            Finding(
+                kind=kind,
+                message=message,
+                unit=f"{unit}:{index.lines[pos].number}",
+                session=stem,
+            )
+            for pos in positions
+        )
+    return found
+
+
+def _counts(index: FileIndex, plan: Plan) -> dict[str, int]:
+    lines = index.lines
+    return {
+        "lines": len(lines),
+        "transcript_lines": sum(1 for line in lines if line.transcript),
+        "bookkeeping_lines": sum(
+            1 for line in lines if not line.transcript and line.unreadable is None
+        ),
+        "unreadable_lines": sum(1 for line in lines if line.unreadable is not None),
+        "responses": len(plan.groups),
+        "branches": len(plan.branches),
+    }
+
+
+def _links(children: list[Child], members: list[Member]) -> Links:
+    links = Links()
+    for n, member in enumerate(members):
+        if member.call is not None:
+            links.calls.setdefault(member.call, []).append(n)
+        elif member.boundary is not None:
+            links.boundaries.setdefault(member.boundary, []).append(n)
+        else:
+            links.tail.append(n)
+    return links
+
+
+def _agent_member(store: ClaudeStore, stem: str, path: Path) -> Member | Finding:
+    unit = store.relative(path)
+    try:
+        index = index_file(path)
+    except OSError as exc:
+        return Finding(
+            kind="stray",
+            message=f"sub-agent transcript cannot be read: {exc.strerror or exc}",
+            unit=unit,
+            session=stem,
+        )
+    subagents = store.project / stem / SUBAGENTS
+    inside = path.relative_to(subagents).as_posix() if path.is_relative_to(subagents) else path.name
+    name = f"{stem}.{inside[: -len(SUFFIX)].replace('/', '.')}"
+    return Member(path, name, f"{stem}/{inside}", index, agent=agent_id(path))
+
+
+def _missing_agents(members: list[Member], stem: str, store: ClaudeStore) -> list[Finding]:
+    """Calls that spawned a sub-agent whose transcript is not here."""
+    known = {m.agent for m in members if m.agent is not None}
+    found = []
+    for member in members:
+        for agent, call in sorted(member.index.spawns.items()):
+            if agent not in known:
+                found.append(
+                    Finding(
+                        kind="warning",
+                        message=f"sub-agent {agent} (call {call}) has no transcript here: "
+                        "its result is converted, its own conversation cannot be",
+                        unit=store.relative(member.path),
+                        session=stem,
+                        data={"agent": agent, "call": call},
+                    )
+                )
+    return found
+
+
+def _family(store: ClaudeStore, native: Native) -> Iterator[ConvertedSession | Finding]:
+    files = native.group.files
+    stem = files.stem
+    main: Member | None = None
+    if files.main is not None and native.index is not None:
+        if native.index.lines:
+            main = Member(files.main, stem, stem, native.index)
+        else:
+            yield Finding(
+                kind="warning",
+                message="empty session file: nothing to convert",
+                unit=store.relative(files.main),
+                session=stem,
+            )
+    agents: list[Member] = []
+    for path in sorted((*files.agents, *native.group.legacy)):
+        made = _agent_member(store, stem, path)
+        if isinstance(made, Finding):
+            yield made
+        elif not made.index.lines:
+            yield Finding(
+                kind="warning",
+                message="empty sub-agent transcript: nothing to convert",
+                unit=store.relative(path),
+                session=stem,
+            )
+        else:
+            agents.append(made)
+    family = [m for m in (main, *agents) if m is not None]
+    yield from _missing_agents(family, stem, store)
+    jobs: dict[int, FileJob] = {}
+    for member in arrange(main, agents):
+        unit = store.relative(member.path)
+        children = [
+            Child(
+                id=c.id, agent=c.agent or "", call_id=c.call, job=jobs[id(c)], boundary=c.boundary
+            )
+            for c in member.children
+        ]
+        plan = plan_file(member.index, _links(children, member.children))
+        cwds, branches = member.index.cwds, member.index.branches
+        env = (cwds[0] if cwds else None, branches[0] if branches else None)
+        job = FileJob(member.path, member.index, plan, links=children, env=env)
+        jobs[id(member)] = job
+        findings = _plan_findings(member, plan, unit, stem)
+        if member is not main:
+            findings[:0] = index_findings(member.index, unit, stem)
+        yield ConvertedSession(
+            header=_header(store, member, stem),
+            entries=job,
+            name=member.name,
+            sources=[unit],
+            counts=_counts(member.index, plan),
+            findings=findings,
+        )
+
+
+def convert_sessions(
+    store: ClaudeStore, sessions: Iterable[NativeSession]
+) -> Iterator[ConvertedSession | Finding]:
+    """Every native session ``read`` gave, with its sub-agents, one at a time."""
+    for session in sessions:
+        native = session.native
+        if isinstance(native, Native):
+            yield from _family(store, native)

@@ -1,0 +1,89 @@
+"""The store handle: a project directory (or one session file), and the sessions in it.
+
+Nothing is held open between hooks: each file is opened, streamed and closed when it is
+read, so a live Claude Code appending to its files is never disturbed, and nothing is ever
+written, locked or moved.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from asf_core.formats import StoreError
+from claude_code_plugin.source.layout import (
+    SessionFiles,
+    first_session_id,
+    is_agent_file,
+    project_layout,
+    session_files_of,
+)
+
+__all__ = ["ClaudeStore", "Group"]
+
+
+@frozen
+class Group:
+    """One native session: a session's files, and what else the listing found about it."""
+
+    files: SessionFiles
+    #: Project-level sub-agent transcripts naming this session (the layout before 2.1.2).
+    legacy: tuple[Path, ...] = ()
+
+
+class ClaudeStore:
+    """A Claude Code store, read-only: a project directory, or one transcript file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self.is_file = path.is_file()
+            if not self.is_file and not path.is_dir():
+                raise StoreError("no such file or directory")
+            if not os.access(path, os.R_OK | (0 if self.is_file else os.X_OK)):
+                raise StoreError("permission denied")
+        except OSError as exc:
+            raise StoreError(f"cannot read: {exc.strerror or exc}") from exc
+        #: The project directory the session files are in (named after a working directory).
+        self.project = path.parent if self.is_file else path
+
+    def info(self) -> dict[str, Any]:
+        return {"kind": "file" if self.is_file else "project", "project": self.project.name}
+
+    def close(self) -> None:
+        """Nothing is held open."""
+
+    def relative(self, path: Path) -> str:
+        """A file's name as units and headers give it: relative to the project directory."""
+        try:
+            return path.relative_to(self.project).as_posix()
+        except ValueError:
+            return path.name
+
+    def layout(self) -> tuple[list[Group], list[Path]]:
+        """The store's sessions (sorted by id) and the files that are not converted.
+
+        Project-level ``agent-*.jsonl`` files join the session whose id their lines carry; a
+        session directory or agent file whose session file is missing is a group of its own.
+        """
+        if self.is_file:
+            if is_agent_file(self.path):
+                stem = first_session_id(self.path) or self.path.stem
+                return [Group(SessionFiles(stem=stem, main=None, agents=(self.path,)))], []
+            return [Group(session_files_of(self.path))], []
+        try:
+            sessions, legacy, other = project_layout(self.path)
+        except OSError as exc:
+            raise StoreError(f"cannot read the directory: {exc.strerror or exc}") from exc
+        by_stem = {s.stem: s for s in sessions}
+        extra: dict[str, list[Path]] = {}
+        for agent in legacy:
+            stem = first_session_id(agent) or agent.stem
+            extra.setdefault(stem, []).append(agent)
+        for stem in extra:
+            by_stem.setdefault(stem, SessionFiles(stem=stem, main=None))
+        groups = [Group(by_stem[s], tuple(extra.get(s, ()))) for s in sorted(by_stem)]
+        return groups, other

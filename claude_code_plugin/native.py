@@ -1,0 +1,160 @@
+"""What ``read`` yields: one native session per session file (with its sub-agents), and
+what could not be read.
+
+Each session file is indexed here (the first pass, :mod:`claude_code_plugin.source.index`);
+the index rides along in the native session for ``convert``, which reads the lines again by
+their offsets. Only one session's index is alive at a time when the host streams.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from attrs import frozen
+
+from asf_core.formats import Finding, NativeSession
+from asf_core.ids import IdError, migrate_ts
+from claude_code_plugin.handle import ClaudeStore, Group
+from claude_code_plugin.source.index import FileIndex, index_file
+
+__all__ = ["Native", "index_findings", "native_sessions", "when"]
+
+
+@frozen
+class Native:
+    """The plugin's own part of a native session."""
+
+    group: Group
+    #: The session file's index; None when there is no session file (or it cannot be read).
+    index: FileIndex | None
+
+
+def when(ts: str | None) -> str | None:
+    """A timestamp as ASF spells it, or None."""
+    if ts is None:
+        return None
+    with contextlib.suppress(IdError):
+        return migrate_ts(ts)
+    return None
+
+
+def index_findings(index: FileIndex, unit: str, session: str) -> list[Finding]:
+    """What the first pass found wrong with a file's lines."""
+    found: list[Finding] = []
+    for line in index.lines:
+        where = f"{unit}:{line.number}"
+        if line.unreadable is not None:
+            what = "truncated last line" if line.truncated else "unreadable line"
+            found.append(
+                Finding(
+                    kind="stray",
+                    message=f"{what}, kept as raw text in a custom entry: {line.unreadable}",
+                    unit=where,
+                    session=session,
+                    data={"truncated": line.truncated, "bytes": line.size},
+                )
+            )
+    for pos in index.repeats:
+        line = index.lines[pos]
+        found.append(
+            Finding(
+                kind="warning",
+                message=f"uuid {line.uuid} repeats the uuid of line "
+                f"{index.lines[index.by_uuid[line.uuid or '']].number}; its children hang from "
+                "the first",
+                unit=f"{unit}:{line.number}",
+                session=session,
+            )
+        )
+    return found
+
+
+def _counts(group: Group, index: FileIndex | None) -> dict[str, int]:
+    counts = {"lines": 0, "prompts": 0, "responses": 0}
+    if index is not None:
+        counts["lines"] = len(index.lines)
+        counts["prompts"] = sum(
+            1
+            for line in index.lines
+            if line.role == "user"
+            and line.prompt
+            and not (line.meta or line.summary or line.sidechain)
+        )
+        counts["responses"] = len(
+            {line.msg for line in index.lines if line.role == "assistant" and not line.sidechain}
+        )
+    counts["subagents"] = len(group.files.agents) + len(group.legacy)
+    return counts
+
+
+def _native(store: ClaudeStore, group: Group) -> NativeSession:
+    files = group.files
+    findings: list[Finding] = []
+    index: FileIndex | None = None
+    if files.main is not None:
+        unit = store.relative(files.main)
+        try:
+            index = index_file(files.main)
+        except OSError as exc:
+            findings.append(
+                Finding(
+                    kind="stray",
+                    message=f"session file cannot be read: {exc.strerror or exc}",
+                    unit=unit,
+                    session=files.stem,
+                )
+            )
+        else:
+            findings.extend(index_findings(index, unit, files.stem))
+    elif files.agents or group.legacy:
+        findings.append(
+            Finding(
+                kind="stray",
+                message="sub-agent transcripts whose session file is missing: each is "
+                "converted as a session of its own",
+                unit=store.relative(store.project / files.stem),
+                session=files.stem,
+            )
+        )
+    findings.extend(
+        Finding(
+            kind="dropped",
+            message="not a transcript: not converted",
+            unit=store.relative(side),
+            session=files.stem,
+        )
+        for side in files.side
+    )
+    details: dict[str, str] = {}
+    if index is not None and index.branches:
+        details["git_branch"] = index.branches[0]
+    if index is not None and index.versions:
+        details["version"] = index.versions[0]
+    return NativeSession(
+        id=files.stem,
+        title=index.display_title() if index is not None else None,
+        source=index.entrypoint if index is not None else None,
+        started=when(index.first_ts) if index is not None else None,
+        ended=when(index.last_ts) if index is not None else None,
+        counts=_counts(group, index),
+        cwd=index.cwds[0] if index is not None and index.cwds else None,
+        details=details,
+        findings=findings,
+        native=Native(group=group, index=index),
+    )
+
+
+def native_sessions(store: ClaudeStore) -> Iterator[NativeSession | Finding]:
+    """Each session of the store, in id order, then the files that are not converted."""
+    groups, other = store.layout()
+    for group in groups:
+        yield _native(store, group)
+    for path in other:
+        kind = "directory" if path.is_dir() else "file"
+        yield Finding(
+            kind="dropped",
+            message=f"not a session {kind}: not converted",
+            unit=store.relative(Path(path)),
+        )

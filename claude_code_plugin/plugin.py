@@ -1,0 +1,69 @@
+"""The Claude Code format plugin: the hook implementations, nothing else.
+
+Registered under the ``asf.formats`` entry point as ``claude-code``. The work lives in the
+modules each hook imports when it runs (:mod:`claude_code_plugin.source.layout` finds stores,
+:mod:`claude_code_plugin.native` reads them, :mod:`claude_code_plugin.convert.store` converts);
+``docs/formats/claude-code.md`` is the mapping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from asf_core import hookimpl
+from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreHandle
+
+FORMAT = "claude-code"
+
+
+@hookimpl
+def discover(path: Path | None) -> list[Claim] | None:
+    """Claim each Claude Code project directory at ``path`` (a ``.claude`` directory, a
+    ``projects`` directory, a project directory, a home holding ``.claude``), or one session
+    file; with ``path`` None, the user's own (``$CLAUDE_CONFIG_DIR`` or ``~/.claude``)."""
+    from claude_code_plugin.source.layout import stores_at
+
+    found = [
+        Claim(format=FORMAT, path=f.path, confidence=f.confidence, detail=f.detail)
+        for f in stores_at(path)
+    ]
+    return found or None
+
+
+@hookimpl
+def open_store(claim: Claim) -> StoreHandle | None:
+    """A handle on a claimed project directory or file; raises ``StoreError`` if it cannot
+    be read."""
+    if claim.format != FORMAT:
+        return None
+    from claude_code_plugin.handle import ClaudeStore
+
+    return ClaudeStore(claim.path)
+
+
+@hookimpl
+def read(store: StoreHandle) -> Iterator[NativeSession | Finding] | None:
+    """Each session file (with its sub-agents) as a native session, then what is not
+    converted."""
+    from claude_code_plugin.handle import ClaudeStore
+
+    if not isinstance(store, ClaudeStore):
+        return None
+    from claude_code_plugin.native import native_sessions
+
+    return native_sessions(store)
+
+
+@hookimpl
+def convert(
+    store: StoreHandle, sessions: Iterable[NativeSession]
+) -> Iterator[ConvertedSession | Finding] | None:
+    """Each session and its sub-agents as ASF sessions, sub-agents first."""
+    from claude_code_plugin.handle import ClaudeStore
+
+    if not isinstance(store, ClaudeStore):
+        return None
+    from claude_code_plugin.convert.store import convert_sessions
+
+    return convert_sessions(store, sessions)

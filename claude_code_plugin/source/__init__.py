@@ -1,0 +1,1 @@
+"""Reading Claude Code's files: where they are, their lines, their uuid tree."""

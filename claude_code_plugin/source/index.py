@@ -1,0 +1,248 @@
+"""The first pass over a session file: a small record per line, and what ``asf list`` shows.
+
+The file is streamed once; no decoded line is kept. What stays per line is what placing it
+in the conversation tree needs (uuid, parent, role, message id, tool ids) and where to read
+it again, so memory grows with the number of lines, never with their size. The second pass
+(:mod:`claude_code_plugin.convert.session`) reads each line again by its offset.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Final
+
+from attrs import define, field
+
+from claude_code_plugin.source.lines import RawLine, decode_line, raw_lines
+from claude_code_plugin.source.table import (
+    ASSISTANT,
+    BOUNDARY,
+    META,
+    PROMPT,
+    SIDECHAIN,
+    SUMMARY,
+    TRUNCATED,
+    USER,
+    Draft,
+    LineTable,
+)
+
+__all__ = ["FileIndex", "index_file", "index_lines", "text_of"]
+
+#: Line types that carry a conversation message.
+ROLES: Final = frozenset({"user", "assistant"})
+#: Bookkeeping line types that name the session, and the member holding the name; a later
+#: type in this order wins over an earlier one (a title the user chose over a generated one).
+TITLES: Final = {"summary": "summary", "ai-title": "aiTitle", "custom-title": "customTitle"}
+#: How texts Claude Code writes as user messages begin (command and caveat markup, notices
+#: of an interruption): not what the user typed, so no title.
+_NOT_TYPED: Final = ("<", "[Request interrupted")
+#: What a call spawning a sub-agent says about it (``Task``/``Agent`` input members).
+_TASK: Final = ("subagent_type", "description")
+
+
+def _intern(value: Any) -> str | None:
+    return sys.intern(value) if isinstance(value, str) else None
+
+
+@define
+class FileIndex:
+    """One file's lines and the facts a listing shows."""
+
+    lines: LineTable = field(factory=LineTable)
+    #: ``uuid`` -> position in ``lines`` of the first line carrying it.
+    by_uuid: dict[str, int] = field(factory=dict)
+    #: Positions of lines repeating a uuid already seen.
+    repeats: list[int] = field(factory=list)
+    #: Bytes indexed (the second pass reads no further, whatever was appended since).
+    size: int = 0
+    first_ts: str | None = None
+    last_ts: str | None = None
+    #: Distinct values in order of appearance.
+    cwds: list[str] = field(factory=list)
+    branches: list[str] = field(factory=list)
+    versions: list[str] = field(factory=list)
+    session_ids: list[str] = field(factory=list)
+    agent_ids: list[str] = field(factory=list)
+    entrypoint: str | None = None
+    slug: str | None = None
+    #: The latest explicit title (``custom-title`` over ``ai-title`` over ``summary``).
+    title: str | None = None
+    title_rank: int = -1
+    #: The first typed prompt, and the first one that is not command markup.
+    first_prompt: str | None = None
+    first_plain_prompt: str | None = None
+    #: Sub-agent id -> the tool use id of the call that spawned it (from the Task result's
+    #: ``toolUseResult.agentId``, else from its ``agent_progress`` lines).
+    spawns: dict[str, str] = field(factory=dict)
+    #: Tool use id -> ``subagent_type`` and ``description`` of a call that spawns a sub-agent.
+    tasks: dict[str, dict[str, str]] = field(factory=dict)
+    counts: dict[str, int] = field(factory=dict)
+
+    def count(self, key: str, n: int = 1) -> None:
+        self.counts[key] = self.counts.get(key, 0) + n
+
+    def display_title(self) -> str | None:
+        return self.title or self.first_plain_prompt or self.first_prompt
+
+
+def _remember(values: list[str], value: str | None) -> None:
+    if value is not None and (not values or values[-1] != value) and value not in values:
+        values.append(value)
+
+
+def text_of(content: Any) -> str | None:
+    """The text of a message's content: a string, or its text blocks joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        ]
+        return "\n".join(texts) if texts else None
+    return None
+
+
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]] | str | None:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return [b if isinstance(b, dict) else {} for b in content]
+    return None
+
+
+def _fill_message(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
+    """Role, message id, tool ids and prompt text of a user or assistant line."""
+    message = obj.get("message")
+    blocks = _blocks(message) if isinstance(message, dict) else None
+    if message is None or blocks is None:
+        return  # no usable message: kept whole, outside the conversation
+    line.set(ASSISTANT if obj["type"] == "assistant" else USER, True)
+    if obj["type"] == "assistant":
+        line.msg = _intern(message.get("id"))
+        line.model = _intern(message.get("model"))
+        if isinstance(blocks, list):
+            line.calls = tuple(
+                b["id"]
+                for b in blocks
+                if b.get("type") == "tool_use" and isinstance(b.get("id"), str)
+            )
+            for block in blocks:
+                task = block.get("input")
+                if block.get("type") == "tool_use" and isinstance(task, dict):
+                    about = {k: task[k] for k in _TASK if isinstance(task.get(k), str)}
+                    if "subagent_type" in about and isinstance(block.get("id"), str):
+                        index.tasks[block["id"]] = about
+        return
+    line.set(SUMMARY, obj.get("isCompactSummary") is True)
+    if isinstance(blocks, str):
+        line.set(PROMPT, True)
+    else:
+        line.results = tuple(
+            b["tool_use_id"]
+            for b in blocks
+            if b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str)
+        )
+        line.set(PROMPT, any(b.get("type") != "tool_result" for b in blocks) or not blocks)
+        result = obj.get("toolUseResult")
+        if isinstance(result, dict) and isinstance(result.get("agentId"), str):
+            line.agent = result["agentId"]
+            if line.results:
+                index.spawns[line.agent] = line.results[0]
+    if line.prompt and not line.meta and not line.summary and not line.sidechain:
+        text = text_of(message.get("content"))
+        if text and text.strip():
+            if index.first_prompt is None:
+                index.first_prompt = text
+            if index.first_plain_prompt is None and not text.lstrip().startswith(_NOT_TYPED):
+                index.first_plain_prompt = text
+
+
+def _fill(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
+    kind = obj.get("type")
+    line.type = _intern(kind) if isinstance(kind, str) else None
+    index.count(f"type:{line.type or '(none)'}")
+    ts = obj.get("timestamp")
+    if isinstance(ts, str):
+        if index.first_ts is None or ts < index.first_ts:
+            index.first_ts = ts
+        if index.last_ts is None or ts > index.last_ts:
+            index.last_ts = ts
+    sid = obj.get("sessionId")
+    if isinstance(sid, str):
+        _remember(index.session_ids, sid)
+    if isinstance(kind, str) and kind in TITLES:
+        rank = list(TITLES).index(kind)
+        title = obj.get(TITLES[kind])
+        if isinstance(title, str) and rank >= index.title_rank:
+            index.title, index.title_rank = title, rank
+    uuid = obj.get("uuid")
+    if not isinstance(uuid, str) or not uuid:
+        return  # a bookkeeping line: no place in the tree of its own
+    line.uuid = uuid
+    parent = obj.get("parentUuid")
+    if isinstance(parent, str) and parent:
+        line.parent = parent
+        line.parent_at = index.by_uuid.get(parent, -1)
+    line.set(SIDECHAIN, obj.get("isSidechain") is True)
+    line.set(META, obj.get("isMeta") is True)
+    line.env = (_intern(obj.get("cwd")), _intern(obj.get("gitBranch")), _intern(obj.get("version")))
+    _remember(index.cwds, line.cwd)
+    _remember(index.branches, line.branch)
+    _remember(index.versions, line.version)
+    agent = obj.get("agentId")
+    if isinstance(agent, str):
+        _remember(index.agent_ids, agent)
+    if index.entrypoint is None and isinstance(obj.get("entrypoint"), str):
+        index.entrypoint = obj["entrypoint"]
+    if isinstance(obj.get("slug"), str):
+        index.slug = obj["slug"]
+    if kind in ROLES:
+        _fill_message(line, obj, index)
+    elif kind == "system" and obj.get("subtype") == "compact_boundary":
+        line.set(BOUNDARY, True)
+        logical = obj.get("logicalParentUuid")
+        line.logical = logical if isinstance(logical, str) and logical else None
+    elif kind == "progress":
+        data = obj.get("data")
+        if isinstance(data, dict) and data.get("type") == "agent_progress":
+            line.agent = _intern(data.get("agentId"))
+            call = obj.get("parentToolUseID")
+            if line.agent is not None and isinstance(call, str):
+                index.spawns.setdefault(line.agent, call)
+
+
+def index_lines(raws: Iterable[RawLine]) -> FileIndex:
+    """Index lines as :func:`raw_lines` gives them."""
+    index = FileIndex()
+    for raw in raws:
+        line = Draft(raw)
+        index.size = raw.offset + raw.size
+        decoded = decode_line(raw.data)
+        if decoded.obj is None:
+            line.unreadable = decoded.problem or "cannot be read"
+            line.set(TRUNCATED, not raw.complete)
+            index.count("truncated_lines" if line.truncated else "unreadable_lines")
+        else:
+            if decoded.problem is not None:
+                index.count("repaired_lines")
+            _fill(line, decoded.obj, index)
+        if line.uuid is not None:
+            if line.uuid in index.by_uuid:
+                index.repeats.append(len(index.lines))
+            else:
+                index.by_uuid[line.uuid] = len(index.lines)
+        index.lines.append(line)
+    index.count("lines", len(index.lines))
+    return index
+
+
+def index_file(path: Path) -> FileIndex:
+    """Index a whole file, streamed. Raises ``OSError`` if it cannot be read."""
+    with path.open("rb") as f:
+        return index_lines(raw_lines(f))

@@ -1,0 +1,127 @@
+"""What the Claude Code tests share: the shared files, converting them, finding entries."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from attrs import frozen
+from fixture_paths import CLAUDE_HOME
+
+from asf_core.cli.main import main
+from asf_core.reader import SessionFile, read_session
+
+PROJECTS = CLAUDE_HOME / ".claude" / "projects"
+NS = "claude-code"
+
+
+@frozen
+class Converted:
+    """The shared home converted: where, the file made from each source, the sources'
+    digests before, the exit code."""
+
+    out: Path
+    files: dict[str, Path]
+    before: dict[str, str]
+    code: int
+
+
+def shared_files() -> list[Path]:
+    """Every shared transcript, session files and sub-agent files."""
+    return sorted(PROJECTS.rglob("*.jsonl"))
+
+
+def session_files() -> list[Path]:
+    """The shared session files (not sub-agent transcripts)."""
+    return sorted(p for p in PROJECTS.glob("*/*.jsonl"))
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    """SHA-256 of every file under ``root``, by relative path (to prove it untouched)."""
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
+    """``asf`` with ``argv``: exit code, stdout, stderr (never a traceback)."""
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return code, captured.out, captured.err
+
+
+def convert(paths: list[Path], out: Path, *extra: str) -> int:
+    return main(["convert", *map(str, paths), "-o", str(out), "--quiet", *extra])
+
+
+def outputs(out: Path) -> dict[str, Path]:
+    """Converted file by source unit (the project-relative path of the transcript)."""
+    found: dict[str, Path] = {}
+    for report_path in sorted(out.rglob("report.json")):
+        report = json.loads(report_path.read_text())
+        for name, rel in report["files"].items():
+            path = report_path.parent / rel
+            header = json.loads(path.read_text().splitlines()[0])
+            found[f"{report['store']['project']}/{header[NS]['file']}"] = path
+            assert name  # every session is named
+    return found
+
+
+def source_key(path: Path) -> str:
+    """A shared transcript's key in :func:`outputs`: ``<project>/<path in the project>``."""
+    rel = path.relative_to(PROJECTS)
+    return rel.as_posix()
+
+
+def line_entries(session: SessionFile, number: int) -> list[Any]:
+    """The entries made from source line ``number`` (derived entries excluded)."""
+    return [
+        e
+        for e in session.entries
+        if e.unknown.get(NS, {}).get("line") == number and "derived" not in e.unknown.get(NS, {})
+    ]
+
+
+def load(path: Path) -> SessionFile:
+    return read_session(path)
+
+
+def sessions_in(out: Path) -> dict[str, SessionFile]:
+    """Every converted session under ``out``, by the name its store's report gives it."""
+    found: dict[str, SessionFile] = {}
+    for report_path in sorted(out.rglob("report.json")):
+        report = json.loads(report_path.read_text())
+        for name, rel in report["files"].items():
+            found[name] = read_session(report_path.parent / rel)
+    return found
+
+
+def reports_in(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text()) for p in sorted(out.rglob("report.json"))]
+
+
+def context_texts(session: SessionFile, leaf: str | None = None) -> list[str]:
+    """The context at ``leaf`` (default: the resume leaf), one short string per item."""
+    from asf_core.context import context_at
+
+    at = leaf or session.resume_leaf()
+    assert at is not None
+    out = []
+    for item in context_at(session, at).items:
+        kind = item["type"]
+        if kind == "message":
+            part = item["content"][0]
+            out.append(f"{item['role']}:{part.get('text', part['type'])}")
+        elif kind == "function_call":
+            out.append(f"call:{item['call_id']}")
+        elif kind == "function_call_output":
+            out.append(f"out:{item['call_id']}")
+        else:
+            out.append(kind)
+    return out

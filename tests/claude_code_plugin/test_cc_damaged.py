@@ -1,0 +1,178 @@
+"""Damaged input: strays or clear one-line errors, never a traceback, never a lost store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cc_helpers import NS, context_texts, reports_in, run, sessions_in
+from cc_rebuild import rebuild
+from cc_synth import SESSION, Lines, simple
+
+from asf_core import host, plugins
+from asf_core.cli.main import ExitCode
+from asf_core.formats import NativeSession, StoreError
+from asf_core.verify.session import verify_path
+
+PROJECT = "-home-u-proj"
+
+
+def _convert(
+    capsys: pytest.CaptureFixture[str], path: Path, out: Path
+) -> tuple[int, list[dict[str, object]]]:
+    code, _, _ = run(capsys, "convert", path, "-o", out, "--quiet")
+    assert [f for f in verify_path(out) if f.severity != "info"] == []
+    return code, reports_in(out)
+
+
+def test_truncated_last_line_of_a_live_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Claude Code is writing the last line: it is kept raw and reported; once whole, the
+    next run converts it, and every entry before it keeps its id."""
+    s = simple()
+    path = s.write(tmp_path / PROJECT)
+    whole = path.read_bytes()
+    cut = whole[: len(whole) - 40]  # the last line, half written
+    path.write_bytes(cut)
+    code, (report,) = _convert(capsys, tmp_path / PROJECT, tmp_path / "o1")
+    assert code == ExitCode.OK
+    (stray,) = report["strays"]
+    assert stray["unit"] == f"{SESSION}.jsonl:{len(s.objects)}"
+    assert stray["data"]["truncated"] is True
+    first = sessions_in(tmp_path / "o1")[SESSION]
+    tail = first.entries[-1]
+    assert tail.type == "custom"
+    assert tail.data["truncated"] is True  # type: ignore[attr-defined]
+    assert tail.data["text"].encode() == cut.splitlines()[-1]  # type: ignore[attr-defined]
+    path.write_bytes(whole)
+    code, (report,) = _convert(capsys, tmp_path / PROJECT, tmp_path / "o2")
+    assert report["strays"] == []
+    second = sessions_in(tmp_path / "o2")[SESSION]
+    kept = [e.id for e in first.entries[:-1]]
+    assert [e.id for e in second.entries[: len(kept)]] == kept  # appending changes no old entry
+    assert context_texts(second)[-1] == "assistant:Done."
+
+
+def test_corrupt_middle_line_is_kept_and_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s = simple()
+    path = s.write(tmp_path / PROJECT)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines.insert(3, b'{"type": "user", "uuid": \xff broken\n')
+    path.write_bytes(b"".join(lines))
+    code, (report,) = _convert(capsys, tmp_path / PROJECT, tmp_path / "o")
+    assert code == ExitCode.OK
+    (stray,) = report["strays"]
+    assert stray["unit"] == f"{SESSION}.jsonl:4"
+    assert stray["data"]["truncated"] is False
+    session = sessions_in(tmp_path / "o")[SESSION]
+    (bad,) = [e for e in session.entries if e.unknown[NS].get("line") == 4]
+    assert bad.type == "custom"
+    assert "base64" in bad.data  # type: ignore[attr-defined]
+    assert context_texts(session)[-1] == "assistant:Done."  # the rest is still one conversation
+    assert len(session.leaves()) == 1
+
+
+def test_unknown_line_types_and_members_are_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s = Lines()
+    u = s.user(None, "hi", brandNewMember={"nested": [1, 2]})
+    s._entry("telemetry-blip", u, payload={"x": 1})  # an unknown transcript line type
+    s.raw({"type": "mode", "mode": "plan", "sessionId": SESSION})  # unknown bookkeeping
+    s.raw({"no": "type at all"})
+    a = s.text(u, "msg_1", "hello")
+    s.assistant(a, "msg_1", {"type": "server_tool_use", "id": "srv_1", "name": "web_search"})
+    path = s.write(tmp_path / PROJECT)
+    code, _ = _convert(capsys, tmp_path / PROJECT, tmp_path / "o")
+    assert code == ExitCode.OK
+    session = sessions_in(tmp_path / "o")[SESSION]
+    originals = [json.loads(raw) for raw in path.read_bytes().splitlines()]
+    assert rebuild(session) == dict(enumerate(originals, 1))
+    assert context_texts(session) == ["user:hi", "assistant:hello", "claude-code:block"]
+
+
+@pytest.mark.parametrize("alone", [False, True])
+def test_empty_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], alone: bool) -> None:
+    empty = tmp_path / PROJECT / "22222222-2222-4222-8222-222222222222.jsonl"
+    empty.parent.mkdir(parents=True)
+    empty.write_bytes(b"")
+    if not alone:
+        simple().write(tmp_path / PROJECT)
+    code, (report,) = _convert(capsys, empty if alone else tmp_path / PROJECT, tmp_path / "o")
+    assert code == ExitCode.OK
+    assert any(f["message"] == "empty session file: nothing to convert" for f in report["findings"])
+    assert sorted(report["files"]) == ([] if alone else [SESSION])
+
+
+def test_subagent_without_its_session_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = simple(Lines(agentId="abc1234", isSidechain=True))
+    agent.write(tmp_path / PROJECT / SESSION / "subagents", "agent-abc1234")
+    code, (report,) = _convert(capsys, tmp_path / PROJECT, tmp_path / "o")
+    assert code == ExitCode.OK
+    assert any("session file is missing" in f["message"] for f in report["strays"])
+    (name,) = report["files"]
+    session = sessions_in(tmp_path / "o")[name]
+    assert session.header.parent_session is None
+    assert session.header.unknown[NS]["agent"] == "abc1234"
+    assert context_texts(session)[-1] == "assistant:Done."
+    # Given on its own, the sub-agent file converts the same way.
+    alone = tmp_path / PROJECT / SESSION / "subagents" / "agent-abc1234.jsonl"
+    code, (report,) = _convert(capsys, alone, tmp_path / "o2")
+    assert code == ExitCode.OK
+    assert list(report["files"]) == [name]
+
+
+def test_legacy_project_level_subagent_is_linked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before CLI 2.1.2 sub-agent transcripts sat in the project directory."""
+    s = Lines()
+    u = s.user(None, "delegate")
+    c = s.call(u, "msg_1", "toolu_task", name="Task")
+    s.result(
+        c, "toolu_task", "found it", toolUseResult={"agentId": "legacy1", "status": "completed"}
+    )
+    s.write(tmp_path / PROJECT)
+    agent = simple(Lines(agentId="legacy1", isSidechain=True))
+    agent.write(tmp_path / PROJECT, "agent-legacy1")
+    code, _ = _convert(capsys, tmp_path / PROJECT, tmp_path / "o")
+    assert code == ExitCode.OK
+    sessions = sessions_in(tmp_path / "o")
+    child = sessions[f"{SESSION}.agent-legacy1"]
+    assert child.header.parent_session == sessions[SESSION].header.id
+    assert child.header.spawned_by == "toolu_task"
+
+
+def test_file_changed_while_converting_is_a_clear_error(tmp_path: Path) -> None:
+    """The file is rewritten between reading and converting: the store stops with the
+    input's error, no traceback, no partial file."""
+    path = simple().write(tmp_path / PROJECT)
+    pm = plugins.make_plugin_manager()
+    discovery = host.discover(pm, tmp_path / PROJECT)
+    (candidate,) = [c for c in discovery.candidates if c.plugin == "claude-code"]
+    store = host.open_store(pm, candidate)
+    natives = [s for s in host.read(pm, candidate.plugin, store) if isinstance(s, NativeSession)]
+    path.write_bytes(b'{"type": "user"}\n')  # rewritten, shorter
+    (converted,) = list(host.convert(pm, candidate.plugin, store, natives))
+    with pytest.raises(StoreError, match="changed while being converted"):
+        list(converted.entries)
+
+
+def test_not_a_claude_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    garbage = tmp_path / "33333333-3333-4333-8333-333333333333.jsonl"
+    garbage.write_bytes(b"\x00\x01binary\x00")
+    code, _, stderr = run(capsys, "convert", garbage, "-o", tmp_path / "o")
+    assert code == ExitCode.NOTHING
+    assert stderr.strip() == f"asf: {garbage}: no format plugin recognises it"
+
+
+def test_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, stderr = run(capsys, "convert", tmp_path / "nope", "-o", tmp_path / "o")
+    assert code == ExitCode.USAGE
+    assert stderr.count("\n") == 1

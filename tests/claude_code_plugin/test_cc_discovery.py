@@ -1,0 +1,170 @@
+"""Which paths are Claude Code stores: cheap, never raising, and never another format's."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from cc_helpers import CLAUDE_HOME, PROJECTS, convert, outputs, reports_in, run
+from cc_synth import simple
+from fixture_paths import HERMES_FIXTURES
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import hermes_plugin.plugin as hermes
+from asf_core import host, plugins
+from asf_core.cli.main import ExitCode
+from claude_code_plugin import plugin
+
+A0Y = PROJECTS / "-home-USER-projects-spotter-worktrees-spotter-a0y"
+F1 = A0Y / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+ALL_PROJECTS = sorted(p for p in PROJECTS.iterdir() if p.is_dir())
+
+
+def _claimed(path: Path | None) -> list[tuple[Path, float]]:
+    return [(c.path, c.confidence) for c in plugin.discover(path) or []]
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    for var in ("CLAUDE_CONFIG_DIR", "HERMES_HOME", "CHATLOG_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    return monkeypatch
+
+
+@pytest.mark.parametrize(
+    "path",
+    [CLAUDE_HOME, CLAUDE_HOME / ".claude", PROJECTS],
+    ids=["home", ".claude", "projects"],
+)
+def test_every_project_is_a_store(path: Path) -> None:
+    assert _claimed(path) == [(p, 1.0) for p in ALL_PROJECTS]
+
+
+def test_a_project_directory_a_session_file_and_its_side_directory() -> None:
+    assert _claimed(A0Y) == [(A0Y, 1.0)]
+    assert _claimed(F1) == [(F1, 1.0)]
+    assert _claimed(A0Y / F1.stem) == [(F1, 1.0)]
+
+
+def test_default_is_the_users_own(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    clean_env.setenv("HOME", str(CLAUDE_HOME))
+    assert _claimed(None) == [(p, 1.0) for p in ALL_PROJECTS]
+    config = tmp_path / "config"
+    simple().write(config / "projects" / "-x")
+    clean_env.setenv("CLAUDE_CONFIG_DIR", str(config))
+    assert _claimed(None) == [(config / "projects" / "-x", 1.0)]
+    clean_env.setenv("CLAUDE_CONFIG_DIR", "")  # set but empty: ignored
+    assert _claimed(None) == [(p, 1.0) for p in ALL_PROJECTS]
+    clean_env.setenv("HOME", str(tmp_path / "nobody"))
+    assert plugin.discover(None) is None
+
+
+def test_copies_outside_claude_are_recognised_by_their_lines(tmp_path: Path) -> None:
+    backup = tmp_path / "backup"
+    shutil.copytree(A0Y, backup / "some-project")
+    assert _claimed(backup) == [(backup / "some-project", 0.9)]
+    assert _claimed(backup / "some-project") == [(backup / "some-project", 0.9)]
+    renamed = tmp_path / "session.jsonl"
+    shutil.copyfile(F1, renamed)
+    assert _claimed(renamed) == [(renamed, 0.9)]
+
+
+def test_other_formats_are_not_claimed(tmp_path: Path) -> None:
+    """Hermes' databases, ASF files and other JSONL are not ours; ours are not Hermes'."""
+    for path in [HERMES_FIXTURES, *sorted(HERMES_FIXTURES.glob("*/state.db"))[:2]]:
+        assert plugin.discover(path) is None
+    out = tmp_path / "out"
+    assert convert([F1], out) == 0
+    assert plugin.discover(out) is None
+    for asf_file in out.rglob("*.jsonl"):
+        assert plugin.discover(asf_file) is None
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(json.dumps({"role": "user", "content": "hi", "session": "s"}) + "\n")
+    assert plugin.discover(chat) is None
+    for path in (CLAUDE_HOME, PROJECTS, A0Y, F1):
+        assert hermes.discover(path) is None
+
+
+def test_only_claude_code_claims_the_shared_home() -> None:
+    pm = plugins.make_plugin_manager()
+    discovery = host.discover(pm, CLAUDE_HOME / ".claude")
+    assert not discovery.failures
+    assert {c.claim.format for c in discovery.candidates} == {"claude-code"}
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.sampled_from(
+        ["x.jsonl", "11111111-2222-4333-8444-555555555555.jsonl", "agent-a.jsonl"]
+    ),
+    data=st.binary(max_size=400),
+)
+def test_discover_never_raises(tmp_path: Path, name: str, data: bytes) -> None:
+    target = tmp_path / "p" / name
+    target.parent.mkdir(exist_ok=True)
+    target.write_bytes(data)
+    for path in (target, target.parent, tmp_path):
+        plugin.discover(path)  # whatever it says, it says it without raising
+
+
+def test_odd_paths(tmp_path: Path) -> None:
+    assert plugin.discover(tmp_path / "missing") is None
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    assert plugin.discover(fifo) is None
+    assert plugin.discover(tmp_path) is None
+
+
+# --- through the command -----------------------------------------------------------------
+
+
+def test_convert_a_claude_dir_and_convert_with_no_path_agree(
+    clean_env: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, _ = run(capsys, "convert", CLAUDE_HOME / ".claude", "-o", tmp_path / "given")
+    assert code == ExitCode.OK
+    clean_env.setenv("HOME", str(CLAUDE_HOME))
+    code, _, _ = run(capsys, "convert", "-o", tmp_path / "default")
+    assert code == ExitCode.OK
+    given_files = outputs(tmp_path / "given")
+    default_files = outputs(tmp_path / "default")
+    assert sorted(given_files) == sorted(default_files)
+    assert len(given_files) == len(list(PROJECTS.rglob("*.jsonl")))
+    for key, path in given_files.items():
+        assert path.read_bytes() == default_files[key].read_bytes()
+    assert {r["format"] for r in reports_in(tmp_path / "default")} == {"claude-code"}
+
+
+def test_list_shows_title_times_counts_cwd_branch_version(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, stdout, _ = run(capsys, "list", A0Y, "--json")
+    assert code == ExitCode.OK
+    (store,) = json.loads(stdout)["stores"]
+    (session,) = store["sessions"]
+    assert session["id"] == F1.stem
+    assert session["title"].startswith("Work on bead spotter-a0y.")
+    assert (session["started"], session["ended"]) == (
+        "2026-02-12T15:36:08.028Z",
+        "2026-02-12T16:17:55.991Z",
+    )
+    assert session["counts"] == {"lines": 1881, "prompts": 3, "responses": 157, "subagents": 3}
+    assert session["cwd"] == "/home/USER/projects/spotter-worktrees/spotter-a0y"
+    assert session["details"] == {"git_branch": "spotter-a0y", "version": "2.1.39"}
+    code, stdout, _ = run(capsys, "list", CLAUDE_HOME / ".claude")
+    rows = stdout.splitlines()
+    assert len(rows) == 1 + 5
+    assert "git_branch=HEAD,version=2.1.152" in stdout
+
+
+def test_registered_as_a_third_party_plugin() -> None:
+    """An ``asf.formats`` entry point of the installed distribution, nothing more."""
+    points = importlib.metadata.entry_points(group="asf.formats")
+    assert points["claude-code"].value == "claude_code_plugin.plugin"
+    records = {r.name: r for r in plugins.make_plugin_manager().records()}
+    assert records["claude-code"].status == "ok"
