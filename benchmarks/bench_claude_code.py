@@ -1,16 +1,16 @@
 """Converting one large Claude Code session: wall and CPU time, peak memory, lines/s.
 
-Run: ``.venv/bin/python benchmarks/bench_claude_code.py [--copies 3 10 30]``.
+Run: ``.venv/bin/python benchmarks/bench_claude_code.py [--copies 3 10 30] [--pad 0]``.
 
 Synthesises session files by repeating the real lines of the shared F1 session (3.4 MB,
 1,881 lines: progress hooks, split responses, parallel tool calls, a compaction, sub-agent
 progress) N times, each copy with fresh uuids, message ids and tool use ids, chained so the
 whole file is one conversation (each copy's first line hangs from the previous copy's last).
-Then, each in a fresh subprocess so that peak RSS is its own, it times ``asf convert`` of the
-file as the command runs it (discovery, the Claude Code plugin's index pass, the streamed
-second pass, every entry sealed and written, ``report.json``), and prints wall and CPU
-seconds, peak RSS, lines/s and MB/s for each size, beside the floor (``json.loads`` of every
-line, nothing else). Memory should not follow the file's size: the file is streamed twice and
+Then, each in a fresh subprocess that reports its own peak RSS (``VmHWM``, Linux), it times
+``asf convert`` of the file as the command runs it (discovery, the plugin's index pass, the
+streamed second pass, every entry sealed and written, ``report.json``), beside the floor
+(``json.loads`` of every line, nothing else), and prints wall and CPU seconds, peak RSS,
+lines/s and MB/s. Memory should not follow the file's bytes: the file is streamed twice and
 only a small record per line is kept. ``--pad`` makes every tool result longer (same lines,
 more bytes).
 """
@@ -43,9 +43,9 @@ _IDS = re.compile(
 _NS = uuid.UUID(int=1)
 
 _CONVERT = """
-import json, resource, sys, time
+import json, sys, time
 from pathlib import Path
-from asf_core.cli import main
+from asf_core.cli.main import main
 src, out = sys.argv[1], Path(sys.argv[2])
 wall = time.perf_counter()
 cpu = time.process_time()
@@ -54,7 +54,9 @@ wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
 if code != 0:
     raise SystemExit(f"asf convert exited with {code}")
 report = json.loads(next(out.rglob("report.json")).read_text())
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+# VmHWM: this process image's own peak (ru_maxrss would count the parent's pages too).
+status = open("/proc/self/status").read()
+rss = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")))
 print(json.dumps({"wall": wall, "cpu": cpu, "rss_kb": rss, "entries": report["entries_written"],
                   "lines": report["counts"]["lines"], "out": report["bytes_written"]}))
 """
@@ -73,7 +75,7 @@ def _padded(line: bytes, pad: int) -> bytes:
 
 
 _PARSE = """
-import json, resource, sys, time
+import json, sys, time
 wall = time.perf_counter()
 cpu = time.process_time()
 lines = 0
@@ -82,7 +84,9 @@ with open(sys.argv[1], "rb") as f:
         json.loads(raw)
         lines += 1
 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+# VmHWM: this process image's own peak (ru_maxrss would count the parent's pages too).
+status = open("/proc/self/status").read()
+rss = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")))
 print(json.dumps({"wall": wall, "cpu": cpu, "rss_kb": rss, "entries": 0, "lines": lines, "out": 0}))
 """
 
