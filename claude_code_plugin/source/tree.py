@@ -9,8 +9,9 @@ response. Only a user going back and typing again (a rewind) makes a real branch
 The rule, line by line in file order (file order is write order):
 
 * a line continues the *chain* (a run of lines that is one branch) holding its parent when
-  no message was written on the chain after its parent (whatever else was: hook
-  ``progress``, bookkeeping), or when it is a recording artifact: a line that is not a message
+  no turn was written on the chain after its parent (an assistant line, or a user line that is
+  not only tool results: parallel results and hook ``progress`` or bookkeeping lines may have
+  been), or when it is a recording artifact: a line that is not a message
   (``progress``, ``system``, ``attachment``, anything unknown), tool results all answering
   calls still open on the chain, or a further line of the response the chain is in. Anything
   else (a typed prompt, or a result for a call already answered) starts a new chain: a
@@ -93,8 +94,10 @@ class _Chains:
     lines: list[array[int]] = field(factory=list)
     #: The line a chain branches from (-1 for a root chain).
     fork: list[int] = field(factory=list)
-    #: The position of the last message line of a chain (-1: none yet).
-    last_message: list[int] = field(factory=list)
+    #: The position of the chain's last *turn*: its last assistant line or user line that is
+    #: not only tool results (-1: none yet). Results are written in whatever order their
+    #: tools finish, so lines hanging from any of them continue the turn.
+    last_turn: list[int] = field(factory=list)
     open_calls: list[set[str]] = field(factory=list)
     #: The message id of the response a chain is in (None after a prompt).
     response: list[str | None] = field(factory=list)
@@ -103,7 +106,7 @@ class _Chains:
     def new(self, fork: int) -> int:
         self.lines.append(array("i"))
         self.fork.append(fork)
-        self.last_message.append(-1)
+        self.last_turn.append(-1)
         self.open_calls.append(set())
         self.response.append(None)
         self.has_message.append(False)
@@ -113,7 +116,8 @@ class _Chains:
         self.lines[chain].append(pos)
         if line.role is None:
             return
-        self.last_message[chain] = pos
+        if line.role == "assistant" or line.prompt:
+            self.last_turn[chain] = pos
         self.has_message[chain] = True
         self.open_calls[chain].update(line.calls)
         self.open_calls[chain].difference_update(line.results)
@@ -124,9 +128,8 @@ class _Chains:
 
     def continues(self, chain: int, parent: int, line: Line) -> bool:
         """Whether ``line``, whose parent is on ``chain``, continues it rather than branch."""
-        if parent >= self.last_message[chain] or line.role is None:
-            return True  # no message since its parent, or not a message: nothing to branch
-            return True
+        if parent >= self.last_turn[chain] or line.role is None:
+            return True  # no turn since its parent (results at most), or not a message
         if line.role == "user":
             return (
                 not line.prompt

@@ -67,6 +67,28 @@ def test_results_written_while_the_response_streams(tmp_path: Path) -> None:
     assert len(session.leaves()) == 1
 
 
+def test_the_next_response_may_hang_from_any_result(tmp_path: Path) -> None:
+    """Results arrive in the order their tools finish; the next response may hang from one
+    that was not written last (older CLIs): still one conversation, every result kept."""
+    s = Lines()
+    u = s.user(None, "run both")
+    c1 = s.call(u, "msg_1", "toolu_x")
+    c2 = s.call(c1, "msg_1", "toolu_y")
+    ry = s.result(c2, "toolu_y", "Y")
+    s.result(c1, "toolu_x", "X")
+    s.text(ry, "msg_2", "both ran")
+    session = _one(tmp_path, s)
+    assert len(session.leaves()) == 1
+    assert context_texts(session) == [
+        "user:run both",
+        "call:toolu_x",
+        "call:toolu_y",
+        "out:toolu_y",
+        "out:toolu_x",
+        "assistant:both ran",
+    ]
+
+
 def test_a_rewind_is_a_branch_and_the_live_one_is_last(tmp_path: Path) -> None:
     s = Lines()
     u1 = s.user(None, "first")
