@@ -77,6 +77,9 @@ class FileIndex:
     #: Sub-agent id -> the tool use id of the call that spawned it (from the Task result's
     #: ``toolUseResult.agentId``, else from its ``agent_progress`` lines).
     spawns: dict[str, str] = field(factory=dict)
+    #: The sub-agents ``spawns`` has from a Task result: the first such result names the
+    #: spawning call (a later one, resuming the agent, does not).
+    spawned_by_result: set[str] = field(factory=set)
     #: Tool use id -> ``subagent_type`` and ``description`` of a call that spawns a sub-agent.
     tasks: dict[str, dict[str, str]] = field(factory=dict)
     counts: dict[str, int] = field(factory=dict)
@@ -152,8 +155,9 @@ def _fill_message(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
         result = obj.get("toolUseResult")
         if isinstance(result, dict) and isinstance(result.get("agentId"), str):
             line.agent = result["agentId"]
-            if line.results:
+            if line.results and line.agent not in index.spawned_by_result:
                 index.spawns[line.agent] = line.results[0]
+                index.spawned_by_result.add(line.agent)
     if line.prompt and not line.meta and not line.summary and not line.sidechain:
         text = text_of(message.get("content"))
         if text and text.strip():

@@ -84,7 +84,9 @@ class Lines:
             "command": "c",
         }
         more.setdefault("data", data)
-        return self._entry("progress", parent, toolUseID="t", parentToolUseID="t", **more)
+        more.setdefault("toolUseID", "t")
+        more.setdefault("parentToolUseID", "t")
+        return self._entry("progress", parent, **more)
 
     def system(self, parent: str | None, subtype: str, **more: Any) -> str:
         return self._entry("system", parent, subtype=subtype, content="", level="info", **more)

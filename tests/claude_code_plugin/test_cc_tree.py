@@ -3,6 +3,7 @@ main conversation last; on synthetic sessions shaped like the shared ones."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from cc_synth import SESSION, Lines, simple
 
 from asf_core.reader import SessionFile
 from asf_core.verify.session import verify_path
+from claude_code_plugin.source.index import index_lines
+from claude_code_plugin.source.lines import raw_lines
 
 
 def _one(tmp_path: Path, lines: Lines) -> SessionFile:
@@ -282,3 +285,18 @@ def test_content_kinds(tmp_path: Path) -> None:
     }
     (info,) = _entries_of(session, "info")
     assert info.name == "Cats"  # type: ignore[attr-defined]
+
+
+def test_a_subagent_is_linked_to_the_call_that_spawned_it() -> None:
+    """A later call resuming the same sub-agent names it too; the first one spawned it."""
+    s = Lines()
+    u = s.user(None, "delegate")
+    progress_only = s.call(u, "msg_1", "toolu_1", name="Task")
+    s.progress(
+        progress_only, data={"type": "agent_progress", "agentId": "a1"}, parentToolUseID="toolu_1"
+    )
+    r1 = s.result(progress_only, "toolu_1", "done", toolUseResult={"agentId": "a1"})
+    again = s.call(r1, "msg_2", "toolu_2", name="Task")
+    s.result(again, "toolu_2", "done again", toolUseResult={"agentId": "a1"})
+    index = index_lines(raw_lines(io.BytesIO(s.bytes())))
+    assert index.spawns == {"a1": "toolu_1"}
