@@ -12,17 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
 
 from asf_core import hookimpl
 from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreHandle
 
-if TYPE_CHECKING:
-    from hermes_plugin.source.handle import HermesHandle
-
 FORMAT = "hermes"
-
-_T = TypeVar("_T")
 
 
 @hookimpl
@@ -50,16 +44,6 @@ def open_store(claim: Claim) -> StoreHandle | None:
     return HermesHandle(claim.path)
 
 
-def _reading(handle: HermesHandle, items: Iterator[_T]) -> Iterator[_T]:
-    """``items``, with the reader's error on damage found part way made the host's."""
-    from hermes_plugin.source.store import StoreError
-
-    try:
-        yield from items
-    except StoreError as exc:
-        raise handle.unreadable(exc) from None
-
-
 @hookimpl
 def read(store: StoreHandle) -> Iterator[NativeSession | Finding] | None:
     """Each session row as a native session (listing data only), then the stray rows."""
@@ -69,7 +53,7 @@ def read(store: StoreHandle) -> Iterator[NativeSession | Finding] | None:
         return None
     from hermes_plugin.source.native import native_sessions
 
-    return _reading(store, native_sessions(store.store))
+    return native_sessions(store.store)
 
 
 @hookimpl
@@ -84,4 +68,4 @@ def convert(
         return None
     from hermes_plugin.convert.database import convert_store
 
-    return _reading(store, convert_store(store.store, [s.id for s in sessions]))
+    return convert_store(store.store, [s.id for s in sessions])

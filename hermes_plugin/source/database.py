@@ -29,8 +29,11 @@ Opening rules, so that reading never disturbs Hermes:
 
 Rows are read by column name (``PRAGMA table_info``), so every schema version
 and any future column reads; text that is not valid UTF-8 is kept as
-:class:`~hermes_plugin.source.columns.RawText`. Anything SQLite cannot read raises
-one :class:`~hermes_plugin.source.store.StoreError` naming the file.
+:class:`~hermes_plugin.source.columns.RawText`. A file that cannot be read raises the host's
+:class:`~asf_core.formats.StoreError`, its message what is wrong in the user's words: the file
+itself is looked at first (:func:`hermes_plugin.source.sniff.problem`), because SQLite's words
+("file is not a database", "database disk image is malformed") do not say that a copy was cut
+short or that a permission is missing; else SQLite's, or what the schema lacks.
 """
 
 from __future__ import annotations
@@ -44,22 +47,20 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import quote
 
+from asf_core.formats import StoreError
+from hermes_plugin.source import sniff
 from hermes_plugin.source.columns import Cell, Columns, RawText, cell_text, index_of, text_cell
 from hermes_plugin.source.rows import Message, Session, session_unit
 from hermes_plugin.source.store import (
     ClosesOnExit,
     Delegation,
     RowCounts,
-    StoreError,
     Stray,
     message_stray,
     session_stray,
 )
 
-__all__ = ["SQLITE_MAGIC", "Access", "SqliteStore", "open_store"]
-
-#: The first 16 bytes of every SQLite 3 database file.
-SQLITE_MAGIC = b"SQLite format 3\x00"
+__all__ = ["Access", "SqliteStore", "open_store"]
 
 #: How the file was opened: in place, in place as immutable, or as a private copy.
 Access = Literal["direct", "immutable", "copy"]
@@ -109,9 +110,9 @@ def open_store(path: str | os.PathLike[str], *, name: str | None = None) -> Sqli
 class SqliteStore(ClosesOnExit):
     """The rows of one ``state.db``, read-only; a :class:`~hermes_plugin.source.store.Database`.
 
-    ``name`` names the store in findings (default: the path as given).
-    Raises :class:`StoreError` when the file is no SQLite database, is
-    damaged, or lacks the ``sessions`` or ``messages`` table.
+    ``name`` names the store in findings (default: the path as given). Raises
+    :class:`~asf_core.formats.StoreError` when the file is no SQLite database, is damaged, or
+    lacks the ``sessions`` or ``messages`` table.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, name: str | None = None) -> None:
@@ -130,12 +131,15 @@ class SqliteStore(ClosesOnExit):
             missing = [t for t in _REQUIRED_TABLES if t not in self._tables]
             if missing:
                 tables = " or ".join(missing)
-                raise StoreError(self.path, f"no {tables} table: not a Hermes database")
+                raise self._failure(f"no {tables} table: not a Hermes database")
             self._columns = {t: self._table_columns(t) for t in _READ_TABLES if t in self._tables}
             self._indexes = {t: index_of(names) for t, names in self._columns.items()}
             self._snapshot = self.journal_mode == "wal" and self.access != "immutable"
             self._begin()
             self._versions = self._read_versions()
+        except OSError as exc:  # e.g. a directory on the way that cannot be searched
+            self.close()
+            raise self._failure(str(exc)) from None
         except BaseException:
             self.close()
             raise
@@ -143,18 +147,10 @@ class SqliteStore(ClosesOnExit):
     # -- opening ---------------------------------------------------------------------------
 
     def _check_file(self) -> None:
-        if self.path.exists() and not self.path.is_file() and not self.path.is_dir():
-            raise StoreError(self.path, "not a regular file")
-        try:
-            with self.path.open("rb") as f:
-                header = f.read(len(SQLITE_MAGIC))
-        except IsADirectoryError:
-            raise StoreError(self.path, "is a directory, not a database file") from None
-        except OSError as exc:
-            raise StoreError(self.path, f"cannot read: {exc.strerror or exc}") from None
-        if header != SQLITE_MAGIC:
-            what = "an empty file" if not header else "not an SQLite database"
-            raise StoreError(self.path, what)
+        """Refuse, before SQLite sees it, a file SQLite cannot open at all (and a pipe, which
+        would block the open)."""
+        if not sniff.is_sqlite(self.path):
+            raise self._failure("not a SQLite database")
 
     def _open(self, path: Path, options: str) -> sqlite3.Connection:
         conn = sqlite3.connect(
@@ -190,7 +186,7 @@ class SqliteStore(ClosesOnExit):
         except _READ_ERRORS as exc:
             raise self._error(exc) from None
         except OSError as exc:
-            raise StoreError(self.path, f"cannot read: {exc.strerror or exc}") from None
+            raise self._failure(f"cannot read: {exc.strerror or exc}") from None
 
     def _sidecar(self, suffix: str) -> Path | None:
         """The database's ``-wal`` or ``-journal`` file when it holds anything."""
@@ -224,14 +220,19 @@ class SqliteStore(ClosesOnExit):
         except _READ_ERRORS as exc:
             raise self._error(exc) from None
         except OSError as exc:
-            raise StoreError(self.path, f"cannot copy: {exc.strerror or exc}") from None
+            raise self._failure(f"cannot copy: {exc.strerror or exc}") from None
         self.access = "copy"
         self._backup = True
 
+    def _failure(self, reason: str) -> StoreError:
+        """The error for a file that cannot be read: what the file shows, else ``reason``."""
+        return StoreError(sniff.problem(self.path) or reason)
+
     def _error(self, exc: BaseException) -> StoreError:
+        """The error for what SQLite raised reading the file."""
         if isinstance(exc, UnicodeDecodeError):
-            return StoreError(self.path, "cannot read the database: damaged schema")
-        return StoreError(self.path, f"cannot read the database: {_one_line(str(exc))}")
+            return self._failure("cannot read the database: damaged schema")
+        return self._failure(f"cannot read the database: {_one_line(str(exc))}")
 
     # -- low-level reads -------------------------------------------------------------------
 

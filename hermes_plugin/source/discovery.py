@@ -13,17 +13,14 @@ wrong instead of their file being passed over as nobody's.
 from __future__ import annotations
 
 import os
-import sqlite3
-import stat
 from pathlib import Path
-from typing import Literal
-from urllib.parse import quote
 
 from attrs import frozen
 
+from asf_core.formats import StoreError
 from hermes_plugin.schema import DATABASE_NAME, DIR_PROFILES
-from hermes_plugin.source.database import SQLITE_MAGIC, SqliteStore
-from hermes_plugin.source.store import StoreError
+from hermes_plugin.source import sniff
+from hermes_plugin.source.database import SqliteStore
 
 __all__ = [
     "Probe",
@@ -46,25 +43,10 @@ NOT_HERMES = 0.2
 #: On a file of another name that starts as SQLite but whose tables cannot be read.
 DAMAGED_SQLITE = 0.1
 
-Kind = Literal["file", "dir", "other", "denied", "missing"]
-
-
-def _kind(path: Path) -> Kind:
-    """What is at a path, without raising (``denied``: a directory on the way is closed)."""
-    try:
-        mode = path.stat().st_mode
-    except PermissionError:
-        return "denied"
-    except (OSError, ValueError):
-        return "missing"
-    if stat.S_ISDIR(mode):
-        return "dir"
-    return "file" if stat.S_ISREG(mode) else "other"
-
 
 def is_home(directory: str | os.PathLike[str]) -> bool:
     """Whether a directory is a Hermes home or profile directory: it holds state.db."""
-    return _kind(Path(directory) / DATABASE_NAME) == "file"
+    return sniff.kind(Path(directory) / DATABASE_NAME) == "file"
 
 
 def _entries(home: Path) -> list[Path]:
@@ -72,20 +54,22 @@ def _entries(home: Path) -> list[Path]:
     name order. Not what is behind a directory that cannot be searched: whether it holds a
     state.db cannot be told."""
     own = home / DATABASE_NAME
-    found = [own] if _kind(own) not in ("missing", "denied") else []
+    found = [own] if sniff.kind(own) not in ("missing", "denied") else []
     try:
-        profiles = sorted(p for p in (home / DIR_PROFILES).iterdir() if _kind(p) == "dir")
+        profiles = sorted(p for p in (home / DIR_PROFILES).iterdir() if sniff.kind(p) == "dir")
     except OSError:
         return found
     found.extend(
-        p / DATABASE_NAME for p in profiles if _kind(p / DATABASE_NAME) not in ("missing", "denied")
+        p / DATABASE_NAME
+        for p in profiles
+        if sniff.kind(p / DATABASE_NAME) not in ("missing", "denied")
     )
     return found
 
 
 def databases(home: str | os.PathLike[str]) -> list[Path]:
     """The databases a home holds: its own state.db, then each profile's in name order."""
-    return [p for p in _entries(Path(home)) if _kind(p) == "file"]
+    return [p for p in _entries(Path(home)) if sniff.kind(p) == "file"]
 
 
 def find_databases(root: str | os.PathLike[str]) -> list[Path]:
@@ -95,14 +79,14 @@ def find_databases(root: str | os.PathLike[str]) -> list[Path]:
     passed over and symbolic links (to directories or files) are not followed.
     """
     root = Path(root)
-    if _kind(root) == "file":
+    if sniff.kind(root) == "file":
         return [root]
     found: list[Path] = []
     for directory, subdirs, files in os.walk(root, followlinks=False):
         subdirs.sort()
         if DATABASE_NAME in files:
             candidate = Path(directory) / DATABASE_NAME
-            if not candidate.is_symlink() and _kind(candidate) == "file":
+            if not candidate.is_symlink() and sniff.kind(candidate) == "file":
                 found.append(candidate)
     return found
 
@@ -111,7 +95,7 @@ def store_of(path: str | os.PathLike[str]) -> Path | None:
     """The database a path names: the path itself when it is a file, the state.db
     of a home or profile directory, else None."""
     path = Path(path)
-    if _kind(path) == "file":
+    if sniff.kind(path) == "file":
         return path
     if is_home(path):
         return path / DATABASE_NAME
@@ -141,33 +125,8 @@ class Probe:
     detail: str
 
 
-def _looks_like_hermes(path: Path) -> bool | None:
-    """True when the file's schema has Hermes' tables, False when it does not,
-    None when that cannot be told. Reads the schema only (immutable: no
-    sidecar files, no locks)."""
-    try:
-        with path.open("rb") as f:
-            if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
-                return False
-        uri = f"file:{quote(str(path.absolute()), safe='/')}?mode=ro&immutable=1"
-        conn = sqlite3.connect(uri, uri=True)
-        try:
-            tables = {
-                name
-                for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            }
-            if not {"sessions", "messages"} <= tables:
-                return False
-            columns = {row[1] for row in conn.execute("PRAGMA table_info(messages)")}
-            return {"session_id", "role"} <= columns
-        finally:
-            conn.close()
-    except (OSError, sqlite3.Error, ValueError):
-        return None
-
-
 def _probe_file(path: Path) -> Probe | None:
-    verdict = _looks_like_hermes(path)
+    verdict = sniff.hermes_schema(path)
     named = path.name == DATABASE_NAME
     if verdict is True:
         confidence, reason = (1.0, "Hermes state.db") if named else (0.9, "Hermes schema")
@@ -189,7 +148,7 @@ def probe(path: str | os.PathLike[str]) -> Probe | None:
     databases; any other directory by the homes under it.
     """
     path = Path(path)
-    kind = _kind(path)
+    kind = sniff.kind(path)
     if kind == "file":
         return _probe_file(path)
     if kind != "dir":
@@ -204,30 +163,21 @@ def probe(path: str | os.PathLike[str]) -> Probe | None:
             confidence=max(c.confidence for c in claims),
             detail="Hermes home",
         )
-    found = tuple(p for p in find_databases(path) if _looks_like_hermes(p))
+    found = tuple(p for p in find_databases(path) if sniff.hermes_schema(p))
     if not found:
         return None
     return Probe(path=path, databases=found, confidence=0.7, detail="directory of Hermes homes")
 
 
-def _sqlite_header(path: Path) -> bool:
-    """Whether a regular file starts as an SQLite database does."""
-    try:
-        with path.open("rb") as f:
-            return f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
-    except OSError:
-        return False
-
-
 def _damaged_sqlite(path: Path) -> bool:
     """An SQLite file whose tables cannot be read (truncated, corrupt)."""
-    return _sqlite_header(path) and _looks_like_hermes(path) is None
+    return sniff.is_sqlite(path) and sniff.hermes_schema(path) is None
 
 
 def _claim(path: Path, *, meant: bool) -> Probe | None:
     """The claim on one database. ``meant``: the user means it as Hermes' (it is named
     state.db, or it is a home's), so it is claimed whatever it holds."""
-    kind = _kind(path)
+    kind = sniff.kind(path)
     if kind == "missing":
         return None
     found = _probe_file(path) if kind == "file" else None
@@ -268,9 +218,9 @@ def claims(path: str | os.PathLike[str] | None) -> list[Probe]:
     if path is None:
         return [c for home in default_homes() for c in _home_claims(home)]
     path = Path(path)
-    if _kind(path) == "dir" and _entries(path):
+    if sniff.kind(path) == "dir" and _entries(path):
         return _home_claims(path)
-    if _kind(path) == "dir" and path.name != DATABASE_NAME:
+    if sniff.kind(path) == "dir" and path.name != DATABASE_NAME:
         return _tree_claims(path)
     found = _claim(path, meant=path.name == DATABASE_NAME)
     return [found] if found is not None else []
@@ -283,7 +233,7 @@ def _home_claims(home: Path) -> list[Probe]:
 def _tree_claims(root: Path) -> list[Probe]:
     found: dict[Path, Probe] = {}
     for db in find_databases(root):
-        if _looks_like_hermes(db):
+        if sniff.hermes_schema(db):
             for claim in _home_claims(_home_of(db)):
                 if claim.path.is_relative_to(root):
                     found.setdefault(claim.path, claim)
@@ -297,9 +247,9 @@ def _tree_claims(root: Path) -> list[Probe]:
 def open_database(path: str | os.PathLike[str], *, name: str | None = None) -> SqliteStore:
     """Open the database a path names (a file, or a home's state.db), read-only.
 
-    Raises :class:`~hermes_plugin.source.store.StoreError` when there is none.
+    Raises the host's :class:`~asf_core.formats.StoreError` when there is none.
     """
     database = store_of(path)
     if database is None:
-        raise StoreError(path, f"no Hermes database (no file, no {DATABASE_NAME})")
+        raise StoreError(f"no Hermes database (no file, no {DATABASE_NAME})")
     return SqliteStore(database, name=name)

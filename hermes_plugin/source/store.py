@@ -4,7 +4,8 @@
 (:mod:`hermes_plugin.source.database`), or in the tests rows held in memory. Rows are read on
 demand, one session's
 messages at a time. A row that cannot be read is a :class:`Stray`, never an
-error; a database that cannot be read at all raises :class:`StoreError`.
+error; a database that cannot be read at all raises the host's
+:class:`~asf_core.formats.StoreError`.
 """
 
 from __future__ import annotations
@@ -24,26 +25,12 @@ __all__ = [
     "Delegation",
     "RowCounts",
     "Store",
-    "StoreError",
     "Stray",
     "message_stray",
     "session_prompt",
     "session_stray",
     "sessions_with_messages",
 ]
-
-
-class StoreError(Exception):
-    """A database that cannot be read at all; the message names the file and says why.
-
-    ``reason`` is the why alone, in the user's terms, for callers that name the file
-    themselves.
-    """
-
-    def __init__(self, path: object, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
 
 
 @frozen(kw_only=True)

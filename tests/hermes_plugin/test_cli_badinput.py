@@ -19,8 +19,8 @@ from fixture_paths import HERMES_FIXTURES
 
 from asf_core.cli.main import ExitCode, main
 from hermes_plugin import plugin
+from hermes_plugin.source import sniff
 from hermes_plugin.source.discovery import DAMAGED_SQLITE, NOT_HERMES, UNREADABLE, claims
-from hermes_plugin.source.handle import file_problem
 
 RELEASE = HERMES_FIXTURES / "hermes-0.19.0"
 DB = RELEASE / "state.db"
@@ -217,7 +217,7 @@ def test_damage_found_part_way_is_the_files_fault(
 ) -> None:
     home = _home(tmp_path)
     _break_table(home / "state.db", "sessions")
-    assert file_problem(home / "state.db") is None  # whole: only SQLite can tell
+    assert sniff.problem(home / "state.db") is None  # whole: only SQLite can tell
     for command in (["list"], ["convert", "-o", str(tmp_path / "o")]):
         code, _, stderr = _run(capsys, *command, home / "state.db")
         assert code == ExitCode.USAGE

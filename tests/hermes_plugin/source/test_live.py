@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from asf_core.formats import StoreError
 from hermes_plugin.source.database import SqliteStore, open_store
-from hermes_plugin.source.store import StoreError
 
 pytest.importorskip("hermes_state")
 

@@ -34,7 +34,7 @@ READER = textwrap.dedent(
     from pathlib import Path
     from hermes_plugin.source.discovery import find_databases
     from hermes_plugin.source.database import open_store
-    from hermes_plugin.source.store import StoreError
+    from asf_core.formats import StoreError
 
     out = {}
     for path in sys.argv[2:]:
