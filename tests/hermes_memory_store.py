@@ -1,8 +1,8 @@
 """A store held in memory: a database's rows, for tests and fuzzing.
 
-:meth:`MemoryStore.from_rows` decodes raw column mappings exactly as
-:class:`~hermes_plugin.source.database.SqliteStore` decodes a file's rows, so a
-test or a fuzzer can drive everything downstream without SQLite.
+:meth:`MemoryStore.from_rows` decodes raw column mappings with the reader
+:class:`~hermes_plugin.source.database.SqliteStore` uses (:class:`RowReader`,
+:func:`read_sessions`), so a test or a fuzzer can drive everything downstream without SQLite.
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from collections.abc import Collection, Iterable, Mapping
 from attrs import field, frozen
 
 from hermes_plugin.source.columns import Cell, Columns, cell_text
-from hermes_plugin.source.rows import Message, Session
+from hermes_plugin.source.rowreader import RowReader
+from hermes_plugin.source.rows import Delegation, Message, Session
 from hermes_plugin.source.store import (
     ClosesOnExit,
-    Delegation,
     RowCounts,
     Stray,
     message_stray,
-    session_stray,
+    read_sessions,
 )
 
 __all__ = ["MemoryStore"]
@@ -53,20 +53,15 @@ class MemoryStore(ClosesOnExit):
         messages: Iterable[Mapping[str, Cell]] = (),
         prompts: Mapping[str, str] | None = None,
     ) -> MemoryStore:
-        """Decode raw rows (column name to cell, in column order) into a store."""
-        good: list[Session] = []
-        strays: list[Stray] = []
-        for position, row in enumerate(sessions):
-            session = Session.from_row(Columns.of(row), database=name, position=position)
-            if session.error is not None or any(s.id == session.id for s in good):
-                strays.append(session_stray(session))
-            else:
-                good.append(session)
+        """Decode raw rows (column name to cell, in column order) into a store; ``sessions``
+        in the order a file's rows are read (by id)."""
+        reader = RowReader(name)
+        good, strays = read_sessions(reader, map(Columns.of, sessions))
         known = {s.id for s in good}
         by_session: dict[str, list[Message]] = {}
         loose: list[Message] = []
         for position, row in enumerate(messages):
-            message = Message.from_row(Columns.of(row), database=name, position=position)
+            message = reader.message(Columns.of(row), position)
             if message.session_id in known:
                 by_session.setdefault(message.session_id, []).append(message)
             else:
@@ -75,7 +70,7 @@ class MemoryStore(ClosesOnExit):
             store_name=name,
             schema=schema,
             session_rows=tuple(sorted(good, key=lambda s: s.id)),
-            strays=tuple(strays),
+            strays=strays,
             messages_of={k: tuple(sorted(v, key=lambda m: m.id)) for k, v in by_session.items()},
             prompts=dict(prompts or {}),
             loose=tuple(loose),

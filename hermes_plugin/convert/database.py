@@ -20,8 +20,8 @@ from hermes_plugin.convert.plan import Clock, Plan
 from hermes_plugin.convert.segments import GroupBuilder
 from hermes_plugin.schema import EPOCH_MAX
 from hermes_plugin.source.native import stray_finding
-from hermes_plugin.source.rows import Session
-from hermes_plugin.source.store import Delegation, Store, Stray
+from hermes_plugin.source.rows import Delegation, Session
+from hermes_plugin.source.store import Store, Stray
 
 __all__ = ["ORPHANS", "convert_store", "file_name"]
 

@@ -6,7 +6,8 @@ forked review agent wrote into the session; from schema 25 it blanks an assistan
 whose whole text is a bare tool marker (``[memory]``); and Hermes 0.17.0 (schema 16) alone
 read rows in ``timestamp, id`` order. The converter applies the same rules, keyed on the
 database's schema version, so the context it writes is what that Hermes replays
-(SCHEMA-NOTES section 8).
+(SCHEMA-NOTES section 8). :func:`as_read` is a row as that reader returns it, what the mapping
+rule (:func:`hermes_plugin.convert.items.row_items`) reads.
 """
 
 from __future__ import annotations
@@ -15,18 +16,24 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
+
 from hermes_plugin.source.columns import RawText
+from hermes_plugin.source.decode import Content
+from hermes_plugin.source.jsontext import JsonValue
 from hermes_plugin.source.rows import Message
 
 __all__ = [
     "HARNESS_SCHEMA",
     "MARKER_SCHEMA",
     "TIMESTAMP_ORDER_SCHEMA",
+    "as_read",
     "clean_text",
     "clear_stale_marker",
     "clears_stale_markers",
     "is_review_harness",
     "is_stale_marker",
+    "read_content",
     "reader_order",
     "strips_harness",
 ]
@@ -85,22 +92,48 @@ def clears_stale_markers(version: int | None) -> bool:
     return version is not None and version >= MARKER_SCHEMA
 
 
-def is_stale_marker(message: dict[str, Any]) -> bool:
-    """Whether a reader message is an assistant tool turn whose text is only a bracketed tool
-    name such as ``[memory]``: a marker an old tool-call template emitted, which newer Hermes
-    does not replay as the model's answer (the calls and their results stay)."""
-    content = message.get("content")
+def is_stale_marker(message: Message) -> bool:
+    """Whether a message is an assistant tool turn whose text is only a bracketed tool name
+    such as ``[memory]``: a marker an old tool-call template emitted, which newer Hermes does
+    not replay as the model's answer (the calls and their results stay)."""
+    content = message.content.value
     return (
-        message.get("role") == "assistant"
-        and bool(message.get("tool_calls"))
+        message.role == "assistant"
         and isinstance(content, str)
         and _MARKER.fullmatch(content.strip()) is not None
+        and bool(message.calls.value)
     )
 
 
-def clear_stale_marker(message: dict[str, Any]) -> dict[str, Any]:
-    """The reader message with a stale marker's text blanked, as newer Hermes returns it."""
-    return {**message, "content": ""} if is_stale_marker(message) else message
+def clear_stale_marker(message: Message) -> Message:
+    """The message with a stale marker's text blanked, as newer Hermes returns it."""
+    return attrs.evolve(message, content=_BLANK) if is_stale_marker(message) else message
+
+
+_BLANK = Content.of("")
+#: The roles whose text the reader cleans of memory context.
+_CLEANED = frozenset({"user", "assistant"})
+
+
+def read_content(message: Message) -> JsonValue:
+    """A row's content as the conversation reader returns it: user and assistant text cleaned
+    (:func:`clean_text`)."""
+    content = message.content.value
+    if message.role in _CLEANED and isinstance(content, str):
+        return clean_text(content)
+    return content
+
+
+def as_read(message: Message, version: int | None = None) -> Message:
+    """A row as the conversation reader of a database at schema ``version`` returns it: its
+    content as :func:`read_content` reads it and, from schema 25, a stale tool marker blanked
+    (without ``version``, no marker is). The row itself when neither changes it."""
+    content = read_content(message)
+    if content is not message.content.value and content != message.content.value:
+        message = attrs.evolve(message, content=Content.of(content))
+    if clears_stale_markers(version):
+        message = clear_stale_marker(message)
+    return message
 
 
 def reader_order(rows: Sequence[Message], version: int | None) -> list[Message]:

@@ -20,20 +20,20 @@ from attrs import define, field
 from asf_core.model import Compaction, Config, Custom, Entry, Info, Link
 from hermes_plugin.convert.calls import CallBook
 from hermes_plugin.convert.entries import Rendered, render_custom, render_row, with_columns
-from hermes_plugin.convert.items import CONTEXT_ROLES, reader_content, reader_dict, row_items
+from hermes_plugin.convert.items import CONTEXT_ROLES, row_items
 from hermes_plugin.convert.lineage import Lineage, find_spawns
 from hermes_plugin.convert.plan import Clock, Plan
 from hermes_plugin.convert.sanitize import (
-    clear_stale_marker,
-    clears_stale_markers,
+    as_read,
     is_review_harness,
+    read_content,
     reader_order,
     strips_harness,
 )
 from hermes_plugin.source.columns import Columns
 from hermes_plugin.source.relations import Relation
-from hermes_plugin.source.rows import Message, Session, session_unit
-from hermes_plugin.source.store import Delegation, Store, session_prompt
+from hermes_plugin.source.rows import Delegation, Message, Session, session_unit
+from hermes_plugin.source.store import Store, session_prompt
 
 __all__ = ["ChildLink", "GroupBuilder", "session_settings"]
 
@@ -296,9 +296,7 @@ class GroupBuilder:
             return self._aside(render_custom(message, ts, "review_harness"))
         if as_summary:
             self.book.forget()
-        view = reader_dict(message)
-        if clears_stale_markers(self.version):
-            view = clear_stale_marker(view)
+        view = as_read(message, self.version)
         native: dict[int, str] = {}
 
         def invent(index: int) -> str:
@@ -368,7 +366,7 @@ def _summary_row(rows: Sequence[Message], version: int | None) -> int | None:
             continue
         if not _can_summarize(message, harness):
             continue
-        if row_items(reader_dict(message), scratch, lambda i: f"x{i}").items:
+        if row_items(as_read(message), scratch, lambda i: f"x{i}").items:
             return message.id
     return None
 
@@ -396,7 +394,7 @@ def _harness_rows(rows: Sequence[Message]) -> set[int]:
 def _text(message: Message) -> object:
     if message.role not in {"user", "system"}:
         return None
-    return reader_content(message)
+    return read_content(message)
 
 
 def _usage_entry(session: Session, cols: Columns, ts: str) -> Custom:

@@ -50,14 +50,14 @@ from urllib.parse import quote
 from asf_core.formats import StoreError
 from hermes_plugin.source import sniff
 from hermes_plugin.source.columns import Cell, Columns, RawText, cell_text, index_of, text_cell
-from hermes_plugin.source.rows import Message, Session, session_unit
+from hermes_plugin.source.rowreader import RowReader
+from hermes_plugin.source.rows import Delegation, Message, Session
 from hermes_plugin.source.store import (
     ClosesOnExit,
-    Delegation,
     RowCounts,
     Stray,
     message_stray,
-    session_stray,
+    read_sessions,
 )
 
 __all__ = ["Access", "SqliteStore", "open_store"]
@@ -118,6 +118,7 @@ class SqliteStore(ClosesOnExit):
     def __init__(self, path: str | os.PathLike[str], *, name: str | None = None) -> None:
         self.path = Path(path)
         self._name = name if name is not None else str(path)
+        self._rows = RowReader(self._name)
         self._tmpdir: str | None = None
         #: Whether the connection reads a backup snapshot (rollback-journal mode).
         self._backup = False
@@ -326,29 +327,7 @@ class SqliteStore(ClosesOnExit):
         return self._columns.get(table, ())
 
     def sessions(self) -> tuple[tuple[Session, ...], tuple[Stray, ...]]:
-        rows = self._select("sessions", order=self._order("sessions"))
-        good: list[Session] = []
-        strays: list[Stray] = []
-        seen: set[str] = set()
-        for position, cols in enumerate(rows):
-            session = Session.from_row(cols, database=self._name, position=position)
-            if session.error is not None:
-                strays.append(session_stray(session))
-            elif session.id in seen:
-                strays.append(
-                    Stray(
-                        unit=session_unit(self._name, f"#{position}"),
-                        kind="session",
-                        why=f"duplicate id {session.id!r}",
-                        session=session.id,
-                        malformed=True,
-                        cols=cols,
-                    )
-                )
-            else:
-                seen.add(session.id)
-                good.append(session)
-        return tuple(good), tuple(strays)
+        return read_sessions(self._rows, self._select("sessions", order=self._order("sessions")))
 
     def messages(self, session_id: str) -> tuple[Message, ...]:
         if "session_id" not in self._columns["messages"]:
@@ -356,9 +335,7 @@ class SqliteStore(ClosesOnExit):
         rows = self._select(
             "messages", '"session_id" = ?', (session_id,), order=self._order("messages")
         )
-        return tuple(
-            Message.from_row(cols, database=self._name, position=i) for i, cols in enumerate(rows)
-        )
+        return tuple(self._rows.message(cols, i) for i, cols in enumerate(rows))
 
     def system_prompt(self, prompt_hash: str) -> str | None:
         if not {"hash", "prompt"} <= set(self._columns.get("system_prompts", ())):
@@ -379,27 +356,14 @@ class SqliteStore(ClosesOnExit):
         )
 
     def delegations(self) -> tuple[Delegation, ...]:
-        out = []
         order = self._order("async_delegations", "dispatched_at", "delegation_id")
-        for cols in self._select("async_delegations", order=order):
-            out.append(
-                Delegation(
-                    id=cols.string("delegation_id"),
-                    parent_session_id=cols.text("parent_session_id"),
-                    origin_session=cols.text("origin_session"),
-                    origin_session_id=cols.text("origin_session_id"),
-                    state=cols.text("state"),
-                    cols=cols,
-                )
-            )
-        return tuple(out)
+        return tuple(map(self._rows.delegation, self._select("async_delegations", order=order)))
 
     def orphans(self, known_ids: Collection[str]) -> tuple[Stray, ...]:
         if "session_id" not in self._columns["messages"]:
             rows = self._select("messages", order=self._order("messages"))
             return tuple(
-                message_stray(Message.from_row(c, database=self._name, position=i), "no session")
-                for i, c in enumerate(rows)
+                message_stray(self._rows.message(c, i), "no session") for i, c in enumerate(rows)
             )
         known = set(known_ids)
         keys = [k for (k,) in self._query('SELECT DISTINCT "session_id" FROM messages')]
@@ -412,7 +376,7 @@ class SqliteStore(ClosesOnExit):
                 where = 'typeof("session_id") = \'text\' AND CAST("session_id" AS BLOB) = ?'
             rows = self._select("messages", where, (key,), order=self._order("messages"))
             for i, cols in enumerate(rows):
-                message = Message.from_row(cols, database=self._name, position=i)
+                message = self._rows.message(cols, i)
                 if isinstance(key, RawText):
                     why = "its session id is not valid UTF-8"
                 elif isinstance(key, str):

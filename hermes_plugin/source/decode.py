@@ -17,6 +17,7 @@ from hermes_plugin.source.columns import Cell, RawText, cell_text
 from hermes_plugin.source.jsontext import JsonValue, compact, parse
 
 __all__ = [
+    "NULL_CONTENT",
     "Content",
     "decode_content",
     "decode_display_metadata",
@@ -34,11 +35,12 @@ _TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
 class Content:
     """A message's content as Hermes stores it: text, or JSON behind the prefix.
 
-    ``parts`` holds structured content, each part as written (a dict is one
-    part) and ``structured`` says the content is ``parts``; ``value`` is the
-    decoded JSON exactly as Hermes returns it (a list, or a dict, ...).
-    ``null`` says the column is NULL (or absent), which Hermes keeps
-    distinct from ``''``.
+    ``value`` is the content as Hermes' conversation reader returns it: the text, the JSON
+    behind the prefix (a list of parts, a dict, ...), None for NULL, a number cell as it is
+    (a BLOB reads as its text). ``parts`` holds structured content, each part as written (a
+    dict is one part), and ``structured`` says the content is ``parts``; ``text`` is the
+    text of content that is not structured. ``null`` says the column is NULL (or absent),
+    which Hermes keeps distinct from ``''``.
     """
 
     text: str = ""
@@ -46,6 +48,17 @@ class Content:
     structured: bool = False
     null: bool = False
     value: JsonValue = None
+
+    @classmethod
+    def of(cls, value: JsonValue) -> Content:
+        """Content from its ``value``, the shape Hermes' reader returns."""
+        if value is None:
+            return NULL_CONTENT
+        if isinstance(value, str):
+            return cls(text=value, value=value)
+        if isinstance(value, list):
+            return cls(parts=tuple(value), structured=True, value=value)
+        return cls(parts=(value,), structured=True, value=value)
 
     def as_text(self) -> str:
         """The content's text: the text, or the text parts joined by newlines."""
@@ -65,33 +78,32 @@ class Content:
         return self.as_text()
 
 
+#: NULL content (shared; a Content is immutable).
+NULL_CONTENT = Content(null=True)
+
+
 def decode_content(value: Cell, present: bool = True) -> tuple[Content, bool]:
     """Read a content cell as ``SessionDB._decode_content`` does.
 
     Text behind :data:`CONTENT_PREFIX` is JSON; a prefix holding no valid JSON
     stays the text it is (prefix included) and ``ok`` is False. A blob or a
     number, which Hermes returns unchanged, reads as its text with ``ok``
-    False.
+    False (a number's ``value`` stays the number).
     """
     if not present or value is None:
-        return Content(null=True), True
+        return NULL_CONTENT, True
     text = cell_text(value)
     if text is None:
         if isinstance(value, bytes):
-            return Content(text=value.decode("utf-8", errors="replace")), False
-        return Content(text=repr(value)), False
+            text = value.decode("utf-8", errors="replace")
+            return Content(text=text, value=text), False
+        return Content(text=repr(value), value=value), False
     if not text.startswith(CONTENT_PREFIX):
-        return Content(text=text), True
+        return Content(text=text, value=text), True
     decoded, ok = parse(text[len(CONTENT_PREFIX) :])
     if not ok:
-        return Content(text=text), False
-    if isinstance(decoded, list):
-        return Content(parts=tuple(decoded), structured=True, value=decoded), True
-    if isinstance(decoded, str):
-        return Content(text=decoded), True
-    if decoded is None:
-        return Content(null=True), True
-    return Content(parts=(decoded,), structured=True, value=decoded), True
+        return Content(text=text, value=text), False
+    return Content.of(decoded), True
 
 
 def epoch(seconds: float) -> datetime | None:

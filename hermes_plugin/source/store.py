@@ -10,23 +10,24 @@ error; a database that cannot be read at all raises the host's
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Literal, Protocol, Self
 
 from attrs import frozen
 
 from hermes_plugin.source.columns import Columns
-from hermes_plugin.source.rows import Message, Session
+from hermes_plugin.source.rowreader import RowReader
+from hermes_plugin.source.rows import Delegation, Message, Session, session_unit
 
 __all__ = [
     "ClosesOnExit",
     "Database",
-    "Delegation",
     "RowCounts",
     "Store",
     "Stray",
     "message_stray",
+    "read_sessions",
     "session_prompt",
     "session_stray",
     "sessions_with_messages",
@@ -48,22 +49,6 @@ class Stray:
     session: str | None = None
     malformed: bool = False
     cols: Columns | None = None
-
-
-@frozen(kw_only=True)
-class Delegation:
-    """A row of ``async_delegations``: the parent session of a background delegation.
-
-    ``origin_session`` is the gateway routing key that dispatched it (not a
-    session id); ``origin_session_id`` exists from schema 30.
-    """
-
-    id: str
-    parent_session_id: str | None
-    origin_session: str | None
-    origin_session_id: str | None
-    state: str | None
-    cols: Columns
 
 
 @frozen
@@ -180,6 +165,36 @@ def session_stray(session: Session) -> Stray:
         malformed=True,
         cols=session.cols,
     )
+
+
+def read_sessions(
+    reader: RowReader, rows: Iterable[Columns]
+) -> tuple[tuple[Session, ...], tuple[Stray, ...]]:
+    """The rows of ``sessions`` in the order given: the readable ones, and as strays those
+    that are not and each repeat of an id read before (ids are Hermes' primary key; the first
+    row wins), named by its position."""
+    good: list[Session] = []
+    strays: list[Stray] = []
+    seen: set[str] = set()
+    for position, cols in enumerate(rows):
+        session = reader.session(cols, position)
+        if session.error is not None:
+            strays.append(session_stray(session))
+        elif session.id in seen:
+            strays.append(
+                Stray(
+                    unit=session_unit(reader.database, f"#{position}"),
+                    kind="session",
+                    why=f"duplicate id {session.id!r}",
+                    session=session.id,
+                    malformed=True,
+                    cols=cols,
+                )
+            )
+        else:
+            seen.add(session.id)
+            good.append(session)
+    return tuple(good), tuple(strays)
 
 
 def message_stray(message: Message, why: str | None = None) -> Stray:

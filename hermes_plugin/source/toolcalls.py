@@ -13,7 +13,7 @@ from attrs import frozen
 from hermes_plugin.source.columns import Cell, cell_text
 from hermes_plugin.source.jsontext import JsonValue, compact, parse
 
-__all__ = ["Function", "ToolCall", "ToolCalls", "decode_tool_calls", "result_aliases"]
+__all__ = ["NO_CALLS", "Function", "ToolCall", "ToolCalls", "decode_tool_calls", "result_aliases"]
 
 
 def _member_text(obj: dict[str, JsonValue], name: str) -> str:
@@ -134,19 +134,33 @@ class ToolCall:
 class ToolCalls:
     """A decoded ``tool_calls`` column.
 
-    ``bad`` holds the entries that are not objects; ``error`` says why the
-    column is not a JSON array (Hermes then reads no calls); ``single`` that
-    it held one object, read as a list of one.
+    ``value`` is the column's JSON value as Hermes' reader returns it (None when the column
+    is NULL, empty or holds no JSON); ``calls`` its entries that are objects and ``bad`` the
+    entries that are not; ``error`` says why the column is not a JSON array (Hermes then reads
+    no calls); ``single`` that it held one object, read as a list of one.
     """
 
     calls: tuple[ToolCall, ...] = ()
     bad: tuple[JsonValue, ...] = ()
     error: str | None = None
     single: bool = False
+    value: JsonValue = None
+
+    @classmethod
+    def of(cls, value: JsonValue) -> ToolCalls:
+        """The calls a JSON value holds: an array's objects, or a single object as a list of
+        one, as Hermes' ``_as_list`` reads it."""
+        if isinstance(value, dict):
+            return cls(calls=(ToolCall.from_json(value),), single=True, value=value)
+        if not isinstance(value, list):
+            return cls(error="not a JSON array", value=value)
+        calls = tuple(ToolCall.from_json(entry) for entry in value if isinstance(entry, dict))
+        bad = tuple(entry for entry in value if not isinstance(entry, dict))
+        return cls(calls=calls, bad=bad, value=value)
 
 
 #: The column of most rows: no calls (shared; a ToolCalls is immutable).
-_NO_CALLS = ToolCalls()
+NO_CALLS = ToolCalls()
 
 
 def decode_tool_calls(value: Cell) -> ToolCalls:
@@ -156,17 +170,11 @@ def decode_tool_calls(value: Cell) -> ToolCalls:
     as Hermes' ``_as_list`` does.
     """
     if value is None or value == "":
-        return _NO_CALLS
+        return NO_CALLS
     text = cell_text(value)
     if text is None:
         return ToolCalls(error="not text")
     decoded, ok = parse(text)
     if not ok:
         return ToolCalls(error="invalid JSON")
-    if isinstance(decoded, dict):
-        return ToolCalls(calls=(ToolCall.from_json(decoded),), single=True)
-    if not isinstance(decoded, list):
-        return ToolCalls(error="not a JSON array")
-    calls = tuple(ToolCall.from_json(entry) for entry in decoded if isinstance(entry, dict))
-    bad = tuple(entry for entry in decoded if not isinstance(entry, dict))
-    return ToolCalls(calls=calls, bad=bad)
+    return ToolCalls.of(decoded)

@@ -3,8 +3,9 @@
 For each release's fixture database the whole store is converted; for every session with an
 oracle (``expected-conversation/<id>.json``, what ``get_messages_as_conversation`` returned),
 the context our reader rebuilds at the entry of the session's last active row must equal the
-oracle mapped by the documented rule (:func:`hermes_plugin.convert.items.conversation_items`),
-with the system prompt as the instructions.
+oracle mapped by the documented rule (:func:`hermes_plugin.convert.items.conversation_items`,
+applied to the oracle's messages as they are, ``tests/hermes_reader_messages.py``), with the
+system prompt as the instructions.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 from fixture_paths import DATABASES, HERMES_FIXTURES, database_ids
+from hermes_reader_messages import as_messages
 
 from asf_core.context import context_at
 from asf_core.formats import ConvertedSession, Finding
@@ -125,7 +127,7 @@ def test_context_matches_hermes_reader(converted: Converted) -> None:
         oracle = json.loads(oracle_path.read_text())
         last = _last_active(converted, sid)
         if last is None:
-            assert conversation_items(oracle) == []
+            assert conversation_items(as_messages(oracle)) == []
             checked += 1
             continue
         found = list(converted.entries_of(f"{db_name}:messages/{last}"))
@@ -133,7 +135,7 @@ def test_context_matches_hermes_reader(converted: Converted) -> None:
         session, leaf = found[-1]
         ctx = context_at(session, leaf)
         names = _native_call_ids(session, ctx.item_entries)
-        assert _renamed(ctx.items, names) == conversation_items(oracle), sid
+        assert _renamed(ctx.items, names) == conversation_items(as_messages(oracle)), sid
         prompt = converted.view(sid, "export_session")["system_prompt"]  # as Hermes resolves it
         assert ctx.settings.get("instructions", "") == (prompt or ""), sid
         checked += 1

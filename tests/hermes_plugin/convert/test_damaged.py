@@ -23,7 +23,7 @@ from asf_core.verify.session import verify_session
 from asf_core.writer import entry_line, header_line
 from hermes_plugin.convert.database import ORPHANS, convert_store
 from hermes_plugin.source.columns import Columns
-from hermes_plugin.source.store import Delegation
+from hermes_plugin.source.rows import Delegation
 
 T0 = 1_790_000_000.0
 

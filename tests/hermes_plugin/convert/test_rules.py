@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hermes_reader_messages import as_message, as_messages
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -145,7 +146,7 @@ def test_assistant_items_in_order() -> None:
             }
         ],
     }
-    result = row_items(message, CallBook(), lambda i: f"x{i}")
+    result = row_items(as_message(message), CallBook(), lambda i: f"x{i}")
     assert [i["type"] for i in result.items] == [
         "reasoning",
         "reasoning",
@@ -177,21 +178,20 @@ def test_assistant_items_in_order() -> None:
     ],
 )
 def test_rows_kept_aside(message: dict[str, Any], kind: str) -> None:
-    result = row_items(message, CallBook(), lambda i: "x")
+    result = row_items(as_message(message), CallBook(), lambda i: "x")
     assert result.kind == kind
     assert result.in_context == (kind == "message")
 
 
 def test_user_api_content_is_what_the_model_got() -> None:
-    items = conversation_items(
-        [
-            {
-                "role": "user",
-                "content": "clean",
-                "api_content": "<memory-context>m</memory-context>\nclean",
-            }
-        ]
-    )
+    reader = [
+        {
+            "role": "user",
+            "content": "clean",
+            "api_content": "<memory-context>m</memory-context>\nclean",
+        }
+    ]
+    items = conversation_items(as_messages(reader))
     assert items[0]["content"] == [
         {"type": "input_text", "text": "<memory-context>m</memory-context>\nclean"}
     ]
@@ -209,28 +209,27 @@ def test_schema31_uids_pair_the_exact_occurrence() -> None:
         {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
         {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
     ]
-    items = conversation_items(
-        [
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": calls,
-                "_tool_call_uids": {"call_1": ["u-first", "u-second"]},
-            },
-            {
-                "role": "tool",
-                "content": "second",
-                "tool_call_id": "call_1",
-                "_tool_call_uid": "u-second",
-            },
-            {
-                "role": "tool",
-                "content": "first",
-                "tool_call_id": "call_1",
-                "_tool_call_uid": "u-first",
-            },
-        ]
-    )
+    reader = [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": calls,
+            "_tool_call_uids": {"call_1": ["u-first", "u-second"]},
+        },
+        {
+            "role": "tool",
+            "content": "second",
+            "tool_call_id": "call_1",
+            "_tool_call_uid": "u-second",
+        },
+        {
+            "role": "tool",
+            "content": "first",
+            "tool_call_id": "call_1",
+            "_tool_call_uid": "u-first",
+        },
+    ]
+    items = conversation_items(as_messages(reader))
     book = CallBook()
     first = book.add(_call(id="call_1"), lambda: "x1", "u-first")
     second = book.add(_call(id="call_1"), lambda: "x2", "u-second")

@@ -435,3 +435,31 @@ def test_every_message_row_is_read_exactly_once(
     assert {s.id: [m.unit for m in memory.messages(s.id)] for s in mem_good} == by_session
     assert len(mem_strays) == len(strays)
     assert sorted(o.unit for o in memory.orphans(by_session)) == orphan_units
+
+
+def test_both_stores_agree_on_a_duplicate_session_id(tmp_path: Path) -> None:
+    """A repeated id (a table without Hermes' primary key) is a stray named by its position,
+    in a file and in memory alike; the first row is the session."""
+    rows = [
+        {"id": "a", "source": "cli", "started_at": T},
+        {"id": "a", "source": "cli", "started_at": T},
+        {"id": "b", "source": "cli", "started_at": T},
+    ]
+    path = tmp_path / "state.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE sessions (id, source, started_at)")
+    conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id, role, content)")
+    conn.executemany("INSERT INTO sessions VALUES (:id, :source, :started_at)", rows)
+    conn.commit()
+    conn.close()
+    with open_store(path, name="state.db") as store:
+        in_file = store.sessions()
+    in_memory = MemoryStore.from_rows(name="state.db", sessions=rows).sessions()
+    assert in_file == in_memory
+    sessions, (stray,) = in_file
+    assert [s.id for s in sessions] == ["a", "b"]
+    assert (stray.unit, stray.why, stray.session) == (
+        "state.db:sessions/#1",
+        "duplicate id 'a'",
+        "a",
+    )

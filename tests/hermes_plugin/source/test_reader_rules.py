@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from hermes_memory_store import MemoryStore
+from hermes_reader_messages import as_message
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -33,7 +34,7 @@ from hermes_plugin.convert.sanitize import (
     reader_order,
 )
 from hermes_plugin.source.columns import Columns, RawText
-from hermes_plugin.source.rows import Message
+from hermes_plugin.source.rowreader import RowReader
 
 T0 = 1_790_000_000.0
 CALL = {"id": "call_m1", "type": "function", "function": {"name": "memory", "arguments": "{}"}}
@@ -57,11 +58,9 @@ def test_schema16_order_is_sqlites_timestamp_id_order(cells: list[Any]) -> None:
     conn.executemany("INSERT INTO m VALUES (?, ?)", list(enumerate(cells, start=1)))
     want = [i for (i,) in conn.execute("SELECT id FROM m ORDER BY timestamp, id")]
     conn.close()
+    reader = RowReader("db")
     rows = [
-        Message.from_row(
-            Columns.of({"id": i, "session_id": "s", "role": "user", "timestamp": cell}),
-            database="db",
-        )
+        reader.message(Columns.of({"id": i, "session_id": "s", "role": "user", "timestamp": cell}))
         for i, cell in enumerate(cells, start=1)
     ]
     assert [m.id for m in reader_order(rows, 16)] == want
@@ -88,13 +87,14 @@ def test_schema16_order_is_sqlites_timestamp_id_order(cells: list[Any]) -> None:
     ],
 )
 def test_stale_marker(content: Any, calls: Any, role: str, stale: bool) -> None:
-    message: dict[str, Any] = {"role": role, "content": content}
+    reader: dict[str, Any] = {"role": role, "content": content}
     if calls is not None:
-        message["tool_calls"] = calls
+        reader["tool_calls"] = calls
+    message = as_message(reader)
     assert is_stale_marker(message) is stale
     cleared = clear_stale_marker(message)
-    assert cleared == ({**message, "content": ""} if stale else message)
-    assert message["content"] == content  # the input is not changed
+    assert cleared == (as_message({**reader, "content": ""}) if stale else message)
+    assert message.content.value == content  # the input is not changed
 
 
 def test_marker_rule_starts_at_schema_25() -> None:

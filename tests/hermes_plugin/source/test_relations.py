@@ -17,6 +17,7 @@ from hermes_plugin.source.columns import Columns
 from hermes_plugin.source.database import open_store
 from hermes_plugin.source.listing import list_sessions
 from hermes_plugin.source.relations import Relation, classify, classify_all, parent_cycles
+from hermes_plugin.source.rowreader import RowReader
 from hermes_plugin.source.rows import Session
 
 
@@ -25,7 +26,7 @@ def session(sid: str, **cells: Any) -> Session:
     if "config" in cells:
         row["model_config"] = json.dumps(cells.pop("config"))
     row.update(cells)
-    return Session.from_row(Columns.of(row), database="db")
+    return RowReader("db").session(Columns.of(row))
 
 
 P = "parent"
