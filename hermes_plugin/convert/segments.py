@@ -19,9 +19,9 @@ from attrs import define, field
 
 from asf_core.model import Compaction, Config, Custom, Entry, Info, Link
 from hermes_plugin.convert.calls import CallBook
-from hermes_plugin.convert.entries import Rendered, render_custom, render_row, with_columns
+from hermes_plugin.convert.entries import Rendered, render_custom, render_row
 from hermes_plugin.convert.items import CONTEXT_ROLES, row_items
-from hermes_plugin.convert.lineage import Lineage, find_spawns
+from hermes_plugin.convert.lineage import SUBSESSION, Lineage, find_spawns
 from hermes_plugin.convert.plan import Clock, Plan
 from hermes_plugin.convert.sanitize import (
     as_read,
@@ -30,66 +30,22 @@ from hermes_plugin.convert.sanitize import (
     reader_order,
     strips_harness,
 )
-from hermes_plugin.source.columns import Columns
+from hermes_plugin.convert.session_entries import (
+    closing_entry,
+    delegation_entry,
+    opening_member,
+    session_settings,
+    settings_delta,
+    usage_entry,
+    with_settings,
+)
 from hermes_plugin.source.relations import Relation
 from hermes_plugin.source.rows import Delegation, Message, Session, session_unit
-from hermes_plugin.source.store import Store, session_prompt
+from hermes_plugin.source.store import Store
 
-__all__ = ["ChildLink", "GroupBuilder", "session_settings"]
+__all__ = ["ChildLink", "GroupBuilder"]
 
 JSON = dict[str, Any]
-
-
-def session_settings(store: Store, session: Session) -> JSON:
-    """The settings a session's model calls ran with, as a full checkpoint: ``model`` (the
-    row's, which /model updates), ``instructions`` (the resolved system prompt) and
-    ``reasoning.effort`` from ``model_config.reasoning_config``."""
-    out: JSON = {}
-    if session.model:
-        out["model"] = session.model
-    prompt = session_prompt(store, session)
-    if prompt:
-        out["instructions"] = prompt
-    config = session.model_config or {}
-    reasoning = config.get("reasoning_config")
-    if isinstance(reasoning, dict) and isinstance(reasoning.get("effort"), str):
-        out["reasoning"] = {"effort": reasoning["effort"]}
-    return out
-
-
-def opening_member(store: Store, lineage: Lineage, session: Session) -> JSON:
-    """The ``hermes`` member of a segment's first entry: the session row's identity, its
-    relation to its parent and the parent's identity. Nothing Hermes updates later is here,
-    so the entries of a conversation keep their ids when Hermes appends to it."""
-    member: JSON = {"session": session.unit, "relation": str(lineage.relation[session.id])}
-    if session.parent_id:
-        member["parent"] = session_unit(store.name, session.parent_id)
-    return member
-
-
-def closing_entry(store: Store, session: Session, ts: str) -> Custom:
-    """The segment's last entry: the session row as read, every non-null column but ``id``
-    and those the opening settings hold verbatim (``model``, ``system_prompt``)."""
-    settings = session_settings(store, session)
-    values, encoded = session.cols.to_exact_json()
-    carried = []
-    if "model" in settings and values.get("model") == settings["model"]:
-        carried.append("model")
-    prompt = values.get("system_prompt")
-    if prompt is not None and prompt == settings.get("instructions"):
-        carried.append("system_prompt")
-    columns = {
-        k: v
-        for k, v in values.items()
-        if session.cols.get(k) is not None and k != "id" and k not in carried
-    }
-    member: JSON = {"session": session.unit, "session_columns": columns}
-    if carried:
-        member["session_carried"] = carried
-    encoded = {k: how for k, how in encoded.items() if k in columns}
-    if encoded:
-        member["session_encoded"] = encoded
-    return Custom(ts=ts, ns="hermes", data={"kind": "session"}, unknown={"hermes": member})
 
 
 @define(kw_only=True)
@@ -162,9 +118,9 @@ class GroupBuilder:
         # A continuation's compaction checkpoints the settings in force before it (its
         # parent's); a config delta right after it records the continuation's own.
         before = settings if first or up is None else session_settings(store, lineage.sessions[up])
-        delta = _delta(before, settings, ts, session)
+        delta = settings_delta(before, settings, ts, session)
         if first:
-            config = _with_settings(Config(ts=ts, unknown={"hermes": start}), settings)
+            config = with_settings(Config(ts=ts, unknown={"hermes": start}), settings)
             cursor = self._add(config, cursor)
             if up is not None and lineage.relation[session.id] is Relation.BRANCH:
                 link = Link(
@@ -180,9 +136,9 @@ class GroupBuilder:
             cursor = self._add(mark, cursor)
             if summary_row is None:
                 config = Config(ts=ts, replace=True, unknown={"hermes": {"part": "settings"}})
-                cursor = self._add(_with_settings(config, settings), cursor)
+                cursor = self._add(with_settings(config, settings), cursor)
         boundary = cursor
-        subs = [lineage.sessions[c] for c in lineage.kids(session.id, _SUBSESSION)]
+        subs = [lineage.sessions[c] for c in lineage.kids(session.id, SUBSESSION)]
         spawns = find_spawns(rows, subs)
         spawned: dict[tuple[int, int], list[str]] = {}
         for child, where in spawns.items():
@@ -255,9 +211,9 @@ class GroupBuilder:
             )
             cursor = self._add(link, cursor)
         for delegation in self.delegations.get(session.id, ()):
-            cursor = self._add(_delegation_entry(store.name, delegation, end_ts), cursor)
+            cursor = self._add(delegation_entry(store.name, delegation, end_ts), cursor)
         for usage in store.model_usage(session.id):
-            cursor = self._add(_usage_entry(session, usage, end_ts), cursor)
+            cursor = self._add(usage_entry(session, usage, end_ts), cursor)
         if first and session.title:
             info = Info(ts=end_ts, name=session.title, unknown={"hermes": {"part": "title"}})
             cursor = self._add(info, cursor)
@@ -324,32 +280,6 @@ class GroupBuilder:
         return rendered
 
 
-_SUBSESSION = frozenset({Relation.DELEGATE, Relation.TOOL})
-
-
-def _delta(before: JSON, after: JSON, ts: str, session: Session) -> Config | None:
-    """The config delta from one segment's settings to the next's: the changed members, or
-    a ``replace`` with all of them when one must be removed; None when nothing changed."""
-    if before == after:
-        return None
-    member = {"hermes": {"part": "settings", "session": session.unit}}
-    if set(before) - set(after):
-        return _with_settings(Config(ts=ts, replace=True, unknown=member), after)
-    changed = {k: v for k, v in after.items() if before.get(k) != v}
-    return _with_settings(Config(ts=ts, unknown=member), changed)
-
-
-def _with_settings(config: Config, settings: JSON) -> Config:
-    import attrs
-
-    return attrs.evolve(
-        config,
-        model=settings.get("model"),
-        instructions=settings.get("instructions"),
-        reasoning=settings.get("reasoning"),
-    )
-
-
 def _can_summarize(message: Message, harness: set[int]) -> bool:
     """Whether a row can open a compacted context: a readable user, system or assistant row."""
     if message.error is not None or message.id in harness or message.observed:
@@ -395,46 +325,3 @@ def _text(message: Message) -> object:
     if message.role not in {"user", "system"}:
         return None
     return read_content(message)
-
-
-def _usage_entry(session: Session, cols: Columns, ts: str) -> Custom:
-    """A ``session_model_usage`` row: a ``custom`` entry. An auxiliary task's row (title
-    generation, compression, vision...) records calls no response entry holds, so its
-    ``data.usage`` counts them; the main loop's row (``task = ''``) totals calls the response
-    entries already hold and carries no ``usage``, so cost totals do not count them twice."""
-    row = cols.to_json_value(frozenset())
-    key = "/".join(
-        str(row.get(k, ""))
-        for k in ("model", "billing_provider", "billing_base_url", "billing_mode", "task")
-    )
-    data: JSON = {"kind": "model_usage", "task": row.get("task") or "", "model": row.get("model")}
-    if row.get("task"):
-        inp, out = cols.int("input_tokens") or 0, cols.int("output_tokens") or 0
-        data["usage"] = {
-            "input_tokens": inp,
-            "output_tokens": out,
-            "total_tokens": inp + out,
-            "input_tokens_details": {"cached_tokens": cols.int("cache_read_tokens") or 0},
-            "output_tokens_details": {"reasoning_tokens": cols.int("reasoning_tokens") or 0},
-        }
-    values, encoded = cols.to_exact_json()
-    columns = {k: v for k, v in values.items() if cols.get(k) is not None and k != "session_id"}
-    unit = session.unit.replace(":sessions/", ":session_model_usage/", 1) + f"/{key}"
-    member = with_columns(
-        {"row": unit}, columns, {k: e for k, e in encoded.items() if k in columns}
-    )
-    return Custom(ts=ts, ns="hermes", data=data, unknown={"hermes": member})
-
-
-def _delegation_entry(database: str, delegation: Delegation, ts: str) -> Custom:
-    """An ``async_delegations`` row (a background delegation this session dispatched): a
-    ``custom`` entry; its result also arrives as a message row, which is context."""
-    values, encoded = delegation.cols.to_exact_json()
-    columns = {k: v for k, v in values.items() if delegation.cols.get(k) is not None}
-    data: JSON = {"kind": "async_delegation", "state": delegation.state}
-    member = with_columns(
-        {"row": f"{database}:async_delegations/{delegation.id}"},
-        columns,
-        {k: e for k, e in encoded.items() if k in columns},
-    )
-    return Custom(ts=ts, ns="hermes", data=data, unknown={"hermes": member})

@@ -1,55 +1,22 @@
-"""Reads a Hermes ``state.db`` file, read-only, while Hermes may be writing it.
+"""The rows of a Hermes ``state.db``, read-only, while Hermes may be writing it.
 
-Opening rules, so that reading never disturbs Hermes:
-
-* the file is opened with ``mode=ro``: no write, migration, checkpoint or
-  exclusive lock, ever. Committed rows still in the ``-wal`` file are seen.
-* In WAL mode the store reads from one snapshot (a read transaction, which
-  never blocks a WAL writer), so sessions, messages and orphans agree with
-  each other; :meth:`SqliteStore.refresh` moves to the newest commit. In a
-  rollback-journal mode (``delete``, ``truncate``, ``persist``: what Hermes
-  uses where WAL is unsafe) a read lock held that long would stall the
-  writer's commits, and queries run one by one would see rows of sessions
-  created after the sessions were read as orphans; so the database is copied
-  under one short read lock (SQLite's backup) into a private temporary file,
-  and that snapshot is read (``access`` "copy"; :meth:`SqliteStore.refresh`
-  takes a new one).
-* A read-only directory cannot hold the ``-shm`` file SQLite needs for a WAL
-  database. Then, with no ``-wal`` file (or an empty one), nothing is
-  uncommitted and the file is opened ``immutable=1``; with a ``-wal`` file,
-  its committed rows live only there, so the database and its WAL are
-  copied into a private temporary directory and the copy is read. The copy
-  is removed on close.
-* A rollback-journal database (``journal_mode=delete``, which Hermes falls back
-  to where WAL is unsafe or unsupported) whose writer died mid-transaction
-  leaves a *hot* ``-journal``: its file may hold uncommitted pages, and SQLite
-  must roll them back before anyone reads, which a read-only open cannot do.
-  Then the database and its journal are copied, SQLite rolls the copy back,
-  and the copy (the last committed state) is read; the source is untouched.
-
-Rows are read by column name (``PRAGMA table_info``), so every schema version
+The file is opened as :mod:`hermes_plugin.source.opening` says (never written, one committed
+state at a time). Rows are read by column name (``PRAGMA table_info``), so every schema version
 and any future column reads; text that is not valid UTF-8 is kept as
 :class:`~hermes_plugin.source.columns.RawText`. A file that cannot be read raises the host's
-:class:`~asf_core.formats.StoreError`, its message what is wrong in the user's words: the file
-itself is looked at first (:func:`hermes_plugin.source.sniff.problem`), because SQLite's words
-("file is not a database", "database disk image is malformed") do not say that a copy was cut
-short or that a permission is missing; else SQLite's, or what the schema lacks.
+:class:`~asf_core.formats.StoreError` saying what is wrong in the user's words; so does one that
+lacks the ``sessions`` or ``messages`` table.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import sqlite3
-import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Literal
-from urllib.parse import quote
 
 from asf_core.formats import StoreError
-from hermes_plugin.source import sniff
-from hermes_plugin.source.columns import Cell, Columns, RawText, cell_text, index_of, text_cell
+from hermes_plugin.source.columns import Cell, Columns, RawText, cell_text, index_of
+from hermes_plugin.source.opening import Access, ReadOnlyConnection
 from hermes_plugin.source.rowreader import RowReader
 from hermes_plugin.source.rows import Delegation, Message, Session
 from hermes_plugin.source.store import (
@@ -60,10 +27,7 @@ from hermes_plugin.source.store import (
     read_sessions,
 )
 
-__all__ = ["Access", "SqliteStore", "open_store"]
-
-#: How the file was opened: in place, in place as immutable, or as a private copy.
-Access = Literal["direct", "immutable", "copy"]
+__all__ = ["SqliteStore", "open_store"]
 
 _REQUIRED_TABLES = ("sessions", "messages")
 #: The tables a converter reads (others, such as FTS indexes, are never touched).
@@ -77,29 +41,10 @@ _READ_TABLES = (
 )
 #: session_model_usage's primary key, its natural order.
 _USAGE_KEY = ("model", "billing_provider", "billing_base_url", "billing_mode", "task")
-#: What SQLite raises on a damaged file; its message may itself be undecodable
-#: (it quotes the damaged schema), which Python raises as UnicodeDecodeError.
-_READ_ERRORS = (sqlite3.Error, UnicodeDecodeError)
-#: Errors SQLite gives when it cannot create the ``-shm``/``-wal`` sidecars.
-_SIDECAR_ERRORS = frozenset(
-    {"SQLITE_READONLY_DIRECTORY", "SQLITE_CANTOPEN", "SQLITE_READONLY_CANTINIT"}
-)
-#: What SQLite gives a read-only open of a database whose ``-journal`` is hot.
-_HOT_JOURNAL = "SQLITE_READONLY_ROLLBACK"
-
-
-def _one_line(text: str) -> str:
-    """An SQLite message on one printable line (it may quote a damaged schema)."""
-    printable = "".join(ch if ch.isprintable() else " " for ch in text)
-    return " ".join(printable.split())[:200]
 
 
 def _quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def _uri(path: Path, options: str) -> str:
-    return f"file:{quote(str(path), safe='/')}?{options}"
 
 
 def open_store(path: str | os.PathLike[str], *, name: str | None = None) -> SqliteStore:
@@ -119,147 +64,39 @@ class SqliteStore(ClosesOnExit):
         self.path = Path(path)
         self._name = name if name is not None else str(path)
         self._rows = RowReader(self._name)
-        self._tmpdir: str | None = None
-        #: Whether the connection reads a backup snapshot (rollback-journal mode).
-        self._backup = False
+        self.db = ReadOnlyConnection(self.path)
         try:
-            self._check_file()
-            self._conn, self.access = self._connect()
-            self.journal_mode = str(self._scalar("PRAGMA journal_mode") or "").lower()
-            if self.journal_mode != "wal" and self.access == "direct":
-                self._take_snapshot()
             self._tables = self._read_tables()
             missing = [t for t in _REQUIRED_TABLES if t not in self._tables]
             if missing:
                 tables = " or ".join(missing)
-                raise self._failure(f"no {tables} table: not a Hermes database")
+                raise self.db.failure(f"no {tables} table: not a Hermes database")
             self._columns = {t: self._table_columns(t) for t in _READ_TABLES if t in self._tables}
             self._indexes = {t: index_of(names) for t, names in self._columns.items()}
-            self._snapshot = self.journal_mode == "wal" and self.access != "immutable"
-            self._begin()
             self._versions = self._read_versions()
-        except OSError as exc:  # e.g. a directory on the way that cannot be searched
-            self.close()
-            raise self._failure(str(exc)) from None
         except BaseException:
             self.close()
             raise
 
-    # -- opening ---------------------------------------------------------------------------
+    @property
+    def access(self) -> Access:
+        """How the file was opened (see :mod:`hermes_plugin.source.opening`)."""
+        return self.db.access
 
-    def _check_file(self) -> None:
-        """Refuse, before SQLite sees it, a file SQLite cannot open at all (and a pipe, which
-        would block the open)."""
-        if not sniff.is_sqlite(self.path):
-            raise self._failure("not a SQLite database")
-
-    def _open(self, path: Path, options: str) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            _uri(path.absolute(), options),
-            uri=True,
-            timeout=5.0,
-            isolation_level=None,
-            check_same_thread=False,
-        )
-        conn.text_factory = text_cell
-        try:
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _connect(self) -> tuple[sqlite3.Connection, Access]:
-        try:
-            return self._open(self.path, "mode=ro"), "direct"
-        except _READ_ERRORS as exc:
-            name = getattr(exc, "sqlite_errorname", "")
-            if name not in _SIDECAR_ERRORS and name != _HOT_JOURNAL:
-                raise self._error(exc) from None
-        # A hot journal, or a directory that cannot hold the -shm file: see the module
-        # docstring.
-        wal, journal = self._sidecar("-wal"), self._sidecar("-journal")
-        try:
-            if wal is None and journal is None:
-                return self._open(self.path, "mode=ro&immutable=1"), "immutable"
-            # Read-write on the private copy only, so SQLite can roll a hot journal back.
-            return self._open(self._private_copy(wal, journal), "mode=rw"), "copy"
-        except _READ_ERRORS as exc:
-            raise self._error(exc) from None
-        except OSError as exc:
-            raise self._failure(f"cannot read: {exc.strerror or exc}") from None
-
-    def _sidecar(self, suffix: str) -> Path | None:
-        """The database's ``-wal`` or ``-journal`` file when it holds anything."""
-        path = Path(f"{self.path}{suffix}")
-        return path if path.is_file() and path.stat().st_size > 0 else None
-
-    def _private_copy(self, wal: Path | None, journal: Path | None) -> Path:
-        self._tmpdir = tempfile.mkdtemp(prefix="asf-hermes-")
-        copy = Path(self._tmpdir) / self.path.name
-        shutil.copyfile(self.path, copy)
-        for sidecar, suffix in ((wal, "-wal"), (journal, "-journal")):
-            if sidecar is not None:
-                shutil.copyfile(sidecar, Path(f"{copy}{suffix}"))
-        return copy
-
-    def _take_snapshot(self) -> None:
-        """Replace the connection by one to a private copy of the committed database, made by
-        SQLite's backup in one step (one read lock, released when the copy is done)."""
-        if self._tmpdir is None:
-            self._tmpdir = tempfile.mkdtemp(prefix="asf-hermes-")
-        copy = Path(self._tmpdir) / "snapshot.db"
-        copy.unlink(missing_ok=True)
-        try:
-            target = sqlite3.connect(copy)
-            try:
-                self._conn.backup(target)
-            finally:
-                target.close()
-            self._conn.close()
-            self._conn = self._open(copy, "mode=ro&immutable=1")
-        except _READ_ERRORS as exc:
-            raise self._error(exc) from None
-        except OSError as exc:
-            raise self._failure(f"cannot copy: {exc.strerror or exc}") from None
-        self.access = "copy"
-        self._backup = True
-
-    def _failure(self, reason: str) -> StoreError:
-        """The error for a file that cannot be read: what the file shows, else ``reason``."""
-        return StoreError(sniff.problem(self.path) or reason)
-
-    def _error(self, exc: BaseException) -> StoreError:
-        """The error for what SQLite raised reading the file."""
-        if isinstance(exc, UnicodeDecodeError):
-            return self._failure("cannot read the database: damaged schema")
-        return self._failure(f"cannot read the database: {_one_line(str(exc))}")
+    @property
+    def journal_mode(self) -> str:
+        return self.db.journal_mode
 
     # -- low-level reads -------------------------------------------------------------------
 
-    def _query(self, sql: str, params: Sequence[Cell] = ()) -> list[tuple[Cell, ...]]:
-        try:
-            return self._conn.execute(sql, params).fetchall()
-        except _READ_ERRORS as exc:
-            raise self._error(exc) from None
-
-    def _scalar(self, sql: str) -> Cell:
-        rows = self._query(sql)
-        return rows[0][0] if rows else None
-
     def _read_tables(self) -> frozenset[str]:
-        rows = self._query("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+        rows = self.db.query("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
         return frozenset(name for (name,) in rows if isinstance(name, str))
 
     def _table_columns(self, table: str) -> tuple[str, ...]:
         # table_xinfo also lists generated columns (hidden 2 and 3); 1 is a virtual table's hidden.
-        rows = self._query(f"PRAGMA table_xinfo({_quote_ident(table)})")
+        rows = self.db.query(f"PRAGMA table_xinfo({_quote_ident(table)})")
         return tuple(str(row[1]) for row in rows if row[-1] in (0, 2, 3))
-
-    def _begin(self) -> None:
-        if self._snapshot:
-            self._query("BEGIN")
-            self._query("SELECT count(*) FROM sqlite_master")
 
     def _select(
         self, table: str, where: str = "", params: Sequence[Cell] = (), order: str = ""
@@ -273,12 +110,12 @@ class SqliteStore(ClosesOnExit):
         if order:
             sql += f" ORDER BY {order}"
         index = self._indexes[table]
-        return [Columns.from_values(names, row, index) for row in self._query(sql, params)]
+        return [Columns.from_values(names, row, index) for row in self.db.query(sql, params)]
 
     def _read_versions(self) -> tuple[int, ...]:
         if "version" not in self._columns.get("schema_version", ()):
             return ()
-        rows = self._query("SELECT version FROM schema_version ORDER BY rowid")
+        rows = self.db.query("SELECT version FROM schema_version ORDER BY rowid")
         return tuple(v for (v,) in rows if isinstance(v, int))
 
     def _order(self, table: str, *columns: str) -> str:
@@ -340,7 +177,7 @@ class SqliteStore(ClosesOnExit):
     def system_prompt(self, prompt_hash: str) -> str | None:
         if not {"hash", "prompt"} <= set(self._columns.get("system_prompts", ())):
             return None
-        rows = self._query('SELECT "prompt" FROM system_prompts WHERE "hash" = ?', (prompt_hash,))
+        rows = self.db.query('SELECT "prompt" FROM system_prompts WHERE "hash" = ?', (prompt_hash,))
         return cell_text(rows[0][0]) if rows else None
 
     def model_usage(self, session_id: str) -> tuple[Columns, ...]:
@@ -366,7 +203,7 @@ class SqliteStore(ClosesOnExit):
                 message_stray(self._rows.message(c, i), "no session") for i, c in enumerate(rows)
             )
         known = set(known_ids)
-        keys = [k for (k,) in self._query('SELECT DISTINCT "session_id" FROM messages')]
+        keys = [k for (k,) in self.db.query('SELECT DISTINCT "session_id" FROM messages')]
         strays: list[Stray] = []
         for key in keys:
             if isinstance(key, str) and not isinstance(key, RawText) and key in known:
@@ -396,7 +233,7 @@ class SqliteStore(ClosesOnExit):
             if "active" in names
             else "1"
         )
-        rows = self._query(
+        rows = self.db.query(
             f'SELECT "session_id", sum({active}), count(*) FROM messages GROUP BY "session_id"'
         )
         out: dict[str, RowCounts] = {}
@@ -410,27 +247,13 @@ class SqliteStore(ClosesOnExit):
 
     def refresh(self) -> None:
         """Move to the newest committed state (the store reads from one snapshot)."""
-        if self._snapshot:
-            self._query("COMMIT")
-            self._begin()
-        elif self._backup:
-            try:
-                source = self._open(self.path, "mode=ro")
-            except _READ_ERRORS as exc:
-                raise self._error(exc) from None
-            self._conn.close()
-            self._conn = source
-            self._take_snapshot()
+        self.db.refresh()
 
     def close(self) -> None:
-        """Close the connection and remove a private copy; safe to call twice."""
-        conn = getattr(self, "_conn", None)
-        if conn is not None:
-            conn.close()
-            self._conn = None  # type: ignore[assignment]
-        if self._tmpdir is not None:
-            shutil.rmtree(self._tmpdir, ignore_errors=True)
-            self._tmpdir = None
+        """Close the database and remove a private copy; safe to call twice."""
+        db = getattr(self, "db", None)
+        if db is not None:
+            db.close()
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.path)!r}, access={self.access!r})"

@@ -43,7 +43,7 @@ READER = textwrap.dedent(
                 sessions, strays = store.sessions()
                 rows = sum(len(store.messages(s.id)) for s in sessions)
                 out[path] = {"access": store.access, "sessions": len(sessions), "rows": rows,
-                             "copy": store._tmpdir}
+                             "copy": store.db.tmpdir}
         except StoreError as exc:
             out[path] = {"error": str(exc)}
     out["found"] = [str(p) for p in find_databases(sys.argv[1])]
@@ -222,7 +222,7 @@ def test_hot_journal_of_a_crashed_writer_is_rolled_back_in_a_copy(root: Path) ->
         assert store.access == "copy"
         found = store.sessions()[0]
         rows = [m for s in found for m in store.messages(s.id)]
-        copy = store._tmpdir
+        copy = store.db.tmpdir
     assert len(found) == sessions
     assert len(rows) == committed
     assert all(m.content.text != "UNCOMMITTED" for m in rows)

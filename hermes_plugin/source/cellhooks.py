@@ -1,0 +1,227 @@
+"""The cattrs hooks that read Hermes' cells: one kind of column each, none coercing.
+
+A hook factory takes ``note`` (where a damaged cell is reported) and the column's name and
+makes the structure hook of that column. A hook reads a cell exactly as Hermes reads it
+(text that spells a number stays text, a number is not text, NULL is unset) and, when the
+cell does not hold what Hermes writes, returns Hermes' fallback and notes why:
+``note(column, why)``. :func:`hermes_plugin.source.rowreader.make_converter` wires them to the
+rows' fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hermes_plugin.schema import MARKER_BRANCH, MARKER_DELEGATE, MARKER_RESET
+from hermes_plugin.source.columns import Cell, RawText, cell_text
+from hermes_plugin.source.decode import (
+    decode_content,
+    decode_display_metadata,
+    decode_epoch,
+    decode_json_column,
+    describe,
+)
+from hermes_plugin.source.jsontext import JsonValue
+from hermes_plugin.source.toolcalls import ToolCalls, decode_tool_calls
+
+__all__ = [
+    "Factory",
+    "Hook",
+    "Note",
+    "as_tuple",
+    "content",
+    "display_metadata",
+    "flag",
+    "given",
+    "json",
+    "json_object",
+    "lenient_text",
+    "model_config",
+    "platform_id",
+    "source",
+    "string",
+    "text",
+    "text_or_none",
+    "time",
+    "tool_calls",
+]
+
+#: Records a problem with a cell: its column, and why.
+Note = Callable[[str, str], None]
+#: A cattrs structure hook: the cell (or given value) and the field's type.
+Hook = Callable[[Any, Any], Any]
+#: Makes the hook of one column.
+Factory = Callable[[Note, str], Hook]
+
+_MARKERS = (MARKER_BRANCH, MARKER_DELEGATE, MARKER_RESET)
+
+
+def given(value: Any, _: Any) -> Any:
+    """A member the reader computed (the unit, the checked id, the row's columns)."""
+    return value
+
+
+def as_tuple(value: Any, _: Any) -> tuple[Any, ...]:
+    """The problems the hooks noted, once every column is read."""
+    return tuple(value)
+
+
+def text(note: Note, column: str) -> Hook:
+    """Text; any other cell reads as no text (a BLOB, a number)."""
+
+    def hook(cell: Cell, _: Any) -> str | None:
+        if cell is None or type(cell) is str:
+            return cell
+        value = cell_text(cell)
+        if value is None:
+            note(column, f"{describe(cell)}, not text")
+        return value
+
+    return hook
+
+
+def text_or_none(note: Note, column: str) -> Hook:
+    """Text, with ``''`` read as unset."""
+    read = text(note, column)
+    return lambda cell, tp: read(cell, tp) or None
+
+
+def source(note: Note, column: str) -> Hook:
+    """``source``, which Hermes never leaves NULL: a NULL reads as ``''``."""
+    read = text(note, column)
+
+    def hook(cell: Cell, tp: Any) -> str:
+        value: str | None = read(cell, tp)
+        if value is None:
+            note(column, "null")
+            return ""
+        return value
+
+    return hook
+
+
+def platform_id(note: Note, column: str) -> Hook:
+    """``platform_message_id``: a platform's id, which callers may have bound as a number."""
+    read = text(note, column)
+
+    def hook(cell: Cell, tp: Any) -> str | None:
+        if isinstance(cell, int | float) and not isinstance(cell, bool):
+            return str(cell)
+        value: str | None = read(cell, tp)
+        return value
+
+    return hook
+
+
+def flag(note: Note, column: str, default: bool) -> Hook:
+    """A numeric column as a flag: non-zero is true; NULL (an old migration's) is
+    ``default``."""
+
+    def hook(cell: Cell, _: Any) -> bool:
+        if cell is None:
+            return default
+        if isinstance(cell, bool) or not isinstance(cell, int | float):
+            note(column, f"{describe(cell)}, not a number; read as {int(default)}")
+            return default
+        return float(cell) != 0
+
+    return hook
+
+
+def time(note: Note, column: str, null_noted: bool = False) -> Hook:
+    """Seconds since the epoch in Hermes' trusted window; ``null_noted`` for a column Hermes
+    always sets."""
+
+    def hook(cell: Cell, _: Any) -> float | None:
+        seconds, ok = decode_epoch(cell)
+        if not ok:
+            note(column, f"{describe(cell)}, not a time in [0, 4.2e9]")
+        elif null_noted and cell is None:
+            note(column, "null")
+        return seconds
+
+    return hook
+
+
+def _decoded(decode: Callable[[Cell], tuple[Any, bool]], why: Callable[[Cell], str]) -> Factory:
+    """Hooks for a decoder that says whether the cell held what Hermes writes, and why not."""
+
+    def factory(note: Note, column: str) -> Hook:
+        def hook(cell: Cell, _: Any) -> Any:
+            value, ok = decode(cell)
+            if not ok:
+                note(column, why(cell))
+            return value
+
+        return hook
+
+    return factory
+
+
+json = _decoded(decode_json_column, lambda _: "invalid JSON")
+display_metadata = _decoded(decode_display_metadata, lambda _: "not a JSON object; dropped")
+content = _decoded(
+    decode_content,
+    lambda cell: (
+        "'\\x00json:' prefix without valid JSON; kept as text"
+        if isinstance(cell, str | RawText)
+        else f"{describe(cell)}, not text"
+    ),
+)
+
+
+def json_object(note: Note, column: str) -> Hook:
+    """JSON text holding an object; any other JSON reads as unset."""
+    read = json(note, column)
+
+    def hook(cell: Cell, tp: Any) -> dict[str, JsonValue] | None:
+        value = read(cell, tp)
+        if value is None or isinstance(value, dict):
+            return value
+        note(column, "not a JSON object")
+        return None
+
+    return hook
+
+
+def model_config(note: Note, column: str) -> Hook:
+    """``model_config``: a JSON object whose markers name other sessions."""
+    read = json_object(note, column)
+
+    def hook(cell: Cell, tp: Any) -> dict[str, JsonValue] | None:
+        value: dict[str, JsonValue] | None = read(cell, tp)
+        if value is not None:
+            for marker in _MARKERS:
+                named = value.get(marker)
+                if named is not None and not isinstance(named, str):
+                    note(column, f"{marker} is not text")
+        return value
+
+    return hook
+
+
+def tool_calls(note: Note, column: str) -> Hook:
+    """``tool_calls``: a JSON array of calls (see :func:`decode_tool_calls`)."""
+
+    def hook(cell: Cell, _: Any) -> ToolCalls:
+        calls = decode_tool_calls(cell)
+        if calls.error is not None:
+            note(column, f"{calls.error}; read as no calls")
+        elif calls.bad:
+            note(column, f"{len(calls.bad)} entries are not objects")
+        elif calls.single:
+            note(column, "a single object, not an array; read as a list of one")
+        return calls
+
+    return hook
+
+
+def lenient_text(cell: Cell, _: Any) -> str | None:
+    """Text, or None for any other cell, unnoted (``async_delegations`` is read as is)."""
+    return cell_text(cell)
+
+
+def string(cell: Cell, _: Any) -> str:
+    """Text, or ``''`` for any other cell, unnoted."""
+    return cell_text(cell) or ""
