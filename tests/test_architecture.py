@@ -95,17 +95,7 @@ def test_no_import_cycles() -> None:
     assert cycles == [], cycles
 
 
-#: Being split on the Hermes branch of issue 8; strict, so the mark must go when they shrink.
-_SPLITTING = {"hermes_plugin.convert.segments", "hermes_plugin.source.database"}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True)) if n in _SPLITTING else n
-        for n in sorted(_modules())
-    ],
-)
+@pytest.mark.parametrize("name", sorted(_modules()))
 def test_modules_are_small(name: str) -> None:
     lines = _modules()[name].read_text(encoding="utf-8").count("\n")
     assert lines <= MAX_LINES, f"{name}: {lines} lines"
