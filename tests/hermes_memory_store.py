@@ -8,8 +8,11 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
+from types import TracebackType
+from typing import Protocol, Self
 
 from attrs import field, frozen
+from hermes_columns import columns_of, flag
 
 from hermes_plugin.source.columns import Cell, Columns, cell_text
 from hermes_plugin.source.rowreader import RowReader
@@ -17,12 +20,33 @@ from hermes_plugin.source.rows import Delegation, Message, Session
 from hermes_plugin.source.store import (
     ClosesOnExit,
     RowCounts,
+    Store,
     Stray,
     message_stray,
     read_sessions,
 )
 
-__all__ = ["MemoryStore"]
+__all__ = ["Database", "MemoryStore"]
+
+
+class Database(Store, Protocol):
+    """A store read from a file, open until closed; a context manager.
+
+    It is also an ``asf_core.formats.StoreHandle`` (``info`` and ``close``).
+    """
+
+    def info(self) -> dict[str, str | int | None]: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
 
 
 @frozen(kw_only=True)
@@ -56,12 +80,12 @@ class MemoryStore(ClosesOnExit):
         """Decode raw rows (column name to cell, in column order) into a store; ``sessions``
         in the order a file's rows are read (by id)."""
         reader = RowReader(name)
-        good, strays = read_sessions(reader, map(Columns.of, sessions))
+        good, strays = read_sessions(reader, map(columns_of, sessions))
         known = {s.id for s in good}
         by_session: dict[str, list[Message]] = {}
         loose: list[Message] = []
         for position, row in enumerate(messages):
-            message = reader.message(Columns.of(row), position)
+            message = reader.message(columns_of(row), position)
             if message.session_id in known:
                 by_session.setdefault(message.session_id, []).append(message)
             else:
@@ -121,7 +145,7 @@ class MemoryStore(ClosesOnExit):
             counts = out.get(key, RowCounts())
             out[key] = (
                 RowCounts(counts.active + 1, counts.inactive)
-                if message.cols.flag("active", True)
+                if flag(message.cols, "active", True)
                 else RowCounts(counts.active, counts.inactive + 1)
             )
         return out

@@ -1,9 +1,9 @@
 """One database row as read: its columns by name, in the table's order.
 
 Hermes adds columns as it needs them, so rows are read by name and every
-column is kept, known or not. SQLite is dynamically typed: the accessors say
-exactly what a cell holds and never coerce (text that spells a number is not
-a number, a number is not text), so a damaged cell is seen as damaged.
+column is kept, known or not. SQLite is dynamically typed: a cell is kept exactly
+as read (text, a number, a blob, or :class:`RawText` for text that is not UTF-8)
+and never coerced, so a damaged cell is seen as damaged and written back as it was.
 """
 
 from __future__ import annotations
@@ -11,23 +11,14 @@ from __future__ import annotations
 import base64
 import builtins
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import TypeAlias
 
 from attrs import field, frozen
 
-from hermes_plugin.source.jsontext import JsonValue, compact, parse
+from hermes_plugin.source.jsontext import JsonValue, parse
 
-__all__ = [
-    "JSON_COLUMNS",
-    "Cell",
-    "Column",
-    "Columns",
-    "RawText",
-    "cell_text",
-    "index_of",
-    "text_cell",
-]
+__all__ = ["Cell", "Columns", "RawText", "cell_text", "index_of", "text_cell"]
 
 
 class RawText(bytes):
@@ -45,24 +36,6 @@ class RawText(bytes):
 
 #: A cell as the sqlite3 module reads it (with :class:`RawText` for bad text).
 Cell: TypeAlias = int | float | str | bytes | None
-
-#: Columns Hermes writes JSON text into; :meth:`Columns.to_json` inlines them.
-JSON_COLUMNS = frozenset(
-    {
-        "model_config",
-        "origin_json",
-        "tool_calls",
-        "reasoning_details",
-        "codex_reasoning_items",
-        "codex_message_items",
-        "display_metadata",
-        "absorbed_message_uids",
-        "tool_call_uids",
-        "event_json",
-        "result_json",
-        "task_json",
-    }
-)
 
 
 def text_cell(data: bytes) -> str | RawText:
@@ -82,14 +55,6 @@ def cell_text(value: Cell) -> str | None:
     return None
 
 
-@frozen
-class Column:
-    """One column of a row: its name and its cell."""
-
-    name: str
-    value: Cell
-
-
 def index_of(names: Iterable[str]) -> dict[str, builtins.int]:
     """Column positions by name (the first of a repeated name wins).
 
@@ -107,50 +72,26 @@ class Columns:
 
     Absent (the table has no such column), null and empty text are three
     different things: Hermes tells NULL from ``''`` in some columns, and an
-    older database lacks the newer columns. Build one from :class:`Column`
-    cells, with :meth:`of`, or (fast, for a table's many rows) with
-    :meth:`from_values`.
+    older database lacks the newer columns. ``index`` is :func:`index_of` of the
+    names, computed once per table and shared by its rows.
     """
 
     _names: tuple[str, ...]
     _values: tuple[Cell, ...]
     _index: Mapping[str, builtins.int] = field(eq=False, repr=False, hash=False)
 
-    def __init__(self, cells: Iterable[Column] = ()) -> None:
-        cells = tuple(cells)
-        names = tuple(c.name for c in cells)
-        self.__attrs_init__(names, tuple(c.value for c in cells), index_of(names))
-
-    @classmethod
-    def from_values(
-        cls,
-        names: tuple[str, ...],
-        values: tuple[Cell, ...],
+    def __init__(
+        self,
+        names: tuple[str, ...] = (),
+        values: tuple[Cell, ...] = (),
         index: Mapping[str, builtins.int] | None = None,
-    ) -> Columns:
-        """A row from its names and cells; ``index`` is :func:`index_of` of the names."""
+    ) -> None:
         if len(names) != len(values):
             raise ValueError("a row needs one cell per column name")
-        row = cls.__new__(cls)
-        row.__attrs_init__(names, values, index_of(names) if index is None else index)
-        return row
-
-    @classmethod
-    def of(cls, row: Mapping[str, Cell] | Iterable[tuple[str, Cell]]) -> Columns:
-        """Build a row from a mapping or from (name, cell) pairs, in their order."""
-        pairs = tuple(row.items() if isinstance(row, Mapping) else row)
-        return cls.from_values(tuple(n for n, _ in pairs), tuple(v for _, v in pairs))
-
-    @property
-    def cells(self) -> tuple[Column, ...]:
-        """The row's columns, in order."""
-        return tuple(Column(n, v) for n, v in zip(self._names, self._values, strict=True))
+        self.__attrs_init__(names, values, index_of(names) if index is None else index)
 
     def __len__(self) -> builtins.int:
         return len(self._names)
-
-    def __iter__(self) -> Iterator[Column]:
-        return iter(self.cells)
 
     def names(self) -> tuple[str, ...]:
         """The column names, in order."""
@@ -177,14 +118,6 @@ class Columns:
         i = self._index.get(name)
         return default if i is None else self._values[i]
 
-    def text(self, name: str) -> str | None:
-        """A text column's text; None when it is absent, null or not text."""
-        return cell_text(self.get(name))
-
-    def string(self, name: str) -> str:
-        """A text column's text; empty when it is absent, null or not text."""
-        return self.text(name) or ""
-
     def int(self, name: str) -> builtins.int | None:
         """An integer column; None when it is absent, null or holds anything else."""
         value = self.get(name)
@@ -192,33 +125,10 @@ class Columns:
             return value
         return None
 
-    def float(self, name: str) -> builtins.float | None:
-        """A numeric column (INTEGER or REAL). Text that spells a number is not one."""
-        value = self.get(name)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return None
-        return float(value)
-
-    def flag(self, name: str, default: bool) -> bool:
-        """A numeric column as a flag: non-zero is true.
-
-        ``default`` when the column is absent, null or not a number: a
-        database older than the flag, or a NULL an old migration left.
-        """
-        number = self.float(name)
-        if number is None:
-            return default
-        return number != 0
-
-    def without(self, *names: str) -> Columns:
-        """The row without the columns named."""
-        drop = set(names)
-        return Columns(column for column in self.cells if column.name not in drop)
-
-    def to_json_value(self, json_columns: frozenset[str] = JSON_COLUMNS) -> dict[str, JsonValue]:
+    def to_json_value(self, json_columns: frozenset[str] = frozenset()) -> dict[str, JsonValue]:
         """The row as one JSON object, a member per column in order.
 
-        A JSON column holding valid JSON is its value; other text is a string
+        A column named in ``json_columns`` holding valid JSON is its value; other text is a string
         (bad UTF-8 replaced); a number is a number (a non-finite REAL, which
         JSON cannot hold, is null); null is null; a blob is base64 text.
         """
@@ -269,10 +179,6 @@ class Columns:
             if encoding is not None:
                 encoded[name] = encoding
         return values, encoded
-
-    def to_json(self, json_columns: frozenset[str] = JSON_COLUMNS) -> str:
-        """:meth:`to_json_value` as compact JSON text."""
-        return compact(self.to_json_value(json_columns))
 
 
 def _exact_cell(value: Cell) -> tuple[JsonValue, str | None]:

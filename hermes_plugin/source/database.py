@@ -27,7 +27,7 @@ from hermes_plugin.source.store import (
     read_sessions,
 )
 
-__all__ = ["SqliteStore", "open_store"]
+__all__ = ["SqliteStore"]
 
 _REQUIRED_TABLES = ("sessions", "messages")
 #: The tables a converter reads (others, such as FTS indexes, are never touched).
@@ -47,13 +47,9 @@ def _quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def open_store(path: str | os.PathLike[str], *, name: str | None = None) -> SqliteStore:
-    """Open a database file read-only; see :class:`SqliteStore`."""
-    return SqliteStore(path, name=name)
-
-
 class SqliteStore(ClosesOnExit):
-    """The rows of one ``state.db``, read-only; a :class:`~hermes_plugin.source.store.Database`.
+    """The rows of one ``state.db``, read-only: a :class:`~hermes_plugin.source.store.Store`,
+    and a context manager that closes it.
 
     ``name`` names the store in findings (default: the path as given). Raises
     :class:`~asf_core.formats.StoreError` when the file is no SQLite database, is damaged, or
@@ -110,7 +106,7 @@ class SqliteStore(ClosesOnExit):
         if order:
             sql += f" ORDER BY {order}"
         index = self._indexes[table]
-        return [Columns.from_values(names, row, index) for row in self.db.query(sql, params)]
+        return [Columns(names, row, index) for row in self.db.query(sql, params)]
 
     def _read_versions(self) -> tuple[int, ...]:
         if "version" not in self._columns.get("schema_version", ()):
@@ -136,10 +132,6 @@ class SqliteStore(ClosesOnExit):
         """The first row of ``schema_version``, as Hermes reads it."""
         return self._versions[0] if self._versions else None
 
-    def schema_versions(self) -> tuple[int, ...]:
-        """Every integer row of ``schema_version`` (Hermes keeps one)."""
-        return self._versions
-
     def info(self) -> dict[str, str | int | None]:
         """Facts about the store for a report: file, schema version, journal mode, access."""
         return {
@@ -149,10 +141,6 @@ class SqliteStore(ClosesOnExit):
             "journal_mode": self.journal_mode,
             "access": self.access,
         }
-
-    def tables(self) -> frozenset[str]:
-        """The tables and views the database has."""
-        return self._tables
 
     def columns(self, table: str) -> tuple[str, ...]:
         """A table's columns in order; empty when there is no such table (or it cannot be read)."""

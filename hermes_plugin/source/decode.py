@@ -27,9 +27,6 @@ __all__ = [
     "epoch",
 ]
 
-#: Part types whose ``text`` member is the part's text.
-_TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
-
 
 @frozen
 class Content:
@@ -59,23 +56,6 @@ class Content:
         if isinstance(value, list):
             return cls(parts=tuple(value), structured=True, value=value)
         return cls(parts=(value,), structured=True, value=value)
-
-    def as_text(self) -> str:
-        """The content's text: the text, or the text parts joined by newlines."""
-        if not self.structured:
-            return self.text
-        texts = []
-        for part in self.parts:
-            if isinstance(part, str):
-                texts.append(part)
-            elif isinstance(part, dict) and part.get("type") in _TEXT_PART_TYPES:
-                text = part.get("text")
-                if isinstance(text, str):
-                    texts.append(text)
-        return "\n".join(texts)
-
-    def __str__(self) -> str:
-        return self.as_text()
 
 
 #: NULL content (shared; a Content is immutable).

@@ -1,13 +1,13 @@
-"""Where Hermes keeps its databases, and whether a path holds one.
+"""Where Hermes keeps its databases, and which the plugin claims at a path.
 
 Hermes keeps every session of a profile in one ``state.db``: the home's own
 (``~/.hermes/state.db``, or ``$HERMES_HOME``) and one per further profile
 (``<home>/profiles/<name>/state.db``). A database is converted whole.
 
-:func:`probe` says whether a path holds Hermes databases; :func:`claims` is what the plugin
-claims at a path: those, and the ones a user plainly means as Hermes' that cannot be read
-(damaged, empty, unreadable, not Hermes at all), so that opening them tells the user what is
-wrong instead of their file being passed over as nobody's.
+:func:`claims` is what the plugin claims at a path: the Hermes databases there, and the ones a
+user plainly means as Hermes' that cannot be read (damaged, empty, unreadable, not Hermes at
+all), so that opening them tells the user what is wrong instead of their file being passed
+over as nobody's. What a file is, :mod:`hermes_plugin.source.sniff` says.
 """
 
 from __future__ import annotations
@@ -17,21 +17,17 @@ from pathlib import Path
 
 from attrs import frozen
 
-from asf_core.formats import StoreError
 from hermes_plugin.schema import DATABASE_NAME, DIR_PROFILES
 from hermes_plugin.source import sniff
-from hermes_plugin.source.database import SqliteStore
 
 __all__ = [
-    "Probe",
+    "DAMAGED_SQLITE",
+    "NOT_HERMES",
+    "UNREADABLE",
+    "DatabaseClaim",
     "claims",
-    "databases",
     "default_homes",
     "find_databases",
-    "is_home",
-    "open_database",
-    "probe",
-    "store_of",
 ]
 
 
@@ -42,11 +38,6 @@ UNREADABLE = 0.5
 NOT_HERMES = 0.2
 #: On a file of another name that starts as SQLite but whose tables cannot be read.
 DAMAGED_SQLITE = 0.1
-
-
-def is_home(directory: str | os.PathLike[str]) -> bool:
-    """Whether a directory is a Hermes home or profile directory: it holds state.db."""
-    return sniff.kind(Path(directory) / DATABASE_NAME) == "file"
 
 
 def _entries(home: Path) -> list[Path]:
@@ -65,11 +56,6 @@ def _entries(home: Path) -> list[Path]:
         if sniff.kind(p / DATABASE_NAME) not in ("missing", "denied")
     )
     return found
-
-
-def databases(home: str | os.PathLike[str]) -> list[Path]:
-    """The databases a home holds: its own state.db, then each profile's in name order."""
-    return [p for p in _entries(Path(home)) if sniff.kind(p) == "file"]
 
 
 def find_databases(root: str | os.PathLike[str]) -> list[Path]:
@@ -91,17 +77,6 @@ def find_databases(root: str | os.PathLike[str]) -> list[Path]:
     return found
 
 
-def store_of(path: str | os.PathLike[str]) -> Path | None:
-    """The database a path names: the path itself when it is a file, the state.db
-    of a home or profile directory, else None."""
-    path = Path(path)
-    if sniff.kind(path) == "file":
-        return path
-    if is_home(path):
-        return path / DATABASE_NAME
-    return None
-
-
 def default_homes() -> list[Path]:
     """Hermes' home as Hermes finds it: ``$HERMES_HOME``, else ``~/.hermes``; when it exists."""
     env = os.environ.get("HERMES_HOME")
@@ -110,63 +85,26 @@ def default_homes() -> list[Path]:
 
 
 @frozen(kw_only=True)
-class Probe:
-    """What :func:`probe` found: the databases a path holds and how sure it is.
-
-    ``confidence`` is 1.0 for a file named state.db with Hermes' tables, 0.9
-    for such a file under another name, 0.7 for a directory tree holding
-    Hermes homes, 0.5 (:data:`UNREADABLE`) for a state.db whose tables could
-    not be confirmed. :func:`claims` gives one per database, and lower ones.
-    """
+class DatabaseClaim:
+    """A database the plugin claims, how sure it is (see :func:`claims`) and why."""
 
     path: Path
-    databases: tuple[Path, ...]
     confidence: float
     detail: str
 
 
-def _probe_file(path: Path) -> Probe | None:
+def _schema_claim(path: Path) -> DatabaseClaim | None:
+    """The claim a regular file's schema makes: 1.0 for a file named state.db with Hermes'
+    tables, 0.9 for such a file under another name, :data:`UNREADABLE` for a state.db whose
+    tables cannot be read; None otherwise."""
     verdict = sniff.hermes_schema(path)
     named = path.name == DATABASE_NAME
     if verdict is True:
         confidence, reason = (1.0, "Hermes state.db") if named else (0.9, "Hermes schema")
-        return Probe(path=path, databases=(path,), confidence=confidence, detail=reason)
+        return DatabaseClaim(path=path, confidence=confidence, detail=reason)
     if verdict is None and named:
-        return Probe(
-            path=path,
-            databases=(path,),
-            confidence=UNREADABLE,
-            detail="state.db, schema unreadable",
-        )
+        return DatabaseClaim(path=path, confidence=UNREADABLE, detail="state.db, schema unreadable")
     return None
-
-
-def probe(path: str | os.PathLike[str]) -> Probe | None:
-    """Whether a path holds Hermes databases, and with what confidence; None if not.
-
-    A file is checked by its schema; a home or profile directory by its own
-    databases; any other directory by the homes under it.
-    """
-    path = Path(path)
-    kind = sniff.kind(path)
-    if kind == "file":
-        return _probe_file(path)
-    if kind != "dir":
-        return None
-    if is_home(path):
-        claims = [c for c in map(_probe_file, databases(path)) if c is not None]
-        if not claims:
-            return None
-        return Probe(
-            path=path,
-            databases=tuple(c.databases[0] for c in claims),
-            confidence=max(c.confidence for c in claims),
-            detail="Hermes home",
-        )
-    found = tuple(p for p in find_databases(path) if sniff.hermes_schema(p))
-    if not found:
-        return None
-    return Probe(path=path, databases=found, confidence=0.7, detail="directory of Hermes homes")
 
 
 def _damaged_sqlite(path: Path) -> bool:
@@ -174,13 +112,13 @@ def _damaged_sqlite(path: Path) -> bool:
     return sniff.is_sqlite(path) and sniff.hermes_schema(path) is None
 
 
-def _claim(path: Path, *, meant: bool) -> Probe | None:
+def _claim(path: Path, *, meant: bool) -> DatabaseClaim | None:
     """The claim on one database. ``meant``: the user means it as Hermes' (it is named
     state.db, or it is a home's), so it is claimed whatever it holds."""
     kind = sniff.kind(path)
     if kind == "missing":
         return None
-    found = _probe_file(path) if kind == "file" else None
+    found = _schema_claim(path) if kind == "file" else None
     if found is not None:
         return found
     if kind == "file" and not meant and _damaged_sqlite(path):
@@ -191,7 +129,7 @@ def _claim(path: Path, *, meant: bool) -> Probe | None:
         confidence, detail = NOT_HERMES, "state.db, not a Hermes database"
     else:
         return None
-    return Probe(path=path, databases=(path,), confidence=confidence, detail=detail)
+    return DatabaseClaim(path=path, confidence=confidence, detail=detail)
 
 
 def _home_of(database: Path) -> Path:
@@ -202,7 +140,7 @@ def _home_of(database: Path) -> Path:
     return database.parent
 
 
-def claims(path: str | os.PathLike[str] | None) -> list[Probe]:
+def claims(path: str | os.PathLike[str] | None) -> list[DatabaseClaim]:
     """Each database the plugin claims at a path the user named (None: the default homes).
 
     * A file: one with Hermes' tables (1.0; 0.9 under another name). A file named state.db is
@@ -226,30 +164,17 @@ def claims(path: str | os.PathLike[str] | None) -> list[Probe]:
     return [found] if found is not None else []
 
 
-def _home_claims(home: Path) -> list[Probe]:
+def _home_claims(home: Path) -> list[DatabaseClaim]:
     return [c for c in (_claim(db, meant=True) for db in _entries(home)) if c is not None]
 
 
-def _tree_claims(root: Path) -> list[Probe]:
-    found: dict[Path, Probe] = {}
+def _tree_claims(root: Path) -> list[DatabaseClaim]:
+    found: dict[Path, DatabaseClaim] = {}
     for db in find_databases(root):
         if sniff.hermes_schema(db):
             for claim in _home_claims(_home_of(db)):
                 if claim.path.is_relative_to(root):
                     found.setdefault(claim.path, claim)
         elif db not in found and _damaged_sqlite(db):
-            found[db] = Probe(
-                path=db, databases=(db,), confidence=UNREADABLE, detail="state.db, damaged"
-            )
+            found[db] = DatabaseClaim(path=db, confidence=UNREADABLE, detail="state.db, damaged")
     return list(found.values())
-
-
-def open_database(path: str | os.PathLike[str], *, name: str | None = None) -> SqliteStore:
-    """Open the database a path names (a file, or a home's state.db), read-only.
-
-    Raises the host's :class:`~asf_core.formats.StoreError` when there is none.
-    """
-    database = store_of(path)
-    if database is None:
-        raise StoreError(f"no Hermes database (no file, no {DATABASE_NAME})")
-    return SqliteStore(database, name=name)

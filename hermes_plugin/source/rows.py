@@ -84,11 +84,11 @@ class Message:
     """One row of ``messages``, as the converter and the mapping rule read it.
 
     ``content`` is decoded (see :func:`~hermes_plugin.source.decode.decode_content`); ``calls``
-    is the decoded ``tool_calls`` column: ``tool_calls`` are its entries that are objects and
-    ``bad_calls`` those that are not. ``reasoning_content`` None is a NULL column, which Hermes
-    tells from ``''``. The JSON carriers (``reasoning_details``, ``codex_*``) hold the JSON
-    value, None when unset or invalid. ``active`` is true for a NULL cell and in a database
-    without the column; ``has_summary`` says the database has ``_compressed_summary``.
+    is the decoded ``tool_calls`` column, ``tool_calls`` its entries that are objects.
+    ``reasoning_content`` None is a NULL column, which Hermes tells from ``''``. The JSON
+    carriers (``reasoning_details``, ``codex_*``) hold the JSON value, None when unset or
+    invalid. ``active`` is true for a NULL cell and in a database without the column;
+    ``has_summary`` says the database has ``_compressed_summary``.
     """
 
     unit: str
@@ -128,15 +128,6 @@ class Message:
     def tool_calls(self) -> tuple[ToolCall, ...]:
         """The calls of ``tool_calls`` (a single object counts as a list of one)."""
         return self.calls.calls
-
-    @property
-    def bad_calls(self) -> tuple[JsonValue, ...]:
-        """The entries of ``tool_calls`` that are not objects."""
-        return self.calls.bad
-
-    @property
-    def time(self) -> datetime | None:
-        return None if self.timestamp is None else epoch(self.timestamp)
 
 
 @frozen(kw_only=True)

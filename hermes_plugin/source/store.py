@@ -10,7 +10,7 @@ error; a database that cannot be read at all raises the host's
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from types import TracebackType
 from typing import Literal, Protocol, Self
 
@@ -22,7 +22,6 @@ from hermes_plugin.source.rows import Delegation, Message, Session, session_unit
 
 __all__ = [
     "ClosesOnExit",
-    "Database",
     "RowCounts",
     "Store",
     "Stray",
@@ -30,7 +29,6 @@ __all__ = [
     "read_sessions",
     "session_prompt",
     "session_stray",
-    "sessions_with_messages",
 ]
 
 
@@ -64,7 +62,9 @@ class Store(Protocol):
 
     @property
     def name(self) -> str:
-        """Names the store in findings: the database's file name (as given)."""
+        """How units and findings name the database: its place in the Hermes home
+        (``state.db``, ``profiles/<name>/state.db``) when the plugin opened it, else as the
+        opener said (a file's default: its path as given)."""
         ...
 
     def version(self) -> int | None:
@@ -99,26 +99,6 @@ class Store(Protocol):
     def row_counts(self) -> Mapping[str, RowCounts]:
         """Active and inactive message rows per session id, without reading the rows."""
         ...
-
-
-class Database(Store, Protocol):
-    """A store read from a file, open until closed; a context manager.
-
-    It is also an ``asf_core.formats.StoreHandle`` (``info`` and ``close``).
-    """
-
-    def info(self) -> dict[str, str | int | None]: ...
-
-    def close(self) -> None: ...
-
-    def __enter__(self) -> Self: ...
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None: ...
 
 
 class ClosesOnExit:
@@ -207,10 +187,3 @@ def message_stray(message: Message, why: str | None = None) -> Stray:
         malformed=message.error is not None,
         cols=message.cols,
     )
-
-
-def sessions_with_messages(store: Store) -> Iterator[tuple[Session, tuple[Message, ...]]]:
-    """Each readable session with its message rows, one session at a time."""
-    sessions, _ = store.sessions()
-    for session in sessions:
-        yield session, store.messages(session.id)

@@ -125,10 +125,6 @@ class ToolCall:
             return arguments
         return compact(arguments)
 
-    def to_json_value(self) -> dict[str, JsonValue]:
-        """The call as it was read."""
-        return self.raw
-
 
 @frozen
 class ToolCalls:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from hermes_columns import columns_of
 from hermes_memory_store import MemoryStore
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,7 +23,6 @@ from asf_core.reader import SessionFile, parse_session
 from asf_core.verify.session import verify_session
 from asf_core.writer import entry_line, header_line
 from hermes_plugin.convert.database import ORPHANS, convert_store
-from hermes_plugin.source.columns import Columns
 from hermes_plugin.source.rows import Delegation
 
 T0 = 1_790_000_000.0
@@ -192,7 +192,7 @@ def test_odd_lineage() -> None:
                 origin_session="agent:main",
                 origin_session_id=None,
                 state="completed",
-                cols=Columns.of({"delegation_id": "d1", "parent_session_id": "root"}),
+                cols=columns_of({"delegation_id": "d1", "parent_session_id": "root"}),
             ),
         ),
     )

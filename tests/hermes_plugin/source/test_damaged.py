@@ -11,22 +11,25 @@ import json
 import os
 import shutil
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from fixture_paths import SHARED
+from hermes_columns import to_json
+from hermes_homes import open_database
 from hermes_memory_store import MemoryStore
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from asf_core.formats import StoreError
 from hermes_plugin.source.columns import text_cell
-from hermes_plugin.source.database import open_store
-from hermes_plugin.source.discovery import open_database, probe
+from hermes_plugin.source.database import SqliteStore
+from hermes_plugin.source.discovery import NOT_HERMES, claims
 from hermes_plugin.source.listing import list_sessions
 from hermes_plugin.source.relations import Relation, classify_all, parent_cycles
-from hermes_plugin.source.store import message_stray, sessions_with_messages
+from hermes_plugin.source.rows import Message, Session
+from hermes_plugin.source.store import Store, message_stray
 
 FIXTURE_DB = SHARED / "hermes" / "fixtures" / "hermes-0.19.0" / "state.db"
 
@@ -47,9 +50,16 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def sessions_with_messages(store: Store) -> Iterator[tuple[Session, tuple[Message, ...]]]:
+    """Each readable session with its message rows, one session at a time."""
+    sessions, _ = store.sessions()
+    for session in sessions:
+        yield session, store.messages(session.id)
+
+
 def read_everything(path: Path) -> None:
     """Everything a converter and ``asf list`` read."""
-    with open_store(path, name="state.db") as store:
+    with SqliteStore(path, name="state.db") as store:
         store.info()
         listing = list_sessions(store)
         for session, messages in sessions_with_messages(store):
@@ -57,9 +67,9 @@ def read_everything(path: Path) -> None:
             for message in messages:
                 if message.error:
                     message_stray(message)
-                message.cols.to_json()
+                to_json(message.cols)
                 [c.arguments_text() for c in message.tool_calls]
-            session.cols.to_json()
+            to_json(session.cols)
         store.delegations()
         assert listing.database == "state.db"
 
@@ -167,7 +177,7 @@ def damaged(tmp_path: Path) -> Path:
 def test_damaged_cells_are_problems_and_strays(damaged: Path) -> None:
     digest = _digest(damaged)
     read_everything(damaged)
-    with open_store(damaged, name="state.db") as store:
+    with SqliteStore(damaged, name="state.db") as store:
         assert store.version() is None  # 'thirty' is no version
         sessions, strays = store.sessions()
         by_id = {s.id: s for s in sessions}
@@ -232,7 +242,7 @@ def test_damaged_cells_are_problems_and_strays(damaged: Path) -> None:
         assert messages[1].content.text == "\x00json:{broken"
         assert messages[2].tool_calls == ()
         assert len(messages[4].tool_calls) == 1
-        assert messages[4].bad_calls == (1,)
+        assert messages[4].calls.bad == (1,)
         assert messages[4].tool_calls[0].function is None
         assert messages[4].tool_calls[0].arguments_text() == "{}"
         assert [c.id for c in messages[5].tool_calls] == ["solo"]
@@ -266,7 +276,7 @@ def test_damaged_cells_are_problems_and_strays(damaged: Path) -> None:
 def _expect_store_error(path: Path, *, must_fail: bool = True) -> None:
     digest = _digest(path) if path.is_file() else None
     error: StoreError | None = None
-    probe(path)  # discovery never raises either
+    claims(path)  # discovery never raises either
     try:
         read_everything(path)
     except StoreError as exc:
@@ -287,7 +297,7 @@ def test_not_sqlite(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     path.write_bytes(b"this is not a database at all, just some text\n" * 50)
     _expect_store_error(path)
-    assert probe(path) is None
+    assert [c.confidence for c in claims(path)] == [NOT_HERMES]  # claimed only to say why
 
 
 def test_empty_file(tmp_path: Path) -> None:
@@ -304,7 +314,7 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
     fifo = tmp_path / "fifo.db"
     os.mkfifo(fifo)
     with pytest.raises(StoreError, match="not a regular file"):
-        open_store(fifo)  # never blocks reading a pipe
+        SqliteStore(fifo)  # never blocks reading a pipe
 
 
 @pytest.mark.parametrize("table", ["sessions", "messages"])
@@ -319,7 +329,7 @@ def test_missing_table(tmp_path: Path, table: str) -> None:
     conn.commit()
     conn.close()
     with pytest.raises(StoreError, match=f"no {table} table"):
-        open_store(path)
+        SqliteStore(path)
     _expect_store_error(path)
 
 
@@ -404,7 +414,7 @@ def test_every_message_row_is_read_exactly_once(
     conn.commit()
     conn.close()
     digest = _digest(path)
-    with open_store(path, name="fuzz") as store:
+    with SqliteStore(path, name="fuzz") as store:
         good, strays = store.sessions()
         assert len(good) + len(strays) == len(sessions)
         owned = [m.unit for s in good for m in store.messages(s.id)]
@@ -452,7 +462,7 @@ def test_both_stores_agree_on_a_duplicate_session_id(tmp_path: Path) -> None:
     conn.executemany("INSERT INTO sessions VALUES (:id, :source, :started_at)", rows)
     conn.commit()
     conn.close()
-    with open_store(path, name="state.db") as store:
+    with SqliteStore(path, name="state.db") as store:
         in_file = store.sessions()
     in_memory = MemoryStore.from_rows(name="state.db", sessions=rows).sessions()
     assert in_file == in_memory

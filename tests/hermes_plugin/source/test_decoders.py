@@ -13,13 +13,15 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import hermes_columns
 import pytest
+from hermes_columns import columns_of, to_json
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from hermes_plugin.schema import CONTENT_PREFIX, EPOCH_MAX
-from hermes_plugin.source.columns import Columns, RawText, cell_text
-from hermes_plugin.source.database import open_store
+from hermes_plugin.source.columns import RawText, cell_text
+from hermes_plugin.source.database import SqliteStore
 from hermes_plugin.source.decode import (
     Content,
     decode_content,
@@ -101,7 +103,7 @@ def test_bad_prefix_stays_text(junk: str) -> None:
 @given(cells)
 def test_content_never_raises(cell: Any) -> None:
     content, ok = decode_content(cell)
-    assert isinstance(content.as_text(), str)
+    assert isinstance(hermes_columns.content_text(content), str)
     if cell is None:
         assert content.null
         assert ok
@@ -115,7 +117,7 @@ def test_content_null_absent_and_empty() -> None:
     assert not empty.null
     assert empty.text == ""
     parts, _ = decode_content(CONTENT_PREFIX + '[{"type": "text", "text": "a"}, "b", {"x": 1}]')
-    assert parts.as_text() == "a\nb"
+    assert hermes_columns.content_text(parts) == "a\nb"
 
 
 # -- tool calls ----------------------------------------------------------------------------
@@ -141,7 +143,7 @@ calls = st.fixed_dictionaries(
 def test_tool_calls_array(entries: list[JsonValue]) -> None:
     decoded = decode_tool_calls(json.dumps(entries))
     assert decoded.error is None
-    assert [c.to_json_value() for c in decoded.calls] == [e for e in entries if isinstance(e, dict)]
+    assert [c.raw for c in decoded.calls] == [e for e in entries if isinstance(e, dict)]
     assert list(decoded.bad) == [e for e in entries if not isinstance(e, dict)]
     for call in decoded.calls:
         aliases = call.aliases()
@@ -260,36 +262,36 @@ rows = st.dictionaries(names | st.sampled_from(["tool_calls", "model_config"]), 
 
 @given(rows, names)
 def test_columns_accessors(row: dict[str, Any], probe: str) -> None:
-    cols = Columns.of(row)
+    cols = columns_of(row)
     assert cols.names() == tuple(row)
     assert cols.has(probe) == (probe in row)
     cell = row.get(probe)
     assert cols.get(probe) is cell or cols.get(probe) == cell
-    text = cols.text(probe)
+    text = hermes_columns.text(cols, probe)
     if isinstance(cell, RawText):
         assert text == cell.decode("utf-8", "replace")
     elif isinstance(cell, str):
         assert text == cell
     else:
         assert text is None
-    assert cols.string(probe) == (text or "")
+    assert hermes_columns.string(cols, probe) == (text or "")
     assert cols.int(probe) == (cell if type(cell) is int else None)
-    number = cols.float(probe)
+    number = hermes_columns.number(cols, probe)
     if isinstance(cell, int | float):
         assert number is not None or math.isnan(cell)
         assert number == float(cell) or math.isnan(cell)
     else:
         assert number is None
-        assert cols.flag(probe, True) is True
-        assert cols.flag(probe, False) is False
-    assert not cols.without(probe).has(probe)
-    assert len(cols.without(probe)) == len(row) - (probe in row)
+        assert hermes_columns.flag(cols, probe, True) is True
+        assert hermes_columns.flag(cols, probe, False) is False
+    assert not hermes_columns.without(cols, probe).has(probe)
+    assert len(hermes_columns.without(cols, probe)) == len(row) - (probe in row)
 
 
 @given(rows)
 def test_columns_to_json(row: dict[str, Any]) -> None:
-    cols = Columns.of(row)
-    out = json.loads(cols.to_json())
+    cols = columns_of(row)
+    out = json.loads(to_json(cols))
     assert list(out) == list(row)
     for name, cell in row.items():
         member = out[name]
@@ -311,16 +313,16 @@ def test_columns_to_json(row: dict[str, Any]) -> None:
 
 
 def test_columns_absent_null_empty() -> None:
-    cols = Columns.of({"a": None, "b": "", "n": 1, "t": "1"})
+    cols = columns_of({"a": None, "b": "", "n": 1, "t": "1"})
     assert cols.has("a")
     assert not cols.has("z")
-    assert cols.text("a") is None
-    assert cols.text("b") == ""
+    assert hermes_columns.text(cols, "a") is None
+    assert hermes_columns.text(cols, "b") == ""
     assert cols.int("t") is None  # text is not a number
-    assert cols.text("n") is None  # a number is not text
-    assert cols.flag("a", True)
-    assert cols.flag("z", True)
-    assert not cols.flag("a", False)
+    assert hermes_columns.text(cols, "n") is None  # a number is not text
+    assert hermes_columns.flag(cols, "a", True)
+    assert hermes_columns.flag(cols, "z", True)
+    assert not hermes_columns.flag(cols, "a", False)
 
 
 # -- rows through SQLite ---------------------------------------------------------------------
@@ -357,7 +359,7 @@ def test_rows_read_back_exactly(tmp_path: Path, rows: list[dict[str, Any]]) -> N
     )
     conn.commit()
     conn.close()
-    with open_store(path) as store:
+    with SqliteStore(path) as store:
         reader = RowReader("x")
         read = [reader.message(o.cols) if o.cols else None for o in store.orphans(())]
     assert len(read) == len(rows)
@@ -389,7 +391,7 @@ def _rows(*columns: str) -> st.SearchStrategy[dict[str, Any]]:
     )
 )
 def test_session_from_row_never_raises(row: dict[str, Any]) -> None:
-    session = RowReader("db").session(Columns.of(row))
+    session = RowReader("db").session(columns_of(row))
     assert session.unit.startswith("db:sessions/")
     readable = isinstance(row.get("id"), str) and bool(row["id"])  # RawText is bytes
     assert (session.error is None) == readable
@@ -414,7 +416,7 @@ def test_session_from_row_never_raises(row: dict[str, Any]) -> None:
     )
 )
 def test_message_reading_never_raises(row: dict[str, Any]) -> None:
-    message = RowReader("db").message(Columns.of(row))
+    message = RowReader("db").message(columns_of(row))
     assert message.unit.startswith("db:messages/")
     readable = (
         type(row.get("id")) is int
@@ -422,7 +424,7 @@ def test_message_reading_never_raises(row: dict[str, Any]) -> None:
         and cell_text(row.get("role")) is not None
     )
     assert (message.error is None) == readable
-    assert message.cols == Columns.of(row)  # every cell kept as read
+    assert message.cols == columns_of(row)  # every cell kept as read
     for problem in message.problems:  # each names a column of the row
         assert problem.split(":", 1)[0] in row
 
@@ -438,7 +440,7 @@ def test_a_cell_no_hook_can_read_makes_a_stray_with_cattrs_lines() -> None:
         __hash__ = None  # type: ignore[assignment]
 
     row = {"id": 1, "session_id": "s", "role": "user", "reasoning_details": Hostile()}
-    message = RowReader("db").message(Columns.of(row))
+    message = RowReader("db").message(columns_of(row))
     assert message.error is not None
     assert message.error.startswith("cannot read the row: invalid value for type")
     assert message.error.endswith("@ row.reasoning_details")

@@ -1,4 +1,4 @@
-"""Finding Hermes homes and databases, and how sure the probe is."""
+"""Finding Hermes homes and databases, and how sure the claims on them are."""
 
 from __future__ import annotations
 
@@ -8,16 +8,9 @@ from pathlib import Path
 
 import pytest
 from fixture_paths import SHARED
+from hermes_homes import databases, is_home, open_database, store_of
 
-from hermes_plugin.source.discovery import (
-    databases,
-    default_homes,
-    find_databases,
-    is_home,
-    open_database,
-    probe,
-    store_of,
-)
+from hermes_plugin.source.discovery import claims, default_homes, find_databases
 
 FIXTURE_DB = SHARED / "hermes" / "fixtures" / "hermes-0.16.0" / "state.db"
 
@@ -47,6 +40,7 @@ def test_home_layout(tmp_path: Path) -> None:
         home / "profiles" / "zeta" / "state.db",
     ]
     assert databases(home) == expected
+    assert [c.path for c in claims(home)] == expected
     assert find_databases(home) == expected
     assert is_home(home)
     assert not is_home(home / "profiles" / "empty")
@@ -60,28 +54,26 @@ def test_home_layout(tmp_path: Path) -> None:
         assert store.version() == 14
 
 
-def test_probe_confidence(tmp_path: Path) -> None:
+def test_claim_confidence(tmp_path: Path) -> None:
     renamed = tmp_path / "backup.sqlite"
     shutil.copyfile(FIXTURE_DB, renamed)
-    found = probe(renamed)
-    assert found is not None
-    assert (found.confidence, found.databases) == (0.9, (renamed,))
+    (found,) = claims(renamed)
+    assert (found.confidence, found.path) == (0.9, renamed)
 
     other = tmp_path / "other.db"
     conn = sqlite3.connect(other)
     conn.execute("CREATE TABLE sessions (id TEXT)")
     conn.commit()
     conn.close()
-    assert probe(other) is None
+    assert claims(other) == []
 
     damaged = tmp_path / "home" / "state.db"
     damaged.parent.mkdir()
     damaged.write_bytes(FIXTURE_DB.read_bytes()[:100] + b"\xff" * 4000)
-    found = probe(damaged)
-    assert found is not None
+    (found,) = claims(damaged)
     assert found.confidence == 0.5
-    assert probe(damaged.parent) is not None
-    assert probe(tmp_path / "missing") is None
+    assert claims(damaged.parent) == [found]
+    assert claims(tmp_path / "missing") == []
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert probe(empty) is None
+    assert claims(empty) == []

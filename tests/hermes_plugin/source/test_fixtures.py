@@ -13,14 +13,16 @@ from typing import Any
 
 import pytest
 from fixture_paths import DATABASES, HERMES_FIXTURES, database_ids
-from hermes_memory_store import MemoryStore
+from hermes_columns import cells, string
+from hermes_homes import databases, is_home, store_of
+from hermes_memory_store import Database, MemoryStore
 
-from hermes_plugin.source.database import SqliteStore, open_store
-from hermes_plugin.source.discovery import databases, find_databases, is_home, probe, store_of
+from hermes_plugin.source.database import SqliteStore
+from hermes_plugin.source.discovery import claims, find_databases
 from hermes_plugin.source.listing import list_sessions
 from hermes_plugin.source.relations import Relation, classify_all, parent_cycles
 from hermes_plugin.source.rows import Message
-from hermes_plugin.source.store import Database, session_prompt
+from hermes_plugin.source.store import session_prompt
 
 FIXTURES = HERMES_FIXTURES
 IDS = database_ids()
@@ -80,12 +82,11 @@ def _hermes_content(message: Message) -> Any:
 def test_every_row_reads(release: Path, db: str, tmp_path: Path) -> None:
     manifest = _manifest(release, db)
     path = _copy(release, db, tmp_path)
-    with open_store(path, name="state.db") as store:
+    with SqliteStore(path, name="state.db") as store:
         # A rollback-journal database is read from a snapshot copy (one short read lock).
         assert store.access == ("direct" if manifest["journal_mode"] == "wal" else "copy")
         assert store.journal_mode == manifest["journal_mode"]
-        assert list(store.schema_versions()) == manifest["schema_version_rows"]
-        assert store.version() == manifest["schema_version_rows"][0]
+        assert manifest["schema_version_rows"] == [store.version()]
         sessions, strays = store.sessions()
         assert strays == ()
         assert {s.id for s in sessions} == set(manifest["sessions"])
@@ -130,7 +131,7 @@ def _compare_with_hermes(
         assert ours.id == theirs["id"]
         assert ours.role == theirs["role"]
         assert _hermes_content(ours) == theirs["content"]
-        assert [c.to_json_value() for c in ours.tool_calls] == (theirs["tool_calls"] or [])
+        assert [c.raw for c in ours.tool_calls] == (theirs["tool_calls"] or [])
         assert ours.tool_call_id == theirs["tool_call_id"]
         assert ours.timestamp == theirs["timestamp"]
         assert ours.reasoning_content == theirs["reasoning_content"]
@@ -147,7 +148,7 @@ def _compare_with_hermes(
 @pytest.mark.parametrize(("release", "db"), DATABASES, ids=IDS)
 def test_session_columns_match_hermes_export(release: Path, db: str, tmp_path: Path) -> None:
     """Every column of every session row reads as Hermes exports it."""
-    with open_store(_copy(release, db, tmp_path)) as store:
+    with SqliteStore(_copy(release, db, tmp_path)) as store:
         sessions, _ = store.sessions()
         for session in sessions:
             exported = dict(_views(release, db, session.id)["export_session"]["value"])
@@ -155,7 +156,7 @@ def test_session_columns_match_hermes_export(release: Path, db: str, tmp_path: P
             # Hermes exports the prompt it resolves (system_prompts by hash from schema 25 on,
             # when the inline column is left NULL), not the inline cell.
             assert exported.pop("system_prompt") == session_prompt(store, session)
-            ours = {c.name: c.value for c in session.cols}
+            ours = dict(cells(session.cols))
             ours.pop("system_prompt")
             assert ours == exported
 
@@ -163,7 +164,7 @@ def test_session_columns_match_hermes_export(release: Path, db: str, tmp_path: P
 @pytest.mark.parametrize(("release", "db"), DATABASES, ids=IDS)
 def test_listing(release: Path, db: str, tmp_path: Path) -> None:
     manifest = _manifest(release, db)
-    with open_store(_copy(release, db, tmp_path), name="state.db") as store:
+    with SqliteStore(_copy(release, db, tmp_path), name="state.db") as store:
         listing = list_sessions(store)
         sessions, _ = store.sessions()
         rows = sum(len(store.messages(s.id)) for s in sessions)
@@ -180,7 +181,7 @@ def test_listing(release: Path, db: str, tmp_path: Path) -> None:
 
 def test_inplace_and_rewind_rows(tmp_path: Path) -> None:
     """0.19 in-place compaction: compacted rows are inactive and flagged; rewind rows are not."""
-    with open_store(_copy(FIXTURES / "hermes-0.19.0", "state.db", tmp_path)) as store:
+    with SqliteStore(_copy(FIXTURES / "hermes-0.19.0", "state.db", tmp_path)) as store:
         inplace = store.messages("fx-inplace")
         rewind = store.messages("fx-rewind")
         reasoning = store.messages("fx-reasoning")
@@ -193,7 +194,7 @@ def test_inplace_and_rewind_rows(tmp_path: Path) -> None:
 
 
 def test_tool_call_shapes(tmp_path: Path) -> None:
-    with open_store(_copy(FIXTURES / "hermes-0.19.0", "state.db", tmp_path)) as store:
+    with SqliteStore(_copy(FIXTURES / "hermes-0.19.0", "state.db", tmp_path)) as store:
         rows = store.messages("fx-tools")
     calls = [c for m in rows for c in m.tool_calls]
     results = [m.tool_call_id for m in rows if m.role == "tool"]
@@ -218,30 +219,27 @@ def test_discovery_of_a_home_with_a_profile(tmp_path: Path) -> None:
     assert find_databases(home / "state.db") == [home / "state.db"]
     assert store_of(home) == home / "state.db"
     assert store_of(tmp_path) is None
-    found = probe(home)
-    assert found is not None
-    assert found.confidence == 1.0
-    assert found.databases == tuple(databases(home))
-    tree = probe(tmp_path)
-    assert tree is not None
-    assert tree.confidence == 0.7
-    assert sorted(home.glob("**/*.db-*")) == beside_before  # probing opened nothing in place
+    found = claims(home)
+    assert [(c.path, c.confidence) for c in found] == [(p, 1.0) for p in databases(home)]
+    tree = claims(tmp_path)  # a directory of homes: each database, not the link to one
+    assert tree == found
+    assert sorted(home.glob("**/*.db-*")) == beside_before  # claiming opened nothing in place
     for database in databases(home):
         with SqliteStore(database) as store:
             assert store.sessions()[0]
 
 
 def test_model_usage_and_delegations(tmp_path: Path) -> None:
-    with open_store(_copy(FIXTURES / "hermes-0.19.0", "state.db", tmp_path)) as store:
+    with SqliteStore(_copy(FIXTURES / "hermes-0.19.0", "state.db", tmp_path)) as store:
         usage = store.model_usage("fx-plain")
-        assert [(u.string("model"), u.string("task")) for u in usage] == [
+        assert [(string(u, "model"), string(u, "task")) for u in usage] == [
             ("anthropic/claude-sonnet-4", ""),
             ("google/gemini-flash", "title_generation"),
         ]
         assert all(u.int("input_tokens") for u in usage)
         assert store.model_usage("fx-tools") == ()
         assert store.delegations() == ()
-    with open_store(_copy(FIXTURES / "hermes-0.13.0", "state.db", tmp_path)) as old:
+    with SqliteStore(_copy(FIXTURES / "hermes-0.13.0", "state.db", tmp_path)) as old:
         assert old.model_usage("fx-plain") == ()  # no such table before 0.19
         assert old.delegations() == ()
         assert old.system_prompt("0" * 64) is None
@@ -256,7 +254,7 @@ def test_both_stores_are_databases(tmp_path: Path) -> None:
 
     memory = MemoryStore.from_rows(sessions=[{"id": "a", "source": "cli", "started_at": 1.0}])
     assert names(memory) == ("access", "name", "schema_version")
-    assert names(open_store(_copy(FIXTURES / "hermes-0.16.0", "state.db", tmp_path))) == (
+    assert names(SqliteStore(_copy(FIXTURES / "hermes-0.16.0", "state.db", tmp_path))) == (
         "access",
         "journal_mode",
         "name",

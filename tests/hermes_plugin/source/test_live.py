@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from asf_core.formats import StoreError
-from hermes_plugin.source.database import SqliteStore, open_store
+from hermes_plugin.source.database import SqliteStore
 
 pytest.importorskip("hermes_state")
 
@@ -94,21 +94,21 @@ def test_reader_beside_a_live_hermes_writer(tmp_path: Path) -> None:
             assert time.monotonic() < deadline, "writer too slow"
             assert writer.poll() is None, writer.communicate()
             try:
-                store = open_store(db)
+                store = SqliteStore(db)
             except StoreError:  # not created yet
                 time.sleep(0.01)
                 continue
             with store:
                 seen.append(_check_consistent(store))
             if held is None:
-                held = open_store(db)
+                held = SqliteStore(db)
                 seen_by_held = _check_consistent(held)
             assert seen[-1] >= seen[-2]
         assert len(seen) > 3, "the reader never overlapped the writer"
 
         # Every committed row is visible while the writer still holds the WAL open.
         assert Path(f"{db}-wal").stat().st_size > 0
-        with open_store(db) as store:
+        with SqliteStore(db) as store:
             assert _check_consistent(store) == SESSIONS * MESSAGES
         assert held is not None
         assert _check_consistent(held) == seen_by_held  # a snapshot does not move ...
@@ -126,7 +126,7 @@ def test_reader_beside_a_live_hermes_writer(tmp_path: Path) -> None:
     assert out.strip() == "retries=0"
     assert "locked" not in err.lower()
     assert "Traceback" not in err
-    with open_store(db) as store:
+    with SqliteStore(db) as store:
         assert _check_consistent(store) == SESSIONS * MESSAGES
         sessions, _ = store.sessions()
         assert all(s.end_reason == "cli_close" for s in sessions)

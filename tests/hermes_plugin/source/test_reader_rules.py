@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hermes_columns import cells, columns_of
 from hermes_memory_store import MemoryStore
 from hermes_reader_messages import as_message
 from hypothesis import given
@@ -33,7 +34,7 @@ from hermes_plugin.convert.sanitize import (
     is_stale_marker,
     reader_order,
 )
-from hermes_plugin.source.columns import Columns, RawText
+from hermes_plugin.source.columns import RawText
 from hermes_plugin.source.rowreader import RowReader
 
 T0 = 1_790_000_000.0
@@ -60,7 +61,7 @@ def test_schema16_order_is_sqlites_timestamp_id_order(cells: list[Any]) -> None:
     conn.close()
     reader = RowReader("db")
     rows = [
-        reader.message(Columns.of({"id": i, "session_id": "s", "role": "user", "timestamp": cell}))
+        reader.message(columns_of({"id": i, "session_id": "s", "role": "user", "timestamp": cell}))
         for i, cell in enumerate(cells, start=1)
     ]
     assert [m.id for m in reader_order(rows, 16)] == want
@@ -193,11 +194,11 @@ def _with_cell(store: MemoryStore, message_id: int, name: str, value: Any) -> Me
     """The store with one message cell replaced (rows rebuilt as stored)."""
     rows = []
     for message in store.messages("s"):
-        row = {c.name: c.value for c in message.cols}
+        row = dict(cells(message.cols))
         if message.id == message_id:
             row[name] = value
         rows.append(row)
-    sessions = [{c.name: c.value for c in s.cols} for s in store.sessions()[0]]
+    sessions = [dict(cells(s.cols)) for s in store.sessions()[0]]
     return MemoryStore.from_rows(
         name=store.name, schema=store.version(), sessions=sessions, messages=rows
     )
@@ -242,7 +243,7 @@ def test_cells_json_cannot_hold_come_back_exactly() -> None:
     )
 )
 def test_exact_json_round_trip(row: dict[str, Any]) -> None:
-    values, encoded = Columns.of(row).to_exact_json()
+    values, encoded = columns_of(row).to_exact_json()
     json.dumps(values, allow_nan=False)  # plain JSON
     for name, cell in row.items():
         how = encoded.get(name)

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from fixture_paths import ROOT, SHARED
 
-from hermes_plugin.source.database import open_store
+from hermes_plugin.source.database import SqliteStore
 
 FIXTURE_DB = SHARED / "hermes" / "fixtures" / "hermes-0.19.0" / "state.db"
 NOBODY = 65534
@@ -33,13 +33,13 @@ READER = textwrap.dedent(
     import json, sys
     from pathlib import Path
     from hermes_plugin.source.discovery import find_databases
-    from hermes_plugin.source.database import open_store
+    from hermes_plugin.source.database import SqliteStore
     from asf_core.formats import StoreError
 
     out = {}
     for path in sys.argv[2:]:
         try:
-            with open_store(path) as store:
+            with SqliteStore(path) as store:
                 sessions, strays = store.sessions()
                 rows = sum(len(store.messages(s.id)) for s in sessions)
                 out[path] = {"access": store.access, "sessions": len(sessions), "rows": rows,
@@ -178,7 +178,7 @@ def test_wal_of_a_crashed_writer_is_read_and_left_alone(tmp_path: Path) -> None:
     writer.close()
     wal = Path(f"{crashed}-wal")
     before = (_sha(crashed), _sha(wal))
-    with open_store(crashed) as store:
+    with SqliteStore(crashed) as store:
         assert store.access == "direct"
         assert "late" in {s.id for s in store.sessions()[0]}
     assert (_sha(crashed), _sha(wal)) == before
@@ -218,7 +218,7 @@ def test_hot_journal_of_a_crashed_writer_is_rolled_back_in_a_copy(root: Path) ->
     with pytest.raises(sqlite3.OperationalError):  # a read-only open cannot roll it back
         sqlite3.connect(f"file:{db}?mode=ro", uri=True).execute("SELECT * FROM sessions")
 
-    with open_store(db) as store:
+    with SqliteStore(db) as store:
         assert store.access == "copy"
         found = store.sessions()[0]
         rows = [m for s in found for m in store.messages(s.id)]
@@ -247,7 +247,7 @@ def test_rollback_journal_database_is_read_from_one_snapshot(tmp_path: Path) -> 
     shutil.copyfile(FIXTURE_DB, db)
     writer = sqlite3.connect(db, isolation_level=None)
     writer.execute("PRAGMA journal_mode=delete")
-    with open_store(db, name="state.db") as store:
+    with SqliteStore(db, name="state.db") as store:
         assert (store.access, store.journal_mode) == ("copy", "delete")
         sessions, _ = store.sessions()
         known = {s.id for s in sessions}

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 from fixture_paths import RELEASES, label
+from hermes_columns import cells, columns_of
 from hermes_memory_store import MemoryStore
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hermes_plugin.source.columns import Columns
-from hermes_plugin.source.database import open_store
+from hermes_plugin.source.database import SqliteStore
 from hermes_plugin.source.listing import list_sessions
 from hermes_plugin.source.relations import Relation, classify, classify_all, parent_cycles
 from hermes_plugin.source.rowreader import RowReader
@@ -26,7 +26,7 @@ def session(sid: str, **cells: Any) -> Session:
     if "config" in cells:
         row["model_config"] = json.dumps(cells.pop("config"))
     row.update(cells)
-    return RowReader("db").session(Columns.of(row))
+    return RowReader("db").session(columns_of(row))
 
 
 P = "parent"
@@ -158,14 +158,14 @@ def test_cycles_property(parents: dict[str, str | None]) -> None:
 def test_memory_store_agrees_with_sqlite(release: Path, tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     shutil.copyfile(release / "state.db", path)
-    with open_store(path, name="state.db") as db:
+    with SqliteStore(path, name="state.db") as db:
         sessions, _ = db.sessions()
         rows = [m.cols for s in sessions for m in db.messages(s.id)]
         memory = MemoryStore.from_rows(
             name="state.db",
             schema=db.version(),
-            sessions=[{c.name: c.value for c in s.cols} for s in sessions],
-            messages=[{c.name: c.value for c in m} for m in rows]
+            sessions=[dict(cells(s.cols)) for s in sessions],
+            messages=[dict(cells(m)) for m in rows]
             + [{"id": 10_000, "session_id": "ghost", "role": "user", "timestamp": 1.0}],
         )
         assert memory.sessions() == db.sessions()

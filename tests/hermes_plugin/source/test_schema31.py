@@ -13,8 +13,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hermes_columns import JSON_COLUMNS, to_json
 
-from hermes_plugin.source.database import open_store
+from hermes_plugin.source.database import SqliteStore
 from hermes_plugin.source.listing import list_sessions
 from hermes_plugin.source.relations import Relation, classify_all
 from hermes_plugin.source.store import session_prompt
@@ -202,7 +203,7 @@ def db31(tmp_path: Path) -> Path:
 
 def test_schema31_reads_fully(db31: Path) -> None:
     before = db31.read_bytes()
-    with open_store(db31, name="state.db") as store:
+    with SqliteStore(db31, name="state.db") as store:
         assert store.version() == 31
         sessions, strays = store.sessions()
         assert strays == ()
@@ -210,7 +211,7 @@ def test_schema31_reads_fully(db31: Path) -> None:
         root, reset = by_id["s31-root"], by_id["s31-reset"]
         assert root.problems == ()
         assert root.cols.get("quantum_flux") == "entangled"
-        assert json.loads(root.cols.to_json())["quantum_flux"] == "entangled"
+        assert json.loads(to_json(root.cols))["quantum_flux"] == "entangled"
         assert session_prompt(store, root) == PROMPT
         assert session_prompt(store, reset) == "inline prompt"
         assert classify_all(sessions)["s31-reset"] == (Relation.RESET, True)
@@ -234,7 +235,7 @@ def test_schema31_reads_fully(db31: Path) -> None:
         assert delegated.display_metadata == {"delegation_id": "d-1", "reactions": ["👍"]}
         assert delegated.cols.get("sparkle_level") == 11
         assert delegated.cols.get("sparkle_double") == 22  # a generated column is kept too
-        as_json = json.loads(delegated.cols.to_json())
+        as_json = json.loads(to_json(delegated.cols))
         assert as_json["display_identity"] == "AAH+"
         assert as_json["display_metadata"] == json.dumps(
             {"delegation_id": "d-1", "reactions": ["👍"]}
@@ -245,7 +246,7 @@ def test_schema31_reads_fully(db31: Path) -> None:
         (delegation,) = store.delegations()
         assert delegation.parent_session_id == "s31-root"
         assert delegation.origin_session_id == "s31-root"
-        assert delegation.cols.to_json_value()["result_json"] == {"ok": True}
+        assert delegation.cols.to_json_value(JSON_COLUMNS)["result_json"] == {"ok": True}
         listing = list_sessions(store)
         assert [(e.id, e.active_rows) for e in listing.sessions] == [
             ("s31-root", 5),
