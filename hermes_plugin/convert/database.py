@@ -10,7 +10,6 @@ session. The last finding accounts for every row: rows in = rows in the output.
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Iterator
-from typing import Any
 
 from asf_core import ids
 from asf_core.formats import ConvertedSession, Finding
@@ -21,7 +20,7 @@ from hermes_plugin.convert.segments import GroupBuilder
 from hermes_plugin.schema import EPOCH_MAX
 from hermes_plugin.source.native import stray_finding
 from hermes_plugin.source.rows import Delegation, Session
-from hermes_plugin.source.store import Store, Stray
+from hermes_plugin.source.store import Store, message_stray
 
 __all__ = ["ORPHANS", "convert_store", "file_name"]
 
@@ -98,7 +97,7 @@ class _Run:
         header = self._header(session, asf_id, builder.plan, parent_asf, spawned_by)
         entries = builder.plan.realize(header)
         self.rows += builder.rows
-        findings = [stray_finding(_message_stray(m)) for m in builder.strays]
+        findings = [stray_finding(message_stray(m)) for m in builder.strays]
         findings.extend(_session_problems(self.lineage, builder.units))
         findings.extend(
             _warning(m.unit, m.session_id, "; ".join(m.problems)) for m in builder.damaged
@@ -186,12 +185,6 @@ class _Run:
             sources=tuple(s.unit for s in strays),
             counts={"orphan_rows": len(strays), "entries": len(entries)},
         )
-
-
-def _message_stray(message: Any) -> Stray:
-    from hermes_plugin.source.store import message_stray
-
-    return message_stray(message)
 
 
 def _session_problems(lineage: Lineage, units: list[str]) -> list[Finding]:

@@ -23,6 +23,7 @@ from asf_core.reader import SessionFile, parse_session
 from asf_core.verify.session import verify_session
 from asf_core.writer import entry_line, header_line
 from hermes_plugin.convert.database import ORPHANS, convert_store
+from hermes_plugin.source.columns import RawText
 from hermes_plugin.source.rows import Delegation
 
 T0 = 1_790_000_000.0
@@ -167,6 +168,34 @@ def test_damaged_rows_and_cells() -> None:
     # A bad time takes the previous entry's.
     by_row = {(e.unknown.get("hermes") or {}).get("row"): e for e in session.entries}
     assert by_row["state.db:messages/7"].ts == by_row["state.db:messages/6"].ts
+
+
+def test_calls_in_text_that_is_not_utf8_are_the_rows_calls() -> None:
+    """A row has one reading: calls in a ``tool_calls`` cell that is not valid UTF-8 (bad
+    bytes read as U+FFFD) are its calls for the items as for the row itself, and the result
+    that names one answers it."""
+    calls = json.dumps([_call("call_1")]).replace("terminal", "term\ufffdinal")
+    bad = RawText(calls.encode().replace("\ufffd".encode(), b"\xff"))
+    rows = Rows()
+    rows.add("a", "user", "list the files")
+    rows.add("a", "assistant", "", tool_calls=bad)
+    rows.add("a", "tool", "a.txt", tool_call_id="call_1")
+    store = MemoryStore.from_rows(
+        name="state.db", schema=22, sessions=[_session("a")], messages=rows.rows
+    )
+    (message,) = [m for m in store.messages("a") if m.role == "assistant"]
+    assert [c.name for c in message.tool_calls] == ["term\ufffdinal"]
+    assert message.problems == ("tool_calls: invalid UTF-8 (kept as bytes)",)
+    files, findings = _convert(store)
+    _check(store, files, findings)
+    leaf = files["a"].resume_leaf()
+    assert leaf is not None
+    items = context_at(files["a"], leaf).items
+    assert [(i["type"], i.get("name")) for i in items[1:]] == [
+        ("function_call", "term\ufffdinal"),
+        ("function_call_output", None),
+    ]
+    assert items[1]["call_id"] == items[2]["call_id"] == "call_1"
 
 
 def test_odd_lineage() -> None:
