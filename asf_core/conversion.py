@@ -15,11 +15,19 @@ from pathlib import Path
 
 from asf_core import host
 from asf_core.errors import OutputError, PluginError
-from asf_core.formats import ConvertedSession, Finding, NativeSession, StoreError, StoreHandle
+from asf_core.formats import (
+    ConvertedSession,
+    Finding,
+    NativeSession,
+    Selection,
+    StoreError,
+    StoreHandle,
+)
 from asf_core.host import Candidate
 from asf_core.layout import REPORT_NAME, session_path, store_dir
 from asf_core.plugins import AsfPluginManager
 from asf_core.report import RunReport, StoreReport, write_report
+from asf_core.selecting import AMBIGUOUS_SESSION, NO_SESSION, filtered, pick
 from asf_core.stores import find_stores
 from asf_core.writer import entry_line, header_line, write_if_changed
 
@@ -35,10 +43,15 @@ OnSession = Callable[[StoreReport], None]
 
 
 def _native(
-    pm: AsfPluginManager, plugin: str, store: StoreHandle, report: StoreReport
+    pm: AsfPluginManager,
+    plugin: str,
+    store: StoreHandle,
+    report: StoreReport,
+    selection: Selection,
 ) -> Iterator[NativeSession]:
-    """The store's native sessions for ``convert``; findings go to the report on the way."""
-    for item in host.read(pm, plugin, store):
+    """The store's (selected) native sessions for ``convert``; findings go to the report on
+    the way."""
+    for item in filtered(host.read(pm, plugin, store, selection), selection):
         if isinstance(item, NativeSession):
             report.sessions_read += 1
             report.note(item.findings)
@@ -113,9 +126,11 @@ def convert_store(
     out_dir: Path,
     *,
     on_session: OnSession | None = None,
+    selection: Selection | None = None,
 ) -> tuple[StoreReport, str | None]:
     """Convert one store into ``out_dir/<format>/<store label>/`` and write its report.
 
+    ``selection`` (default: every session) is what the plugin reads and converts.
     Returns the report and why the store stopped early, if it did: :data:`DAMAGED` (the
     plugin raised :class:`StoreError`) or :data:`PLUGIN`. Either ends this store (its report
     says where) but not the run. Ctrl-C and an unwritable output (:class:`OutputError`) go up
@@ -128,11 +143,12 @@ def convert_store(
     )
     store: StoreHandle | None = None
     failure: str | None = None
+    wanted = selection or Selection()
     try:
         store = host.open_store(pm, candidate)
         report.store = host.store_info(candidate.plugin, store)
-        sessions = _native(pm, candidate.plugin, store, report)
-        for item in host.convert(pm, candidate.plugin, store, sessions):
+        sessions = _native(pm, candidate.plugin, store, report, wanted)
+        for item in host.convert(pm, candidate.plugin, store, sessions, wanted):
             if isinstance(item, Finding):
                 report.note([item])
                 continue
@@ -164,8 +180,10 @@ def convert_paths(
     *,
     format: str | None = None,
     on_session: OnSession | None = None,
+    selection: Selection | None = None,
 ) -> tuple[RunReport, list[Finding]]:
-    """Convert every store found under ``paths`` (none: the default locations).
+    """Convert every store found under ``paths`` (none: the default locations), or the
+    sessions ``selection`` picks among them (each with what it needs: its conversation).
 
     Returns the run's report and the problems met outside any store's conversion (paths no
     plugin claims, ties, plugin failures in ``discover``); a store that stopped early is in
@@ -177,9 +195,18 @@ def convert_paths(
     found = find_stores(pm, paths, format)
     problems = list(found.problems)
     run = RunReport(output=str(out_dir))
+    jobs = [(c, Selection()) for c in found.stores]
+    if selection is not None and not selection.everything():
+        picked, trouble = pick(pm, found.stores, selection, unique=True)
+        problems += trouble
+        if any(p.code in (NO_SESSION, AMBIGUOUS_SESSION) for p in trouble):
+            picked = []  # a --session that names nothing (or too much): convert nothing
+        jobs = [(p.candidate, p.selection) for p in picked]
     try:
-        for candidate in found.stores:
-            report, failure = convert_store(pm, candidate, out_dir, on_session=on_session)
+        for candidate, wanted in jobs:
+            report, failure = convert_store(
+                pm, candidate, out_dir, on_session=on_session, selection=wanted
+            )
             run.stores.append(report)
             if report.error:
                 problems.append(

@@ -7,6 +7,7 @@ hook machinery, and so the host can type every hook call.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -15,7 +16,16 @@ from attrs import field, frozen
 from asf_core.findings import Finding
 from asf_core.model import Entry, Header
 
-__all__ = ["Claim", "ConvertedSession", "Finding", "NativeSession", "StoreError", "StoreHandle"]
+__all__ = [
+    "Claim",
+    "ConvertedSession",
+    "Finding",
+    "NativeSession",
+    "Selection",
+    "StoreError",
+    "StoreHandle",
+    "newest_first",
+]
 
 
 @frozen(kw_only=True)
@@ -32,6 +42,9 @@ class Claim:
     confidence: float
     #: A short human note: why the plugin claims it ("state.db with a sessions table").
     detail: str = ""
+    #: What people call the store, shown in listings and progress ("my-home", "my-home/work"
+    #: for a profile); empty: the host names it by its path.
+    label: str = ""
 
 
 @frozen(kw_only=True)
@@ -61,6 +74,105 @@ class NativeSession:
     #: ``{"git_branch": "main", "version": "2.1.39"}``): what identifies the session to its
     #: user beyond the members above.
     details: Mapping[str, str] = field(factory=dict)
+    #: The model the session ran with, when the source records one.
+    model: str | None = None
+    #: How many source units (rows, lines) the session holds: its size, for ``--min-rows``.
+    rows: int | None = None
+    #: The start of the first user message, for a listing of a session without a title.
+    preview: str | None = None
+
+    def started_at(self) -> datetime | None:
+        """``started`` as a datetime; None when absent or not RFC 3339."""
+        return _instant(self.started)
+
+
+def _instant(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
+@frozen(kw_only=True)
+class Selection:
+    """The native sessions a user asked for; each member narrows, ``Selection()`` is all.
+
+    A plugin that takes the ``selection`` parameter of ``read`` and ``convert`` uses it to
+    skip what is not selected without reading it; it may yield more than selected (the host
+    applies :meth:`matches` and ``limit`` again), never less.
+    """
+
+    #: Session ids, or prefixes of them (a session is selected when its id starts with one).
+    ids: tuple[str, ...] = ()
+    #: The ``ids`` are whole ids, not prefixes (set by the host once it resolved prefixes).
+    exact: bool = False
+    #: Started at or after ``since`` and before ``until`` (timezone-aware; a session without
+    #: a start time is then not selected).
+    since: datetime | None = None
+    until: datetime | None = None
+    #: One of these sources (exactly as the plugin spells them).
+    sources: tuple[str, ...] = ()
+    #: A substring of the title, compared case-insensitively.
+    title: str | None = None
+    #: The working directory, or a directory above it (an absolute path).
+    cwd: str | None = None
+    #: A substring of the model, compared case-insensitively.
+    model: str | None = None
+    #: At least this many ``rows``.
+    min_rows: int | None = None
+    #: At most this many sessions, the newest (by ``started``) first.
+    limit: int | None = None
+
+    def everything(self) -> bool:
+        """Whether nothing is narrowed: every session of the store is selected."""
+        return self == Selection()
+
+    def matches_id(self, session_id: str) -> bool:
+        """Whether an id is selected by ``ids`` (every id is when there are none)."""
+        if not self.ids:
+            return True
+        if self.exact:
+            return session_id in self.ids
+        return any(session_id.startswith(wanted) for wanted in self.ids)
+
+    def matches(self, session: NativeSession, *, rows: bool = True) -> bool:
+        """Whether a session passes every member but ``limit`` (``rows``: and ``min_rows``,
+        which a plugin may check after it counted the rows of the others)."""
+        if not self.matches_id(session.id):
+            return False
+        if self.sources and session.source not in self.sources:
+            return False
+        if self.title is not None and self.title.casefold() not in (session.title or "").casefold():
+            return False
+        if self.model is not None and self.model.casefold() not in (session.model or "").casefold():
+            return False
+        if self.cwd is not None and not _under(session.cwd, self.cwd):
+            return False
+        if self.since is not None or self.until is not None:
+            started = session.started_at()
+            if started is None:
+                return False
+            if self.since is not None and started < self.since:
+                return False
+            if self.until is not None and started >= self.until:
+                return False
+        return not (rows and self.min_rows is not None and (session.rows or 0) < self.min_rows)
+
+
+def _under(cwd: str | None, directory: str) -> bool:
+    if not cwd:
+        return False
+    top = directory.rstrip("/\\") or directory
+    return cwd == top or cwd.startswith((top + "/", top + "\\"))
+
+
+def newest_first(session: NativeSession) -> tuple[bool, float]:
+    """A sort key putting the most recently started session first (undated ones last)."""
+    started = session.started_at()
+    return (started is None, 0.0 if started is None else -started.timestamp())
 
 
 @frozen(kw_only=True)
@@ -84,6 +196,13 @@ class ConvertedSession:
     sources: Sequence[str] = ()
     counts: Mapping[str, int] = field(factory=dict)
     findings: Sequence[Finding] = ()
+    #: The ids of the native sessions (as ``read`` yields them) this ASF session holds, so a
+    #: host can tell which ASF session shows a session the user picked.
+    native_ids: Sequence[str] = ()
+    #: Values that name people, chats or accounts, by kind (``{"user_id": ["u-42"]}``): a
+    #: host redacting the output replaces them wherever they occur, beside the secrets it
+    #: finds itself. Only the values the source keeps in fields of its own (identity columns).
+    personal: Mapping[str, Sequence[str]] = field(factory=dict)
 
 
 @runtime_checkable

@@ -15,7 +15,14 @@ from pathlib import Path
 
 import pluggy
 
-from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreHandle
+from asf_core.formats import (
+    Claim,
+    ConvertedSession,
+    Finding,
+    NativeSession,
+    Selection,
+    StoreHandle,
+)
 
 hookspec = pluggy.HookspecMarker("asf")
 
@@ -34,6 +41,17 @@ def discover(path: Path | None) -> list[Claim] | None:
     """
 
 
+@hookspec
+def default_locations() -> list[Path] | None:
+    """Say where ``discover(None)`` looks for your format's stores, whether or not any is
+    there, so a user told that nothing was found hears where.
+
+    Runs for every plugin, only when the default locations held no store.
+
+    :return: the files or directories looked at, in the order looked at (None: not saying).
+    """
+
+
 @hookspec(firstresult=True)
 def open_store(claim: Claim) -> StoreHandle | None:
     """Open the store your ``discover`` claimed, read-only.
@@ -49,7 +67,7 @@ def open_store(claim: Claim) -> StoreHandle | None:
 
 
 @hookspec(firstresult=True)
-def read(store: StoreHandle) -> Iterator[NativeSession | Finding] | None:
+def read(store: StoreHandle, selection: Selection) -> Iterator[NativeSession | Finding] | None:
     """Yield the store's native sessions lazily, one at a time, and what you could not read.
 
     Runs for the winning plugin only. Never hold the whole store in memory: yield each session
@@ -57,6 +75,9 @@ def read(store: StoreHandle) -> Iterator[NativeSession | Finding] | None:
     raised.
 
     :param store: the handle from your ``open_store``.
+    :param selection: the sessions the user asked for (``Selection()``: all). Optional: skip
+        what it leaves out without reading it; you may yield more (the host filters again),
+        never less.
     :return: an iterator of sessions and findings. Only the plugin whose claim won is
         asked, so the handle is always yours: None is a broken contract (a plugin error).
     """
@@ -64,7 +85,7 @@ def read(store: StoreHandle) -> Iterator[NativeSession | Finding] | None:
 
 @hookspec(firstresult=True)
 def convert(
-    store: StoreHandle, sessions: Iterable[NativeSession]
+    store: StoreHandle, sessions: Iterable[NativeSession], selection: Selection
 ) -> Iterator[ConvertedSession | Finding] | None:
     """Turn native sessions into ASF sessions, one at a time.
 
@@ -75,10 +96,13 @@ def convert(
 
     :param store: the handle from your ``open_store``.
     :param sessions: the native sessions to convert.
+    :param selection: what the user asked for; when it is not ``Selection()``, ``sessions``
+        are the selected ones: convert each with what it needs (its conversation), and leave
+        out what belongs to no selected session (rows of no session, store-wide accounting).
     :return: an iterator of converted sessions (ids computed, entries in file order) and
         findings (what was mapped, dropped or stray). Only the plugin whose claim won is
         asked: None is a broken contract (a plugin error).
     """
 
 
-__all__ = ["convert", "discover", "hookspec", "open_store", "read"]
+__all__ = ["convert", "default_locations", "discover", "hookspec", "open_store", "read"]

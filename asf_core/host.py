@@ -23,6 +23,7 @@ from asf_core.formats import (
     ConvertedSession,
     Finding,
     NativeSession,
+    Selection,
     StoreError,
     StoreHandle,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "choose",
     "close_store",
     "convert",
+    "default_locations",
     "discover",
     "group_by_path",
     "open_store",
@@ -194,26 +196,58 @@ def _items(
 _END: Any = object()
 
 
+def default_locations(pm: AsfPluginManager) -> dict[str, list[Path]]:
+    """Where each plugin's ``discover(None)`` looks, by plugin (those that say)."""
+    out: dict[str, list[Path]] = {}
+    for name in pm.plugin_names():
+        caller = pm.only("default_locations", name)
+        if not caller.get_hookimpls():
+            continue
+        try:
+            with blame(name, "default_locations", store_errors=False):
+                answers = cast("list[list[Path] | None]", caller())
+            for answer in answers:
+                if answer is not None:
+                    out.setdefault(name, []).extend(
+                        _checked(name, "default_locations", p, Path)
+                        for p in _checked(name, "default_locations", answer, list)
+                    )
+        except PluginError:  # where it looked is a courtesy; its failure is not the news
+            continue
+    return out
+
+
 def read(
-    pm: AsfPluginManager, plugin: str, store: StoreHandle
+    pm: AsfPluginManager,
+    plugin: str,
+    store: StoreHandle,
+    selection: Selection | None = None,
 ) -> Iterator[NativeSession | Finding]:
-    """The plugin's native sessions and findings, lazily."""
+    """The plugin's native sessions and findings, lazily (the plugin may take ``selection``
+    to skip what it leaves out; the caller filters again)."""
     with blame(plugin, "read"):
         items = cast(
-            "Iterator[NativeSession | Finding] | None", pm.only("read", plugin)(store=store)
+            "Iterator[NativeSession | Finding] | None",
+            pm.only("read", plugin)(store=store, selection=selection or Selection()),
         )
     yield from _items(plugin, "read", items, (NativeSession, Finding))
 
 
 def convert(
-    pm: AsfPluginManager, plugin: str, store: StoreHandle, sessions: Iterable[NativeSession]
+    pm: AsfPluginManager,
+    plugin: str,
+    store: StoreHandle,
+    sessions: Iterable[NativeSession],
+    selection: Selection | None = None,
 ) -> Iterator[ConvertedSession | Finding]:
     """The plugin's ASF sessions and findings, lazily, each session checked against the
     contract: a name that is a safe file name, unique in the store, and a unique header id."""
     with blame(plugin, "convert"):
         items = cast(
             "Iterator[ConvertedSession | Finding] | None",
-            pm.only("convert", plugin)(store=store, sessions=sessions),
+            pm.only("convert", plugin)(
+                store=store, sessions=sessions, selection=selection or Selection()
+            ),
         )
     names: set[str] = set()
     ids: set[str] = set()

@@ -13,9 +13,10 @@ import attrs
 from attrs import field, frozen
 
 from asf_core import host
-from asf_core.formats import NativeSession
+from asf_core.formats import NativeSession, Selection
 from asf_core.host import Candidate
 from asf_core.plugins import AsfPluginManager
+from asf_core.selecting import filtered
 
 __all__ = ["StoreListing", "list_store"]
 
@@ -27,13 +28,18 @@ class StoreListing:
     format: str
     plugin: str
     path: str
+    #: What people call the store (the claim's label, else its path).
+    label: str = ""
     store: dict[str, Any] = field(factory=dict)
     sessions: tuple[NativeSession, ...] = ()
     findings: dict[str, int] = field(factory=dict)
 
 
-def list_store(pm: AsfPluginManager, candidate: Candidate) -> StoreListing:
-    """Every native session of one store (without its ``native`` object) and finding counts.
+def list_store(
+    pm: AsfPluginManager, candidate: Candidate, selection: Selection | None = None
+) -> StoreListing:
+    """The native sessions of one store that ``selection`` picks (default: all), without
+    their ``native`` objects, and finding counts.
 
     Raises :class:`~asf_core.formats.StoreError` for a damaged store and
     :class:`~asf_core.errors.PluginError` when the plugin fails.
@@ -42,7 +48,8 @@ def list_store(pm: AsfPluginManager, candidate: Candidate) -> StoreListing:
     kinds: Counter[str] = Counter()
     with host.opened(pm, candidate) as store:
         info = host.store_info(candidate.plugin, store)
-        for item in host.read(pm, candidate.plugin, store):
+        wanted = selection or Selection()
+        for item in filtered(host.read(pm, candidate.plugin, store, wanted), wanted):
             if isinstance(item, NativeSession):
                 sessions.append(attrs.evolve(item, native=None))
                 kinds.update(f.kind for f in item.findings)
@@ -52,6 +59,7 @@ def list_store(pm: AsfPluginManager, candidate: Candidate) -> StoreListing:
         format=candidate.claim.format,
         plugin=candidate.plugin,
         path=str(candidate.claim.path),
+        label=candidate.claim.label or str(candidate.claim.path),
         store=info,
         sessions=tuple(sessions),
         findings=dict(kinds),

@@ -14,7 +14,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from asf_core import hookimpl
-from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreHandle
+from asf_core.formats import (
+    Claim,
+    ConvertedSession,
+    Finding,
+    NativeSession,
+    Selection,
+    StoreHandle,
+)
 
 FORMAT = "hermes"
 
@@ -25,13 +32,27 @@ def discover(path: Path | None) -> list[Claim] | None:
     file or a tree of homes), or in the user's own home when ``path`` is None; and, at a low
     confidence, each one meant as Hermes' that cannot be read (see
     :func:`hermes_plugin.source.discovery.claims`)."""
-    from hermes_plugin.source.discovery import claims
+    from hermes_plugin.source.discovery import claims, label_of
 
     found = [
-        Claim(format=FORMAT, path=c.path, confidence=c.confidence, detail=c.detail)
+        Claim(
+            format=FORMAT,
+            path=c.path,
+            confidence=c.confidence,
+            detail=c.detail,
+            label=label_of(c.path),
+        )
         for c in claims(path)
     ]
     return found or None
+
+
+@hookimpl
+def default_locations() -> list[Path] | None:
+    """The home ``discover(None)`` looks in: ``$HERMES_HOME``, else ``~/.hermes``."""
+    from hermes_plugin.source.discovery import default_home
+
+    return [default_home()]
 
 
 @hookimpl
@@ -45,27 +66,29 @@ def open_store(claim: Claim) -> StoreHandle | None:
 
 
 @hookimpl
-def read(store: StoreHandle) -> Iterator[NativeSession | Finding] | None:
-    """Each session row as a native session (listing data only), then the stray rows."""
+def read(store: StoreHandle, selection: Selection) -> Iterator[NativeSession | Finding] | None:
+    """Each selected session row as a native session (listing data only), then (selecting
+    all) the stray rows; an unselected session's messages are never read."""
     from hermes_plugin.source.handle import HermesHandle
 
     if not isinstance(store, HermesHandle):
         return None
     from hermes_plugin.source.native import native_sessions
 
-    return native_sessions(store.store)
+    return native_sessions(store.store, selection)
 
 
 @hookimpl
 def convert(
-    store: StoreHandle, sessions: Iterable[NativeSession]
+    store: StoreHandle, sessions: Iterable[NativeSession], selection: Selection
 ) -> Iterator[ConvertedSession | Finding] | None:
-    """Every conversation holding one of ``sessions`` as ASF sessions, then the report's
-    row accounting."""
+    """Every conversation holding one of ``sessions`` as ASF sessions, then (selecting all)
+    the rows of no session and the report's row accounting."""
     from hermes_plugin.source.handle import HermesHandle
 
     if not isinstance(store, HermesHandle):
         return None
     from hermes_plugin.convert.database import convert_store
 
-    return convert_store(store.store, [s.id for s in sessions])
+    chosen = [s.id for s in sessions]
+    return convert_store(store.store, chosen, whole=selection.everything())

@@ -136,11 +136,11 @@ class MemoryStore(ClosesOnExit):
             if m.session_id not in known
         )
 
-    def row_counts(self) -> Mapping[str, RowCounts]:
+    def row_counts(self, ids: Collection[str] | None = None) -> Mapping[str, RowCounts]:
         out: dict[str, RowCounts] = {}
         for message in (*self.loose, *(m for ms in self.messages_of.values() for m in ms)):
             key = cell_text(message.cols.get("session_id"))
-            if key is None:
+            if key is None or (ids is not None and key not in ids):
                 continue
             counts = out.get(key, RowCounts())
             out[key] = (
@@ -149,6 +149,12 @@ class MemoryStore(ClosesOnExit):
                 else RowCounts(counts.active, counts.inactive + 1)
             )
         return out
+
+    def first_prompt(self, session_id: str) -> str | None:
+        for message in self.messages_of.get(session_id, ()):
+            if message.role == "user" and message.active and message.content.as_text().strip():
+                return message.content.as_text().strip()
+        return None
 
     def info(self) -> dict[str, str | int | None]:
         """Facts about the store for a report."""

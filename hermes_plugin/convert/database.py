@@ -15,6 +15,7 @@ from asf_core import ids
 from asf_core.formats import ConvertedSession, Finding
 from asf_core.model import Custom, Entry, Header, ParentRef
 from hermes_plugin.convert.lineage import Lineage, group_uuid
+from hermes_plugin.convert.personal import personal_values
 from hermes_plugin.convert.plan import Clock, Plan
 from hermes_plugin.convert.segments import GroupBuilder
 from hermes_plugin.schema import EPOCH_MAX
@@ -57,6 +58,8 @@ class _Run:
             else:
                 self.loose_delegations.append(delegation)
         self.rows = 0
+        #: The store's identity values (every session row's), for a redacting host.
+        self.personal = personal_values(sessions)
 
     def peer_id(self, sid: str) -> str:
         """The ASF id of the conversation holding a session."""
@@ -111,6 +114,11 @@ class _Run:
         }
         for why, n in builder.aside.items():
             counts[f"aside_{why}"] = n
+        segments = self.lineage.segments(root)
+        usage = [row for sid in segments for row in self.store.model_usage(sid)]
+        personal = personal_values((), usage)
+        for kind, values in self.personal.items():
+            personal[kind] = (*values, *personal.get(kind, ()))
         yield ConvertedSession(
             header=header,
             entries=entries,
@@ -118,6 +126,8 @@ class _Run:
             sources=tuple(builder.units),
             counts=counts,
             findings=findings,
+            native_ids=tuple(segments),
+            personal=personal,
         )
         if builder.live_leaf is None:
             return None
@@ -207,15 +217,40 @@ def _warning(unit: str, session: str, message: str) -> Finding:
 
 
 def convert_store(
-    store: Store, selected: Iterable[str] | None = None
+    store: Store, selected: Iterable[str] | None = None, *, whole: bool = True
 ) -> Iterator[ConvertedSession | Finding]:
-    """Convert a store's conversations (all, or those holding a selected session id)."""
+    """Convert a store's conversations (all, or those holding a selected session id).
+
+    ``whole`` (the store converted whole) adds the rows of no session, the unreadable
+    session rows and the whole database's row accounting; a selection gets the accounting
+    of the conversations it converted alone, and no other session's row is read.
+    """
     run = _Run(store)
-    for stray in run.session_strays:
-        yield stray_finding(stray)
+    if whole:
+        for stray in run.session_strays:
+            yield stray_finding(stray)
+    converted: list[str] = []
     for top in run.lineage.tops(selected):
         session = run.lineage.sessions[top]
-        yield from run.group(top, group_uuid(session.unit), parent_asf=None, spawned_by=None)
+        for item in run.group(top, group_uuid(session.unit), parent_asf=None, spawned_by=None):
+            if isinstance(item, ConvertedSession):
+                converted += item.native_ids
+            yield item
+    if not whole:
+        counts = store.row_counts(converted)
+        yield Finding(
+            kind="info",
+            message="row accounting: every message row of the selected conversations is in "
+            "the output or reported",
+            data={
+                "schema_version": store.version(),
+                "selected": True,
+                "session_rows_read": len(converted),
+                "message_rows_in_database": sum(c.active + c.inactive for c in counts.values()),
+                "message_rows_converted": run.rows,
+            },
+        )
+        return
     for delegation in run.loose_delegations:
         yield Finding(
             kind="dropped",

@@ -19,6 +19,7 @@ from hermes_plugin.source.columns import Cell, Columns, RawText, cell_text, inde
 from hermes_plugin.source.opening import Access, ReadOnlyConnection
 from hermes_plugin.source.rowreader import RowReader
 from hermes_plugin.source.rows import Delegation, Message, Session
+from hermes_plugin.source.decode import decode_content
 from hermes_plugin.source.store import (
     ClosesOnExit,
     RowCounts,
@@ -41,6 +42,8 @@ _READ_TABLES = (
 )
 #: session_model_usage's primary key, its natural order.
 _USAGE_KEY = ("model", "billing_provider", "billing_base_url", "billing_mode", "task")
+#: Ids bound in one ``IN (...)`` list (SQLite allows 32766 variables since 3.32).
+_BATCH = 500
 
 
 def _quote_ident(name: str) -> str:
@@ -212,7 +215,7 @@ class SqliteStore(ClosesOnExit):
         strays.sort(key=lambda s: s.unit)
         return tuple(strays)
 
-    def row_counts(self) -> Mapping[str, RowCounts]:
+    def row_counts(self, ids: Collection[str] | None = None) -> Mapping[str, RowCounts]:
         names = self._columns["messages"]
         if "session_id" not in names:
             return {}
@@ -221,15 +224,39 @@ class SqliteStore(ClosesOnExit):
             if "active" in names
             else "1"
         )
-        rows = self.db.query(
-            f'SELECT "session_id", sum({active}), count(*) FROM messages GROUP BY "session_id"'
-        )
+        sql = f'SELECT "session_id", sum({active}), count(*) FROM messages'
+        rows: list[tuple[Cell, ...]] = []
+        if ids is None:
+            rows = self.db.query(f'{sql} GROUP BY "session_id"')
+        else:
+            wanted = sorted(set(ids))
+            for start in range(0, len(wanted), _BATCH):
+                batch = wanted[start : start + _BATCH]
+                marks = ", ".join("?" * len(batch))
+                rows += self.db.query(f'{sql} WHERE "session_id" IN ({marks}) GROUP BY 1', batch)
         out: dict[str, RowCounts] = {}
         for key, live, total in rows:
             text = cell_text(key)
             if text is not None and isinstance(live, int) and isinstance(total, int):
                 out[text] = RowCounts(active=live, inactive=total - live)
         return out
+
+    def first_prompt(self, session_id: str) -> str | None:
+        names = self._columns["messages"]
+        if not {"session_id", "role", "content"} <= set(names):
+            return None
+        live = ' AND ("active" IS NOT 0)' if "active" in names else ""
+        rows = self.db.query(
+            f'SELECT "content" FROM messages WHERE "session_id" = ? AND "role" = \'user\'{live}'
+            f' AND "content" IS NOT NULL AND "content" != \'\' ORDER BY {self._order("messages")}'
+            " LIMIT 5",
+            (session_id,),
+        )
+        for (cell,) in rows:
+            text = decode_content(cell)[0].as_text().strip()
+            if text:
+                return text
+        return None
 
     # -- lifetime --------------------------------------------------------------------------
 

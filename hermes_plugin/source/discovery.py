@@ -26,8 +26,10 @@ __all__ = [
     "UNREADABLE",
     "DatabaseClaim",
     "claims",
+    "default_home",
     "default_homes",
     "find_databases",
+    "label_of",
 ]
 
 
@@ -79,8 +81,7 @@ def find_databases(root: str | os.PathLike[str]) -> list[Path]:
 
 def default_homes() -> list[Path]:
     """Hermes' home as Hermes finds it: ``$HERMES_HOME``, else ``~/.hermes``; when it exists."""
-    env = os.environ.get("HERMES_HOME")
-    home = Path(env).expanduser() if env else Path.home() / ".hermes"
+    home = default_home()
     return [home] if home.is_dir() else []
 
 
@@ -138,6 +139,24 @@ def _home_of(database: Path) -> Path:
     if database.parent.parent.name == DIR_PROFILES:
         return database.parent.parent.parent
     return database.parent
+
+
+def label_of(database: Path) -> str:
+    """What people call a database: its home's directory name (``.hermes``), a profile's as
+    ``<home>/<profile>``, a file of another name by its name."""
+    resolved = database.resolve()
+    home = _home_of(resolved)
+    if resolved.parent.parent.name == DIR_PROFILES:
+        return f"{home.name}/{resolved.parent.name}"
+    if resolved.name == DATABASE_NAME:
+        return home.name or str(home)
+    return resolved.name
+
+
+def default_home() -> Path:
+    """Where Hermes keeps its home: ``$HERMES_HOME``, else ``~/.hermes`` (existing or not)."""
+    env = os.environ.get("HERMES_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".hermes"
 
 
 def claims(path: str | os.PathLike[str] | None) -> list[DatabaseClaim]:

@@ -96,8 +96,14 @@ class Store(Protocol):
         """The rows of ``messages`` whose session is none of ``known_ids``."""
         ...
 
-    def row_counts(self) -> Mapping[str, RowCounts]:
-        """Active and inactive message rows per session id, without reading the rows."""
+    def row_counts(self, ids: Collection[str] | None = None) -> Mapping[str, RowCounts]:
+        """Active and inactive message rows per session id (of ``ids`` only, when given),
+        without reading the rows."""
+        ...
+
+    def first_prompt(self, session_id: str) -> str | None:
+        """The text of a session's first live, non-empty ``user`` row: what a listing shows
+        of a session without a title. Reads that row alone."""
         ...
 
 

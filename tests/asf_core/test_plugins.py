@@ -17,7 +17,14 @@ from hypothesis import strategies as st
 
 from asf_core import hookimpl, host, plugins
 from asf_core.errors import AmbiguousFormat, PluginError
-from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreError
+from asf_core.formats import (
+    Claim,
+    ConvertedSession,
+    Finding,
+    NativeSession,
+    Selection,
+    StoreError,
+)
 from asf_core.host import Candidate
 from asf_core.model import Header, Item
 from asf_core.plugins import AsfPluginManager, make_plugin_manager
@@ -300,6 +307,81 @@ def test_hook_read(pm: AsfPluginManager, tmp_path: Path) -> None:
     assert [type(i).__name__ for i in items] == ["NativeSession", "Finding", "NativeSession"]
     assert [i.id for i in items if isinstance(i, NativeSession)] == ["a", "b"]
     assert greedy.calls == []
+
+
+class Choosy(Toy):
+    """Takes the opt-in ``selection`` of ``read`` and ``convert``, and remembers it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.selections: list[Selection] = []
+
+    @hookimpl
+    def read(  # type: ignore[override]
+        self, store: ToyStore, selection: Selection
+    ) -> Iterator[NativeSession | Finding] | None:
+        self.selections.append(selection)
+        items = super().read(store)
+        if items is None:
+            return None
+        return (i for i in items if not isinstance(i, NativeSession) or selection.matches(i))
+
+    @hookimpl
+    def convert(  # type: ignore[override]
+        self, store: ToyStore, sessions: Iterable[NativeSession], selection: Selection
+    ) -> Iterator[ConvertedSession | Finding] | None:
+        self.selections.append(selection)
+        return super().convert(store, sessions)
+
+
+def test_hook_read_selection_is_an_opt_in_argument(pm: AsfPluginManager, tmp_path: Path) -> None:
+    """A plugin declaring ``selection`` gets it; one that does not (Toy) still works, and the
+    host narrows what either yields."""
+    from asf_core.selecting import filtered
+
+    choosy, plain = Choosy(), Toy(fmt="plain")
+    pm.add_plugin("choosy", lambda: choosy)
+    pm.add_plugin("plain", lambda: plain)
+    path = _toy_file(tmp_path, "apple one\nbanana two\nlonely\napricot three\n")
+    wanted = Selection(ids=("ap",))
+
+    mine = list(host.read(pm, "choosy", ToyStore("toy", path), wanted))
+    theirs = list(filtered(host.read(pm, "plain", ToyStore("plain", path), wanted), wanted))
+    everything = list(host.read(pm, "plain", ToyStore("plain", path)))
+
+    assert choosy.selections == [wanted]
+    assert [i.id for i in mine if isinstance(i, NativeSession)] == ["apple", "apricot"]
+    assert [i.id for i in theirs if isinstance(i, NativeSession)] == ["apple", "apricot"]
+    assert not any(isinstance(i, Finding) for i in theirs)  # the store's other findings go
+    assert len(everything) == 4  # unselected: every session and the stray
+    natives = [i for i in mine if isinstance(i, NativeSession)]
+    converted = list(host.convert(pm, "choosy", ToyStore("toy", path), natives, wanted))
+    assert choosy.selections[-1] == wanted
+    assert [c.name for c in converted if isinstance(c, ConvertedSession)] == ["apple", "apricot"]
+
+
+def test_hook_default_locations(pm: AsfPluginManager, tmp_path: Path) -> None:
+    class Looks:
+        @hookimpl
+        def default_locations(self) -> list[Path] | None:
+            return [tmp_path / "nowhere", tmp_path / "else"]
+
+    class Silent:
+        @hookimpl
+        def default_locations(self) -> list[Path] | None:
+            return None
+
+    class Broken:
+        @hookimpl
+        def default_locations(self) -> list[Path] | None:
+            raise RuntimeError("no idea")
+
+    pm.add_plugin("looks", Looks)
+    pm.add_plugin("silent", Silent)
+    pm.add_plugin("broken", Broken)
+    pm.add_plugin("toy", Toy)  # implements no default_locations
+
+    assert host.default_locations(pm) == {"looks": [tmp_path / "nowhere", tmp_path / "else"]}
 
 
 def test_hook_read_failure_mid_way_names_plugin(pm: AsfPluginManager, tmp_path: Path) -> None:

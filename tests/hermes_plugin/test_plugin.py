@@ -11,7 +11,7 @@ import pytest
 from fixture_paths import SHARED
 
 from asf_core.cli.main import main
-from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession
+from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, Selection
 from asf_core.verify.session import verify_path
 from hermes_plugin import plugin
 from hermes_plugin.source.handle import HermesHandle
@@ -75,7 +75,7 @@ def test_hook_read(home: Path) -> None:
     store = plugin.open_store(Claim(format="hermes", path=home / "state.db", confidence=1.0))
     assert store is not None
     try:
-        items = list(plugin.read(store) or [])
+        items = list(plugin.read(store, Selection()) or [])
     finally:
         store.close()
     natives = [i for i in items if isinstance(i, NativeSession)]
@@ -85,15 +85,15 @@ def test_hook_read(home: Path) -> None:
     assert by_id["fx-comp-2"].relation == "continuation"
     assert by_id["fx-comp-2"].parent == "fx-comp-1"
     assert by_id["fx-rewind"].counts == {"active": 4, "inactive": 2}
-    assert plugin.read(object()) is None  # type: ignore[arg-type]
+    assert plugin.read(object(), Selection()) is None  # type: ignore[arg-type]
 
 
 def test_hook_convert(home: Path) -> None:
     store = plugin.open_store(Claim(format="hermes", path=home / "state.db", confidence=1.0))
     assert store is not None
     try:
-        natives = [i for i in plugin.read(store) or [] if isinstance(i, NativeSession)]
-        out = list(plugin.convert(store, natives) or [])
+        natives = [i for i in plugin.read(store, Selection()) or [] if isinstance(i, NativeSession)]
+        out = list(plugin.convert(store, natives, Selection()) or [])
     finally:
         store.close()
     sessions = [o for o in out if isinstance(o, ConvertedSession)]
@@ -102,7 +102,7 @@ def test_hook_convert(home: Path) -> None:
     assert "fx-comp-2" not in names
     assert names.index("fx-delegate-child") < names.index("fx-delegate-parent")
     assert isinstance(out[-1], Finding)
-    assert plugin.convert(object(), []) is None  # type: ignore[arg-type]
+    assert plugin.convert(object(), [], Selection()) is None  # type: ignore[arg-type]
 
 
 def test_asf_convert_home(home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
