@@ -12,6 +12,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from asf_core import host
 from asf_core.errors import OutputError, PluginError
@@ -26,20 +27,35 @@ from asf_core.formats import (
 from asf_core.host import Candidate
 from asf_core.layout import REPORT_NAME, session_path, store_dir
 from asf_core.plugins import AsfPluginManager
+from asf_core.redaction import SessionRedaction
 from asf_core.report import RunReport, StoreReport, write_report
 from asf_core.selecting import AMBIGUOUS_SESSION, NO_SESSION, filtered, pick
 from asf_core.stores import find_stores
 from asf_core.writer import entry_line, header_line, write_if_changed
 
-__all__ = ["DAMAGED", "PLUGIN", "OnSession", "convert_paths", "convert_store"]
+__all__ = ["DAMAGED", "PLUGIN", "OnSession", "OnStore", "convert_paths", "convert_store"]
 
 #: Why a store stopped early: the plugin said its input is damaged ...
 DAMAGED = "damaged"
 #: ... or the plugin failed.
 PLUGIN = "plugin"
 
-#: Called after each session is written, with the store's report so far.
-OnSession = Callable[[StoreReport], None]
+#: Called after each session is written, with the store's report so far and the session.
+OnSession = Callable[[StoreReport, ConvertedSession], None]
+#: Called as each store starts, with how many native sessions it will convert (None: not
+#: counted; counting lists the store first).
+OnStore = Callable[[Candidate, int | None], None]
+
+
+#: The report's name for redactions made outside any session (findings of the store).
+STORE_REDACTIONS = "(store)"
+
+
+def _noter(report: StoreReport, redaction: SessionRedaction | None) -> Callable[[Any], None]:
+    """How findings go into the report: as they are, or redacted."""
+    if redaction is None:
+        return report.note
+    return lambda findings: report.note(redaction.findings(findings))
 
 
 def _native(
@@ -48,16 +64,18 @@ def _native(
     store: StoreHandle,
     report: StoreReport,
     selection: Selection,
+    redaction: SessionRedaction | None,
 ) -> Iterator[NativeSession]:
     """The store's (selected) native sessions for ``convert``; findings go to the report on
     the way."""
+    note = _noter(report, redaction)
     for item in filtered(host.read(pm, plugin, store, selection), selection):
         if isinstance(item, NativeSession):
             report.sessions_read += 1
-            report.note(item.findings)
+            note(item.findings)
             yield item
         else:
-            report.note([item])
+            note([item])
 
 
 class _Lines:
@@ -106,8 +124,16 @@ def _write(plugin: str, dest: Path, session: ConvertedSession, report: StoreRepo
     report.note(session.findings)
 
 
-def _finish(plugin: str, store: StoreHandle | None, dest: Path, report: StoreReport) -> None:
+def _finish(
+    plugin: str,
+    store: StoreHandle | None,
+    dest: Path,
+    report: StoreReport,
+    redaction: SessionRedaction | None = None,
+) -> None:
     """Make the files durable, close the store and write its report."""
+    if redaction is not None:
+        report.add_redactions(STORE_REDACTIONS, redaction.redactor.take_counts())
     os.sync()  # the session files were renamed into place unflushed; make them durable
     if store is not None:
         try:
@@ -127,10 +153,12 @@ def convert_store(
     *,
     on_session: OnSession | None = None,
     selection: Selection | None = None,
+    redaction: SessionRedaction | None = None,
 ) -> tuple[StoreReport, str | None]:
     """Convert one store into ``out_dir/<format>/<store label>/`` and write its report.
 
-    ``selection`` (default: every session) is what the plugin reads and converts.
+    ``selection`` (default: every session) is what the plugin reads and converts;
+    ``redaction`` replaces secrets in every session and finding before they are written.
     Returns the report and why the store stopped early, if it did: :data:`DAMAGED` (the
     plugin raised :class:`StoreError`) or :data:`PLUGIN`. Either ends this store (its report
     says where) but not the run. Ctrl-C and an unwritable output (:class:`OutputError`) go up
@@ -139,22 +167,32 @@ def convert_store(
     claim = candidate.claim
     dest = store_dir(out_dir, claim.format, claim.path)
     report = StoreReport(
-        format=claim.format, plugin=candidate.plugin, path=str(claim.path), output=str(dest)
+        format=claim.format,
+        plugin=candidate.plugin,
+        path=str(claim.path),
+        output=str(dest),
+        redacted=redaction is not None,
     )
+    note = _noter(report, redaction)
     store: StoreHandle | None = None
     failure: str | None = None
     wanted = selection or Selection()
     try:
         store = host.open_store(pm, candidate)
         report.store = host.store_info(candidate.plugin, store)
-        sessions = _native(pm, candidate.plugin, store, report, wanted)
+        sessions = _native(pm, candidate.plugin, store, report, wanted, redaction)
         for item in host.convert(pm, candidate.plugin, store, sessions, wanted):
             if isinstance(item, Finding):
-                report.note([item])
+                note([item])
                 continue
+            if redaction is not None:
+                report.add_redactions(STORE_REDACTIONS, redaction.redactor.take_counts())
+                item = redaction.session(item)
             _write(candidate.plugin, dest, item, report)
+            if redaction is not None:
+                report.add_redactions(item.name, redaction.redactor.take_counts())
             if on_session is not None:
-                on_session(report)
+                on_session(report, item)
         report.complete = True
     except StoreError as exc:
         report.error = host.store_problem(exc)
@@ -165,9 +203,9 @@ def convert_store(
     except BaseException as exc:  # Ctrl-C or an unwritable output: keep what we know, go on up
         report.error = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
         with contextlib.suppress(OutputError):  # the error on its way up says more
-            _finish(candidate.plugin, store, dest, report)
+            _finish(candidate.plugin, store, dest, report, redaction)
         raise
-    _finish(candidate.plugin, store, dest, report)
+    _finish(candidate.plugin, store, dest, report, redaction)
     if report.error and failure is None:  # the store's close raised
         failure = PLUGIN
     return report, failure
@@ -180,10 +218,15 @@ def convert_paths(
     *,
     format: str | None = None,
     on_session: OnSession | None = None,
+    on_store: OnStore | None = None,
+    count: bool = False,
     selection: Selection | None = None,
+    redaction: SessionRedaction | None = None,
 ) -> tuple[RunReport, list[Finding]]:
     """Convert every store found under ``paths`` (none: the default locations), or the
     sessions ``selection`` picks among them (each with what it needs: its conversation).
+    ``on_store`` hears of each store as it starts, with its number of sessions when
+    ``count`` (or a selection) had them listed first; ``on_session`` of each session written.
 
     Returns the run's report and the problems met outside any store's conversion (paths no
     plugin claims, ties, plugin failures in ``discover``); a store that stopped early is in
@@ -195,17 +238,31 @@ def convert_paths(
     found = find_stores(pm, paths, format)
     problems = list(found.problems)
     run = RunReport(output=str(out_dir))
-    jobs = [(c, Selection()) for c in found.stores]
-    if selection is not None and not selection.everything():
-        picked, trouble = pick(pm, found.stores, selection, unique=True)
-        problems += trouble
-        if any(p.code in (NO_SESSION, AMBIGUOUS_SESSION) for p in trouble):
-            picked = []  # a --session that names nothing (or too much): convert nothing
-        jobs = [(p.candidate, p.selection) for p in picked]
+    jobs: list[tuple[Candidate, Selection, int | None]] = [
+        (c, Selection(), None) for c in found.stores
+    ]
+    narrowed = selection is not None and not selection.everything()
+    if narrowed or count:
+        picked, trouble = pick(pm, found.stores, selection or Selection(), unique=True)
+        if narrowed:
+            problems += trouble
+            if any(p.code in (NO_SESSION, AMBIGUOUS_SESSION) for p in trouble):
+                picked = []  # a --session that names nothing (or too much): convert nothing
+            jobs = [(p.candidate, p.selection, len(p.sessions)) for p in picked]
+        else:  # counted for progress only; a store that could not be listed says so later
+            totals = {id(p.candidate): len(p.sessions) for p in picked}
+            jobs = [(c, Selection(), totals.get(id(c), 0)) for c in found.stores]
     try:
-        for candidate, wanted in jobs:
+        for candidate, wanted, total in jobs:
+            if on_store is not None:
+                on_store(candidate, total)
             report, failure = convert_store(
-                pm, candidate, out_dir, on_session=on_session, selection=wanted
+                pm,
+                candidate,
+                out_dir,
+                on_session=on_session,
+                selection=wanted,
+                redaction=redaction,
             )
             run.stores.append(report)
             if report.error:

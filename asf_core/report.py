@@ -46,6 +46,11 @@ class StoreReport:
     files: dict[str, str] = field(factory=dict)
     #: The plugins' own figures, summed over every converted session.
     counts: dict[str, int] = field(factory=dict)
+    #: Whether secrets and personal values were replaced (``--redact``).
+    redacted: bool = False
+    #: What was replaced, by session name and kind (never the values); the findings read
+    #: with the store's sessions, outside any session, are under ``(store)``.
+    redactions: dict[str, dict[str, int]] = field(factory=dict)
     #: The one-line error that stopped this store, if one did.
     error: str | None = None
     #: False when the run stopped (error or Ctrl-C) before the store was done.
@@ -55,6 +60,12 @@ class StoreReport:
         for finding in findings:
             bucket = {"stray": self.strays, "dropped": self.dropped}.get(finding.kind)
             (self.findings if bucket is None else bucket).append(finding)
+
+    def add_redactions(self, name: str, counts: Mapping[str, int]) -> None:
+        if counts:
+            mine = self.redactions.setdefault(name, {})
+            for kind, n in counts.items():
+                mine[kind] = mine.get(kind, 0) + n
 
     def add_counts(self, counts: Mapping[str, int]) -> None:
         for key, value in counts.items():
@@ -84,6 +95,10 @@ class RunReport:
         sums["strays"] = sum(len(s.strays) for s in self.stores)
         sums["dropped"] = sum(len(s.dropped) for s in self.stores)
         sums["findings"] = sum(len(s.findings) for s in self.stores)
+        sums["warnings"] = sum(1 for s in self.stores for f in s.findings if f.kind == "warning")
+        sums["redacted"] = sum(
+            n for s in self.stores for c in s.redactions.values() for n in c.values()
+        )
         return sums
 
     def to_json(self) -> dict[str, Any]:

@@ -152,7 +152,7 @@ class MemoryStore(ClosesOnExit):
 
     def first_prompt(self, session_id: str) -> str | None:
         for message in self.messages_of.get(session_id, ()):
-            if message.role == "user" and message.active and message.content.as_text().strip():
+            if message.role == "user" and message.content.as_text().strip():
                 return message.content.as_text().strip()
         return None
 

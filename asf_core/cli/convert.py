@@ -1,57 +1,153 @@
-"""``asf convert``: every store's sessions into ASF files (:mod:`asf_core.conversion`)."""
+"""``asf convert``: every store's sessions (or those picked) into ASF files
+(:mod:`asf_core.conversion`); with ``-o -``, the one picked session's lines to stdout."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+import time
 from pathlib import Path
 
-from asf_core.cli.output import ExitCode, Fail, Troubles, out, out_json, worst
-from asf_core.cli.progress import progress_for
+from asf_core.cli.humane import flat
+from asf_core.cli.output import ExitCode, Fail, Troubles, err, out, out_json, worst
+from asf_core.cli.picking import add_selection_options, selection_from
+from asf_core.cli.progress import Progress, progress_for
 from asf_core.conversion import convert_paths
 from asf_core.errors import OutputError
+from asf_core.formats import ConvertedSession
+from asf_core.host import Candidate
 from asf_core.layout import REPORT_NAME
 from asf_core.plugins import AsfPluginManager
+from asf_core.redaction import MissingDetector, Redactor, SessionRedaction
 from asf_core.report import RunReport, StoreReport, write_report
+from asf_core.single import convert_one
+from asf_core.writer import session_lines
 
-__all__ = ["DEFAULT_OUT", "add_parser", "run_convert"]
+__all__ = ["DEFAULT_OUT", "add_parser", "redaction_for", "run_convert"]
 
 DEFAULT_OUT = Path("asf-out")
+STDOUT = "-"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _summary(run: RunReport) -> str:
     t = run.totals()
     stores = len(run.stores)
     text = (
-        f"Converted {stores} store{'s' if stores != 1 else ''} into {run.output}: "
+        f"Converted {_plural(stores, 'store')} into {run.output}: "
         f"{t['sessions_read']} native sessions read, {t['sessions_written']} ASF sessions "
         f"({t['files_written']} written, {t['files_unchanged']} unchanged), "
-        f"{t['entries_written']} entries; {t['strays']} strays, {t['dropped']} dropped"
+        f"{t['entries_written']} entries; {_plural(t['strays'], 'stray')}, "
+        f"{t['dropped']} dropped, {_plural(t['warnings'], 'warning')}"
     )
+    if any(s.redacted for s in run.stores):
+        text += f"; {t['redacted']} secrets and personal values redacted"
     failed = sum(1 for s in run.stores if s.error)
     if failed:
-        text += f"; {failed} store{'s' if failed != 1 else ''} stopped early"
+        text += f"; {_plural(failed, 'store')} stopped early"
     return text + f". Details: {REPORT_NAME} beside each store's files."
+
+
+class _Progress:
+    """``hermes .hermes/work: 12 of 40 sessions, 0:42 left`` on a terminal's stderr."""
+
+    def __init__(self, display: Progress) -> None:
+        self.display = display
+        self.label = ""
+        self.total: int | None = None
+        self.done = 0
+        self.started = time.monotonic()
+
+    def store(self, candidate: Candidate, total: int | None) -> None:
+        self.label = (
+            f"{candidate.claim.format} {flat(candidate.claim.label or str(candidate.claim.path))}"
+        )
+        self.total, self.done, self.started = total, 0, time.monotonic()
+        self.display.show(f"{self.label}: reading", force=True)
+
+    def session(self, report: StoreReport, session: ConvertedSession) -> None:
+        self.done += max(len(session.native_ids), 1)
+        text = f"{self.label}: {self.done}"
+        if self.total:
+            done = min(self.done, self.total)
+            text += f" of {self.total} sessions"
+            elapsed = time.monotonic() - self.started
+            if 0 < done < self.total and elapsed > 1:
+                left = int(elapsed / done * (self.total - done))
+                text += f", {left // 60}:{left % 60:02d} left"
+        else:
+            text += " sessions"
+        self.display.show(text + f" ({report.files_written} files written)")
+
+
+def redaction_for(args: argparse.Namespace) -> SessionRedaction | None:
+    """The run's redaction when ``--redact`` is given; a missing detector is a usage error."""
+    if not getattr(args, "redact", False):
+        return None
+    try:
+        return SessionRedaction(Redactor())
+    except MissingDetector as exc:
+        raise Fail(str(exc)) from None
+
+
+def _to_stdout(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
+    """``-o -``: the one picked session's lines on stdout, nothing written to disk."""
+    if args.json:
+        raise Fail("-o - writes the session itself to stdout: it cannot be combined with --json")
+    troubles = Troubles()
+    single, problems = convert_one(
+        pm,
+        args.paths,
+        format=args.format,
+        selection=selection_from(args),
+        redaction=redaction_for(args),
+    )
+    troubles.note(problems)
+    if single is None:
+        return worst(troubles.code, ExitCode.USAGE) if not problems else troubles.code
+    stream = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else None
+    for line in session_lines(single.session.header, single.session.entries):
+        if stream is not None:
+            stream.write(line)
+        else:
+            sys.stdout.write(line.decode())
+    if single.others and not args.quiet:
+        names = ", ".join(s.header.id for s in single.others)
+        err(
+            f"{_plural(len(single.others), 'sub-agent session')} not written ({names}): "
+            "-o DIR writes them too"
+        )
+    return troubles.code
 
 
 def run_convert(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
     """The ``asf convert`` command."""
+    if str(args.output) == STDOUT:
+        return _to_stdout(args, pm)
     troubles = Troubles()
-    progress = progress_for(quiet=args.quiet or args.json)
-
-    def show(report: StoreReport) -> None:
-        progress.show(
-            f"{report.format} {Path(report.path).name}: {report.sessions_written} sessions, "
-            f"{report.files_written} written"
-        )
-
+    selection = selection_from(args)
+    redaction = redaction_for(args)
+    display = progress_for(quiet=args.quiet or args.json)
+    progress = _Progress(display)
     try:
         run, problems = convert_paths(
-            pm, args.paths, args.output, format=args.format, on_session=show
+            pm,
+            args.paths,
+            args.output,
+            format=args.format,
+            on_session=progress.session,
+            on_store=progress.store,
+            count=display.enabled,
+            selection=selection,
+            redaction=redaction,
         )
     except OutputError as exc:
         raise Fail(str(exc)) from exc
     finally:
-        progress.clear()
+        display.clear()
     troubles.note(problems)
     if run.interrupted:
         troubles.code = worst(troubles.code, ExitCode.INTERRUPTED)
@@ -73,21 +169,37 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser(
         "convert",
         help="convert session stores into ASF files",
-        description="Find each PATH's format, convert every session into one ASF file under "
-        "DIR/<format>/<store label>/ and write report.json beside them. With no PATH, every "
-        "plugin's default locations.",
+        description="Find the format of each PATH (none given: your own stores, in each "
+        "format's default place, e.g. ~/.hermes) and convert every session, or the ones "
+        "picked, into one ASF file each under DIR/<format>/<store>/<project>/, with a "
+        "report.json per store saying what was read, written, skipped and why. A picked "
+        "session is converted with what it needs (its whole conversation and sub-agents). "
+        "Files that would not change are left alone. Exit codes: 0 done (strays and "
+        "warnings included), 2 bad arguments or a damaged store, 3 a plugin failed, "
+        "4 nothing found, 130 interrupted.",
     )
-    p.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="a store or a directory")
+    p.add_argument(
+        "paths", nargs="*", type=Path, metavar="PATH", help="a store, or a directory holding some"
+    )
     p.add_argument(
         "-o",
         "--output",
         type=Path,
         default=DEFAULT_OUT,
         metavar="DIR",
-        help=f"where to write (default: ./{DEFAULT_OUT})",
+        help=f"where to write (default: ./{DEFAULT_OUT}); '-': the one picked session's "
+        "lines to stdout, nothing else written",
     )
     p.add_argument("--format", metavar="NAME", help="use this format plugin; resolves ties")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--redact",
+        action="store_true",
+        help="replace API keys, tokens, private keys, passwords in URLs, e-mail addresses, "
+        "phone numbers and the ids that name people or chats with [REDACTED:<kind>:<n>] "
+        "(the same value, the same placeholder); the report counts them by kind",
+    )
+    p.add_argument("--json", action="store_true", help="print the run's report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress and no summary")
     p.add_argument("--report", type=Path, metavar="FILE", help="also write the run's report here")
+    add_selection_options(p)
     p.set_defaults(run=run_convert)

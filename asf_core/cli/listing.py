@@ -1,4 +1,9 @@
-"""``asf list``: each store's native sessions as its plugin reads them, unconverted."""
+"""``asf list``: the native sessions of stores as their plugins read them, unconverted.
+
+One line per session, newest first: id, start (local time) and age, rows, relation to its
+parent, the store (when several are listed), and the title or, without one, the start of the
+first user message in quotes. Lines fit the terminal; a pipe gets them whole.
+"""
 
 from __future__ import annotations
 
@@ -7,92 +12,137 @@ from pathlib import Path
 from typing import Any
 
 from asf_core import host
-from asf_core.cli.output import ExitCode, Troubles, err, out_json
-from asf_core.cli.plugins import table
+from asf_core.cli.humane import age, clip, flat, local, terminal_width
+from asf_core.cli.output import ExitCode, Troubles, err, out, out_json
+from asf_core.cli.picking import add_selection_options, selection_from
 from asf_core.codec import converter
 from asf_core.errors import PluginError
-from asf_core.formats import StoreError
+from asf_core.formats import NativeSession, Selection, StoreError, newest_first
 from asf_core.listing import StoreListing, list_store
 from asf_core.plugins import AsfPluginManager
+from asf_core.selecting import describe
 from asf_core.stores import find_stores
 
 __all__ = ["add_parser", "run_list"]
 
-_COLUMNS = (
-    "FORMAT",
-    "ID",
-    "SOURCE",
-    "STARTED",
-    "ENDED",
-    "RELATION",
-    "PARENT",
-    "COUNTS",
-    "FINDINGS",
-    "CWD",
-    "DETAILS",
-    "TITLE",
-)
+#: Relations that say nothing beyond "a session of its own".
+_PLAIN = frozenset({"", "root"})
 
 
-def _store_json(listing: StoreListing) -> dict[str, Any]:
+def _store_json(listing: StoreListing, sessions: list[NativeSession]) -> dict[str, Any]:
     """A listing as ``asf list --json`` prints it: each session names its format."""
     obj: dict[str, Any] = converter().unstructure(listing)
-    obj["sessions"] = [{"format": listing.format, **s} for s in obj["sessions"]]
+    obj["sessions"] = [{"format": listing.format, **converter().unstructure(s)} for s in sessions]
+    for s in obj["sessions"]:
+        s.pop("native", None)
     return obj
+
+
+def _limited(listings: list[StoreListing], limit: int | None) -> list[list[NativeSession]]:
+    """Each store's sessions newest first, only the ``limit`` newest of all stores kept."""
+    ranked = sorted(
+        ((newest_first(s), n, s) for n, listing in enumerate(listings) for s in listing.sessions),
+        key=lambda t: (t[0], t[1]),
+    )
+    kept = ranked if limit is None else ranked[:limit]
+    per: list[list[NativeSession]] = [[] for _ in listings]
+    for _, n, session in kept:
+        per[n].append(session)
+    return per
+
+
+def _rows(session: NativeSession) -> str:
+    if session.rows is not None:
+        return str(session.rows)
+    return str(sum(session.counts.values())) if session.counts else "-"
+
+
+def _what(session: NativeSession) -> str:
+    if session.title and session.title.strip():
+        return flat(session.title)
+    if session.preview and session.preview.strip():
+        return f'"{flat(session.preview)}"'
+    return ""
+
+
+def _table(chosen: list[tuple[StoreListing, NativeSession]], several: bool) -> None:
+    width = terminal_width()
+    rows: list[tuple[str, ...]] = []
+    for listing, s in chosen:
+        started = s.started_at()
+        relation = "" if (s.relation or "") in _PLAIN else flat(s.relation or "")
+        row = (flat(s.id), local(started), age(started), _rows(s), relation)
+        rows.append((*row, flat(listing.label)) if several else row)
+    head = ("ID", "STARTED", "AGE", "ROWS", "RELATION", *(("STORE",) if several else ()))
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    right = {3}  # ROWS, aligned on the right
+
+    def line(cells: tuple[str, ...], title: str) -> str:
+        text = "  ".join(
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        )
+        room = None if width is None else width - len(text) - 2
+        shown = title if room is None else clip(title, room)
+        return (text + "  " + shown).rstrip() if shown else text.rstrip()
+
+    out(line(head, "TITLE"))
+    for (_, s), cells in zip(chosen, rows, strict=True):
+        out(line(cells, _what(s)))
 
 
 def run_list(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
     """The ``asf list`` command: native sessions as the read hook gives them, unconverted."""
     troubles = Troubles()
+    selection = selection_from(args)
     found = find_stores(pm, args.paths, args.format)
     troubles.note(found.problems)
     listings: list[StoreListing] = []
+    each = Selection() if selection.everything() else selection
     for candidate in found.stores:
         try:
-            listings.append(list_store(pm, candidate))
+            listings.append(list_store(pm, candidate, each))
         except StoreError as exc:  # the store is damaged: the input's fault, not the plugin's
             troubles.add(f"{candidate.claim.path}: {host.store_problem(exc)}", ExitCode.USAGE)
         except PluginError as exc:
             troubles.add(f"{candidate.claim.path}: {exc}", ExitCode.PLUGIN)
+    per_store = _limited(listings, selection.limit)
     if args.json:
-        out_json({"stores": [_store_json(s) for s in listings], "errors": troubles.lines})
+        stores = [_store_json(lst, ss) for lst, ss in zip(listings, per_store, strict=True)]
+        out_json({"stores": stores, "errors": troubles.lines})
         return troubles.code
-    rows: list[tuple[str, ...]] = [_COLUMNS]
+    chosen = sorted(
+        ((lst, s) for lst, ss in zip(listings, per_store, strict=True) for s in ss),
+        key=lambda pair: newest_first(pair[1]),
+    )
+    if chosen:
+        _table(chosen, several=len({id(lst) for lst, _ in chosen}) > 1)
+    elif listings and not selection.everything():
+        err(f"no session matches {describe(selection)}")
     for listing in listings:
-        for s in listing.sessions:
-            counts = ",".join(f"{k}={v}" for k, v in s.counts.items()) or "-"
-            details = ",".join(f"{k}={v}" for k, v in s.details.items()) or "-"
-            rows.append(
-                (
-                    listing.format,
-                    s.id,
-                    s.source or "-",
-                    s.started or "-",
-                    s.ended or "-",
-                    s.relation or "-",
-                    s.parent or "-",
-                    counts,
-                    str(len(s.findings)),
-                    s.cwd or "-",
-                    details,
-                    " ".join((s.title or "").split())[:60],
-                )
-            )
         if listing.findings:
             kinds = ", ".join(f"{n} {k}" for k, n in sorted(listing.findings.items()))
-            err(f"{listing.path}: {kinds} (details: asf convert, report.json)")
-    if len(rows) > 1:
-        table(rows)
+            err(f"{listing.label}: {kinds} (details: asf convert, report.json)")
     return troubles.code
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     lst = sub.add_parser(
         "list",
-        help="list the native sessions of stores without converting them",
-        description="List each store's sessions as its format plugin reads them.",
+        help="list the sessions of stores without converting them",
+        description="List the sessions of each store under PATH (none given: your own, in "
+        "each format's default place, e.g. ~/.hermes), newest first, one line each: id, "
+        "start, age, rows, relation to its parent, store, and title (or the first message, "
+        "quoted). Nothing is converted or written.",
     )
-    lst.add_argument("paths", nargs="*", type=Path, metavar="PATH")
+    lst.add_argument(
+        "paths", nargs="*", type=Path, metavar="PATH", help="a store, or a directory holding some"
+    )
     lst.add_argument("--format", metavar="NAME", help="use this format plugin; resolves ties")
-    lst.add_argument("--json", action="store_true", help="machine-readable output")
+    lst.add_argument(
+        "--json",
+        action="store_true",
+        help="machine-readable output: every store and its sessions with all their facts",
+    )
+    add_selection_options(lst)
     lst.set_defaults(run=run_list)

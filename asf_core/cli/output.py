@@ -13,7 +13,7 @@ from typing import Any
 
 from attrs import define, field
 
-from asf_core import conversion, stores
+from asf_core import conversion, selecting, single, stores
 from asf_core.codec import converter
 from asf_core.findings import Finding
 from asf_core.report import json_bytes
@@ -90,6 +90,9 @@ _EXIT_FOR = {
     stores.PLUGIN_FAILED: ExitCode.PLUGIN,
     conversion.DAMAGED: ExitCode.USAGE,
     conversion.PLUGIN: ExitCode.PLUGIN,
+    selecting.NO_SESSION: ExitCode.NOTHING,
+    selecting.AMBIGUOUS_SESSION: ExitCode.USAGE,
+    single.SEVERAL: ExitCode.USAGE,
 }
 
 

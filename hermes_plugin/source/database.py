@@ -242,12 +242,12 @@ class SqliteStore(ClosesOnExit):
         return out
 
     def first_prompt(self, session_id: str) -> str | None:
+        # Rewound and compacted rows count: the first message is the one the user wrote first.
         names = self._columns["messages"]
         if not {"session_id", "role", "content"} <= set(names):
             return None
-        live = ' AND ("active" IS NOT 0)' if "active" in names else ""
         rows = self.db.query(
-            f'SELECT "content" FROM messages WHERE "session_id" = ? AND "role" = \'user\'{live}'
+            'SELECT "content" FROM messages WHERE "session_id" = ? AND "role" = \'user\''
             f' AND "content" IS NOT NULL AND "content" != \'\' ORDER BY {self._order("messages")}'
             " LIMIT 5",
             (session_id,),

@@ -81,9 +81,12 @@ def _counted(native: NativeSession, rows: RowCounts) -> NativeSession:
 
 
 def _preview(text: str | None) -> str | None:
+    """The start of a user message as Hermes shows it: recalled-memory blocks removed."""
     if text is None:
         return None
-    flat = " ".join(text[: PREVIEW * 4].split())
+    from hermes_plugin.convert.sanitize import clean_text
+
+    flat = " ".join(clean_text(text)[: PREVIEW * 4].split())
     return flat[:PREVIEW] or None
 
 

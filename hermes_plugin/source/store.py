@@ -102,7 +102,7 @@ class Store(Protocol):
         ...
 
     def first_prompt(self, session_id: str) -> str | None:
-        """The text of a session's first live, non-empty ``user`` row: what a listing shows
+        """The text of a session's first non-empty ``user`` row (rewound or compacted ones too): what a listing shows
         of a session without a title. Reads that row alone."""
         ...
 

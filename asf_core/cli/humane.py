@@ -1,0 +1,60 @@
+"""Times, sizes and text as people read them on a terminal.
+
+Listings show times in the reader's own time zone with an age beside them, and fit each line
+to the terminal: a pipe gets whole lines, a terminal gets lines cut at its width.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from datetime import datetime
+
+__all__ = ["age", "clip", "flat", "local", "terminal_width"]
+
+_AGES = ((365 * 86400, "y"), (30 * 86400, "mo"), (7 * 86400, "w"), (86400, "d"), (3600, "h"))
+
+
+def local(moment: datetime | None) -> str:
+    """A moment in local time, to the minute (``-`` for none)."""
+    if moment is None:
+        return "-"
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def age(moment: datetime | None, now: datetime | None = None) -> str:
+    """How long ago, in the largest whole unit: ``45s``, ``12m``, ``5h``, ``3d``, ``2w``,
+    ``4mo``, ``2y`` (``-`` for none; a moment ahead of the clock is ``future``)."""
+    if moment is None:
+        return "-"
+    seconds = ((now or datetime.now().astimezone()) - moment).total_seconds()
+    if seconds < -60:
+        return "future"
+    for size, unit in _AGES:
+        if seconds >= size * (2 if unit in ("y", "mo", "w") else 1):
+            return f"{int(seconds // size)}{unit}"
+    if seconds >= 60:
+        return f"{int(seconds // 60)}m"
+    return f"{max(int(seconds), 0)}s"
+
+
+def flat(text: str) -> str:
+    """Text on one line: whitespace runs folded to one space, other control characters
+    shown as ``?`` so nothing printed can move the cursor or change the terminal."""
+    folded = " ".join(text.split())
+    return "".join(c if c.isprintable() else "?" for c in folded)
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters with an ellipsis (whole when it fits)."""
+    if width <= 0:
+        return ""
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def terminal_width() -> int | None:
+    """The width to fit lines to: the terminal's (or ``$COLUMNS``); None for a pipe."""
+    if os.environ.get("COLUMNS", "").isdigit() or sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None

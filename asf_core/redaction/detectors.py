@@ -1,0 +1,135 @@
+"""Where secrets and personal data are in a text: each finder returns ``(start, end, kind)``.
+
+Keys and tokens are found by the shapes their providers document (fixed prefixes, lengths),
+never by entropy alone: session files are full of hashes, ids and base64 images that an
+entropy test would destroy. Phone numbers are found by Google's libphonenumber (the
+``phonenumbers`` package): a pattern cannot tell a phone number from a date, an id or a
+timestamp, libphonenumber checks each candidate against every country's numbering plan.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any, Final
+
+__all__ = ["KINDS", "Span", "find_secrets", "phone_finder"]
+
+#: A found secret: where it starts and ends in the text, and what kind it is.
+Span = tuple[int, int, str]
+
+_B = r"(?<![A-Za-z0-9_])"  # not in the middle of a word
+_E = r"(?![A-Za-z0-9_])"
+
+#: kind -> pattern; a pattern with a group ``s`` redacts that group alone (the key after
+#: "Bearer", the password in a URL), else the whole match.
+_PATTERNS: Final[tuple[tuple[str, str], ...]] = (
+    (
+        "private_key",
+        r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:[\s\S]*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\]*)",
+    ),
+    ("anthropic_key", _B + r"sk-ant-[A-Za-z0-9][A-Za-z0-9_\-]{30,}" + _E),
+    ("openai_key", _B + r"sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9][A-Za-z0-9_\-]{30,}" + _E),
+    ("stripe_key", _B + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}" + _E),
+    ("stripe_key", _B + r"whsec_[A-Za-z0-9]{24,}" + _E),
+    ("aws_access_key", _B + r"(?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA)[A-Z0-9]{16}" + _E),
+    (
+        "aws_secret_key",
+        r"(?i:aws.{0,20}?(?:secret|private).{0,20}?)[\"'=:\s]{1,6}(?P<s>[A-Za-z0-9/+]{40})"
+        + r"(?![A-Za-z0-9/+])",
+    ),
+    ("github_token", _B + r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}" + _E),
+    ("github_token", _B + r"github_pat_[A-Za-z0-9_]{22,255}" + _E),
+    ("gitlab_token", _B + r"glpat-[A-Za-z0-9_\-]{20,}" + _E),
+    ("google_api_key", _B + r"AIza[0-9A-Za-z_\-]{35}" + _E),
+    ("google_oauth_token", _B + r"ya29\.[0-9A-Za-z_\-]{20,}" + _E),
+    ("slack_token", _B + r"xox[abposre]-[A-Za-z0-9\-]{10,}" + _E),
+    (
+        "slack_webhook",
+        r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/]{20,}",
+    ),
+    ("huggingface_token", _B + r"hf_[A-Za-z0-9]{30,}" + _E),
+    ("npm_token", _B + r"npm_[A-Za-z0-9]{36}" + _E),
+    ("pypi_token", _B + r"pypi-AgE[A-Za-z0-9_\-]{50,}" + _E),
+    ("sendgrid_key", _B + r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}" + _E),
+    ("telegram_bot_token", _B + r"\d{8,10}:AA[A-Za-z0-9_\-]{33}" + _E),
+    ("jwt", _B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _E),
+    ("bearer_token", r"(?i:\bbearer)\s+(?P<s>[A-Za-z0-9\-._~+/]{16,}=*)"),
+    ("url_password", r"(?i:\b[a-z][a-z0-9+.\-]*://)[^\s:/@\"'<>]+:(?P<s>[^\s@/\"'<>]+)@"),
+    (
+        "secret",
+        r"(?i:\b(?:api[_\-]?key|secret(?:[_\-]?key)?|access[_\-]?token|auth[_\-]?token|password"
+        r"|passwd))[\"']?\s*[:=]\s*[\"']?(?P<s>[^\s\"',;&]{8,})",
+    ),
+    (
+        "email",
+        _B + r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?"
+        r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}" + _E,
+    ),
+)
+
+_COMPILED: Final = tuple((kind, re.compile(pattern)) for kind, pattern in _PATTERNS)
+
+#: Every kind the detectors report (``phone`` when phone numbers are looked for).
+KINDS: Final[tuple[str, ...]] = (*dict.fromkeys(kind for kind, _ in _PATTERNS), "phone")
+
+#: Characters one of the patterns needs, to skip most text without running them.
+_HINTS = re.compile(
+    r"-----BEGIN|sk-|sk_|rk_|whsec_|A[KSBCRI][IBCOD]A|ghp_|gho_|ghu_|ghs_|ghr_"
+    r"|github_pat_|glpat-|AIza|ya29\.|xox|hooks\.slack|hf_|npm_|pypi-|SG\.|:AA"
+    r"|eyJ|(?i:bearer)|://|@|(?i:key|secret|token|passw)|(?i:aws)"
+)
+
+
+def _spans(text: str) -> Iterator[tuple[int, int, Span]]:
+    """(start, rank, span) of every match; the rank is the pattern's place in the table."""
+    if not _HINTS.search(text):
+        return
+    for rank, (kind, pattern) in enumerate(_COMPILED):
+        for match in pattern.finditer(text):
+            start, end = match.span("s") if "s" in pattern.groupindex else match.span()
+            if end > start:
+                yield (start, rank, (start, end, kind))
+
+
+def find_secrets(text: str, phones: Callable[[str], list[Span]] | None = None) -> list[Span]:
+    """The secrets in ``text``, earliest first, none overlapping: of two that overlap, the
+    one starting first wins, then the one whose pattern comes first in the table (the
+    password of ``scheme://user:password@host`` rather than an e-mail address)."""
+    found = list(_spans(text))
+    if phones is not None:
+        found.extend((span[0], len(_COMPILED), span) for span in phones(text))
+    found.sort(key=lambda f: (f[0], f[1]))
+    kept: list[Span] = []
+    for _, _, span in found:
+        if not kept or span[0] >= kept[-1][1]:
+            kept.append(span)
+    return kept
+
+
+_DIGITS = re.compile(r"\d[\d\s().\-/]{5,}\d")
+
+
+def phone_finder(regions: tuple[str, ...] = ("US",)) -> Callable[[str], list[Span]] | None:
+    """A finder of phone numbers, or None when the ``phonenumbers`` package is missing.
+
+    Numbers written with a ``+`` and country code are found anywhere; national numbers as
+    dialled in ``regions``. Only numbers valid in their country's plan count.
+    """
+    try:
+        import phonenumbers
+    except ImportError:
+        return None
+    leniency: Any = phonenumbers.Leniency.VALID
+
+    def find(text: str) -> list[Span]:
+        if not _DIGITS.search(text):
+            return []
+        spans: dict[tuple[int, int], Span] = {}
+        for region in regions:
+            for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=leniency):
+                spans[(match.start, match.end)] = (match.start, match.end, "phone")
+        return list(spans.values())
+
+    return find

@@ -1,0 +1,146 @@
+"""Replacing secrets with stable placeholders: the same value, the same placeholder, all run.
+
+A :class:`Redactor` replaces what the detectors find and the *personal* values plugins name
+(a user id, a chat id: values only the source knows are personal) with ``[REDACTED:<kind>:<n>]``,
+``n`` counting the distinct values of that kind in the order they are first met. It counts
+what it replaced, by kind, for the report; values are never kept anywhere but in its memory.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from asf_core.redaction.detectors import Span, find_secrets, phone_finder
+
+__all__ = ["MissingDetector", "Redactor", "placeholder_pattern"]
+
+#: Strings left alone: entry ids and content hashes, session UUIDs (no secret has these
+#: shapes, and a redacted id would break the file).
+_IDENTIFIERS: Final = re.compile(
+    r"sha256:[0-9a-f]{64}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+)
+#: A personal value shorter than this is replaced only where it is a whole string: "42"
+#: inside a text is more often a number than a chat.
+_MIN_INSIDE = 3
+
+
+def placeholder_pattern() -> re.Pattern[str]:
+    """What a placeholder looks like (for tests and readers of redacted files)."""
+    return re.compile(r"\[REDACTED:[a-z0-9_]+:\d+\]")
+
+
+class MissingDetector(Exception):
+    """Redaction was asked for but a detector it needs is not installed."""
+
+
+class Redactor:
+    """Finds and replaces secrets in text and JSON values, keeping placeholders stable.
+
+    ``phones`` looks for phone numbers (which needs the ``phonenumbers`` package: without
+    it, :class:`MissingDetector` is raised rather than a redaction that silently misses
+    them).
+    """
+
+    def __init__(self, *, phones: bool = True) -> None:
+        self._phones = phone_finder() if phones else None
+        if phones and self._phones is None:
+            raise MissingDetector(
+                "redacting phone numbers needs the phonenumbers package: "
+                "pip install 'asf-sessions[redact]'"
+            )
+        self._placeholders: dict[tuple[str, str], str] = {}
+        self._numbers: Counter[str] = Counter()
+        self._personal: dict[str, str] = {}
+        self._personal_re: re.Pattern[str] | None = None
+        #: What was replaced since :meth:`take_counts`, by kind.
+        self.counts: Counter[str] = Counter()
+
+    # -- personal values -------------------------------------------------------------
+
+    def learn(self, personal: Mapping[str, Iterable[str]]) -> None:
+        """Add values a plugin says name people or accounts (kind -> values)."""
+        added = False
+        for kind, values in personal.items():
+            for value in values:
+                text = str(value)
+                if text.strip() and text not in self._personal:
+                    self._personal[text] = _kind(kind)
+                    added = True
+        if added:
+            inside = sorted((v for v in self._personal if len(v) >= _MIN_INSIDE), key=len)
+            alternatives = "|".join(re.escape(v) for v in reversed(inside))
+            self._personal_re = (
+                re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])")
+                if alternatives
+                else None
+            )
+
+    # -- replacing -------------------------------------------------------------------
+
+    def placeholder(self, kind: str, value: str) -> str:
+        """The placeholder of a value (a new one the first time it is met), counted."""
+        key = (kind, value)
+        found = self._placeholders.get(key)
+        if found is None:
+            self._numbers[kind] += 1
+            found = self._placeholders[key] = f"[REDACTED:{kind}:{self._numbers[kind]}]"
+        self.counts[kind] += 1
+        return found
+
+    def text(self, text: str) -> str:
+        """``text`` with every secret and personal value replaced."""
+        if not text or _IDENTIFIERS.fullmatch(text):
+            return text
+        whole = self._personal.get(text)
+        if whole is not None:
+            return self.placeholder(whole, text)
+        spans = self._personal_spans(text) + find_secrets(text, self._phones)
+        if not spans:
+            return text
+        spans.sort(key=lambda s: s[0])  # stable: a personal value before a secret at one place
+        out: list[str] = []
+        at = 0
+        for start, end, kind in spans:
+            if start < at:
+                continue  # inside one replaced already
+            out.append(text[at:start])
+            out.append(self.placeholder(kind, text[start:end]))
+            at = end
+        out.append(text[at:])
+        return "".join(out)
+
+    def _personal_spans(self, text: str) -> list[Span]:
+        if self._personal_re is None:
+            return []
+        return [
+            (m.start(), m.end(), self._personal[m.group()])
+            for m in self._personal_re.finditer(text)
+        ]
+
+    def value(self, value: Any) -> Any:
+        """A JSON value with every string redacted (member names too); a number equal to a
+        personal value becomes its placeholder."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.text(k): self.value(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.value(v) for v in value]
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            kind = self._personal.get(str(value))
+            if kind is not None:
+                return self.placeholder(kind, str(value))
+        return value
+
+    def take_counts(self) -> dict[str, int]:
+        """What was replaced since the last call, by kind; the count starts again."""
+        counts = dict(sorted(self.counts.items()))
+        self.counts.clear()
+        return counts
+
+
+def _kind(name: str) -> str:
+    return re.sub(r"[^a-z0-9_]+", "_", name.lower()).strip("_") or "personal"
