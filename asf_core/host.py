@@ -57,6 +57,10 @@ class Candidate:
     claim: Claim
     plugin: str
 
+    def label(self) -> str:
+        """What to call the store: the plugin's label, else its file or directory name."""
+        return self.claim.label or self.claim.path.name or str(self.claim.path)
+
     def describe(self) -> str:
         if self.plugin == self.claim.format:
             return f"{self.claim.format} ({self.claim.confidence:g})"

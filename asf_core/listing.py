@@ -59,7 +59,7 @@ def list_store(
         format=candidate.claim.format,
         plugin=candidate.plugin,
         path=str(candidate.claim.path),
-        label=candidate.claim.label or str(candidate.claim.path),
+        label=candidate.label(),
         store=info,
         sessions=tuple(sessions),
         findings=dict(kinds),

@@ -60,6 +60,15 @@ def _unreadable(path: Path) -> str | None:
     return None
 
 
+def _nothing_at_defaults(pm: AsfPluginManager) -> str:
+    """ "Nothing found", saying where each plugin looked (those that say)."""
+    looked = host.default_locations(pm)
+    if not looked:
+        return "no stores found in the default locations of any format"
+    where = "; ".join(f"{name}: {', '.join(map(str, paths))}" for name, paths in looked.items())
+    return f"no stores found in the default locations ({where}); name a PATH"
+
+
 def find_stores(pm: AsfPluginManager, paths: Sequence[Path], fmt: str | None = None) -> Found:
     """The winning claim for every store under ``paths`` (none named: default locations)."""
     problems: list[Finding] = []
@@ -93,7 +102,7 @@ def find_stores(pm: AsfPluginManager, paths: Sequence[Path], fmt: str | None = N
             also = f" (claimed as: {', '.join(others)})" if others else ""
             problem(NOT_RECOGNISED, f"{where}: not recognised as {fmt}{also}")
         elif path is None:
-            problem(NOT_RECOGNISED, "no stores found in the default locations of any format")
+            problem(NOT_RECOGNISED, _nothing_at_defaults(pm))
         else:
             problem(NOT_RECOGNISED, f"{where}: no format plugin recognises it")
     chosen: list[Candidate] = []

@@ -139,6 +139,7 @@ def _native(store: ClaudeStore, group: Group) -> NativeSession:
         started=when(index.first_ts) if index is not None else None,
         ended=when(index.last_ts) if index is not None else None,
         counts=_counts(group, index),
+        rows=len(index.lines) if index is not None else None,
         cwd=index.cwds[0] if index is not None and index.cwds else None,
         details=details,
         findings=findings,

@@ -32,6 +32,15 @@ def discover(path: Path | None) -> list[Claim] | None:
 
 
 @hookimpl
+def default_locations() -> list[Path] | None:
+    """Where ``discover(None)`` looks: ``$CLAUDE_CONFIG_DIR/projects`` or
+    ``~/.claude/projects``."""
+    from claude_code_plugin.source.layout import default_projects
+
+    return [default_projects()]
+
+
+@hookimpl
 def open_store(claim: Claim) -> StoreHandle | None:
     """A handle on a claimed project directory or file; raises ``StoreError`` if it cannot
     be read."""

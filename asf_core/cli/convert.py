@@ -62,9 +62,7 @@ class _Progress:
         self.started = time.monotonic()
 
     def store(self, candidate: Candidate, total: int | None) -> None:
-        self.label = (
-            f"{candidate.claim.format} {flat(candidate.claim.label or str(candidate.claim.path))}"
-        )
+        self.label = f"{candidate.claim.format} {flat(candidate.label())}"
         self.total, self.done, self.started = total, 0, time.monotonic()
         self.display.show(f"{self.label}: reading", force=True)
 

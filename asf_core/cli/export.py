@@ -264,7 +264,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "export",
         help="export sessions as ATIF, OpenTelemetry traces, Markdown or HTML",
         description="Export the path to a session's resume leaf (or --leaf, or every leaf) of "
-        "one ASF file, or of every *.jsonl file under a directory. Mappings: docs/export.md.",
+        "one ASF file, or of every *.jsonl file under a directory: an ATIF-v1.8 trajectory, "
+        "an OpenTelemetry trace (OTLP/JSON), or a Markdown, HTML or plain-text transcript. "
+        "Sub-agent sessions are looked for among the files beside each one.",
     )
     export.add_argument("path", type=Path, metavar="FILE|DIR")
     export.add_argument(

@@ -3,7 +3,7 @@
 ``main`` never lets an expected error out as a traceback: a :class:`~asf_core.cli.output.Fail`
 becomes one stderr line and its exit code, Ctrl-C exits 130 (files are written atomically, so
 only whole files remain), and a reader closing our stdout early ends the run quietly.
-Exit codes are the :class:`ExitCode` members, documented in docs/cli.md.
+Exit codes are the :class:`ExitCode` members (the ``--help`` epilog lists them).
 """
 
 from __future__ import annotations
@@ -35,12 +35,37 @@ def _version() -> str:
 
 # --- parser and main ---------------------------------------------------------------------
 
+_EPILOG = """\
+start here:
+  asf list                      your sessions (~/.hermes, ~/.claude/projects), newest first
+  asf show HOME --session ID --format markdown
+                                read one as a transcript
+  asf convert -o DIR            every session to ASF files, with a report.json per store
+
+Run 'asf COMMAND --help' for a command's options.
+
+exit codes:
+  0 done (strays and warnings included)   1 asf verify found errors
+  2 bad arguments, unreadable path or damaged store   3 a format plugin failed
+  4 nothing found to work on   130 interrupted   141 stdout closed early
+"""
+
+
+def _subcommand(parser: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser:
+    """The parser of subcommand ``name`` (the top-level one when there is none)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+            chosen: argparse.ArgumentParser = action.choices[name]
+            return chosen
+    return parser
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="asf",
         description=f"Turn AI agents' session logs into the Agent Session Format ({FORMAT}).",
-        epilog="Exit codes and the output layout: docs/cli.md.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"asf {_version()} ({FORMAT})")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -50,8 +75,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace | ExitCode:
+    parser = build_parser()
     try:
-        return build_parser().parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # an option the subcommand does not know: its usage, not the top level's
+            _subcommand(parser, getattr(args, "command", None)).error(
+                f"unrecognized arguments: {' '.join(extra)}"
+            )
+        return args
     except SystemExit as exc:  # argparse reports usage errors (and --help) by exiting
         code = exc.code if isinstance(exc.code, int) else ExitCode.USAGE
         return ExitCode.OK if code == 0 else ExitCode.USAGE

@@ -18,7 +18,7 @@ from asf_core.codec import converter
 from asf_core.findings import Finding
 from asf_core.report import json_bytes
 
-__all__ = ["ExitCode", "Fail", "Troubles", "err", "out", "out_json", "worst"]
+__all__ = ["ExitCode", "Fail", "Troubles", "err", "exit_code_for", "out", "out_json", "worst"]
 
 
 class ExitCode(IntEnum):
@@ -96,6 +96,11 @@ _EXIT_FOR = {
 }
 
 
+def exit_code_for(finding: Finding) -> ExitCode:
+    """The exit code a problem of the library calls for (by its ``code``)."""
+    return _EXIT_FOR.get(finding.code, ExitCode.PLUGIN)
+
+
 @define
 class Troubles:
     """Problems met along the way: each printed once on stderr and kept for ``--json``."""
@@ -111,4 +116,4 @@ class Troubles:
     def note(self, findings: Iterable[Finding]) -> None:
         """Add the library's problems, each with the exit code its ``code`` calls for."""
         for f in findings:
-            self.add(f.message, _EXIT_FOR.get(f.code, ExitCode.PLUGIN))
+            self.add(f.message, exit_code_for(f))

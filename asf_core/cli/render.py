@@ -30,7 +30,8 @@ from asf_core.model import (
 
 __all__ = ["clip", "entry_summary", "item_summary", "settings_summary", "short"]
 
-_WIDTH = 72
+WIDTH = 72
+_WIDTH = WIDTH
 
 
 def short(entry_id: str | None) -> str:
@@ -40,10 +41,10 @@ def short(entry_id: str | None) -> str:
     return entry_id.removeprefix("sha256:")[:8]
 
 
-def clip(text: str, width: int = _WIDTH) -> str:
-    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+def clip(text: str, width: int | None = _WIDTH) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis (None: whole)."""
+    flat = "".join(c if c.isprintable() else "?" for c in " ".join(text.split()))
+    return flat if width is None or len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _text_of(content: Any) -> str:
@@ -62,26 +63,27 @@ def _text_of(content: Any) -> str:
     return ""
 
 
-def item_summary(item: Any) -> str:
+def item_summary(item: Any, width: int | None = _WIDTH) -> str:
     """An Open Responses item in a few words: kind, who, and the start of its text."""
     if not isinstance(item, Mapping):
         return "(no item)"
     kind = str(item.get("type", "?"))
     if kind == "message":
-        return clip(f"{item.get('role', '?')}: {_text_of(item.get('content'))}")
+        return clip(f"{item.get('role', '?')}: {_text_of(item.get('content'))}", width)
     if kind == "function_call":
         args = item.get("arguments")
         return clip(
             f"call {item.get('name', '?')}({args if isinstance(args, str) else ''}) "
-            f"[{item.get('call_id', '?')}]"
+            f"[{item.get('call_id', '?')}]",
+            width,
         )
     if kind == "function_call_output":
         output = item.get("output")
         text = output if isinstance(output, str) else _text_of(output)
-        return clip(f"output [{item.get('call_id', '?')}]: {text}")
+        return clip(f"output [{item.get('call_id', '?')}]: {text}", width)
     if kind == "reasoning":
-        return clip(f"reasoning: {_text_of(item.get('summary'))}")
-    return clip(kind)
+        return clip(f"reasoning: {_text_of(item.get('summary'))}", width)
+    return clip(kind, width)
 
 
 def _response(e: Response) -> str:
@@ -95,7 +97,7 @@ def _response(e: Response) -> str:
     return " ".join(b for b in bits if b)
 
 
-def _config(e: Config) -> str:
+def _config(e: Config, width: int | None) -> str:
     bits: list[str] = []
     if e.replace:
         bits.append("replace")
@@ -113,26 +115,29 @@ def _config(e: Config) -> str:
         bits.append("reasoning")
     if e.extra:
         bits.append("extra " + ",".join(sorted(e.extra)))
-    return clip(" ".join(bits))
+    return clip(" ".join(bits), width)
 
 
-def entry_summary(entry: Entry) -> str:
-    """What the entry says, in one line (its type and ids are shown beside it)."""
+def entry_summary(entry: Entry, width: int | None = _WIDTH) -> str:
+    """What the entry says, in one line (its type and ids are shown beside it); ``width``
+    None keeps whole texts."""
     match entry:
         case Item():
-            text = item_summary(entry.item)
+            text = item_summary(entry.item, width)
             return text if entry.visible is not False else f"(hidden) {text}"
         case Response():
             return _response(entry)
         case Config():
-            return _config(entry)
+            return _config(entry, width)
         case Compaction():
-            summary = item_summary(entry.summary)
-            return clip(f"first kept {short(entry.first_kept)}; {summary}")
+            summary = item_summary(entry.summary, width)
+            return clip(f"first kept {short(entry.first_kept)}; {summary}", width)
         case BranchSummary():
-            return clip(f"from {short(entry.from_)}; {item_summary(entry.summary)}")
+            return clip(f"from {short(entry.from_)}; {item_summary(entry.summary, width)}", width)
         case Run():
-            return clip(" ".join(str(b) for b in (entry.phase, entry.run_id, entry.reason) if b))
+            return clip(
+                " ".join(str(b) for b in (entry.phase, entry.run_id, entry.reason) if b), width
+            )
         case Dispatch():
             target = entry.target or ""
             return (
@@ -140,24 +145,25 @@ def entry_summary(entry: Entry) -> str:
             )
         case Decision():
             return clip(
-                f"{entry.verdict} [{entry.call_id}]" + (f" by {entry.by}" if entry.by else "")
+                f"{entry.verdict} [{entry.call_id}]" + (f" by {entry.by}" if entry.by else ""),
+                width,
             )
         case Queued():
-            return clip(f"{entry.mode}: {item_summary(entry.item)}")
+            return clip(f"{entry.mode}: {item_summary(entry.item, width)}", width)
         case Label():
             return f"{short(entry.target)} = {entry.label!r}"
         case Info():
-            return clip(f"name {entry.name!r}")
+            return clip(f"name {entry.name!r}", width)
         case Env():
-            return clip(f"cwd {entry.cwd}" if entry.cwd else "environment")
+            return clip(f"cwd {entry.cwd}" if entry.cwd else "environment", width)
         case Outcome():
             verdict = "" if entry.pass_ is None else (" pass" if entry.pass_ else " fail")
             score = "" if entry.score is None else f" score {entry.score}"
             return f"{entry.kind} of {short(entry.target)}{verdict}{score}"
         case Link():
-            return clip(f"{entry.rel} {entry.session}")
+            return clip(f"{entry.rel} {entry.session}", width)
         case Custom():
-            return clip(f"{entry.ns}")
+            return clip(f"{entry.ns}", width)
         case _:
             return ""
 

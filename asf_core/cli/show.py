@@ -1,31 +1,30 @@
-"""``asf show``: a session file's tree in file order and the context a model gets at a leaf."""
+"""``asf show``: a session's tree in file order and the context a model gets at a leaf, or
+the conversation at a leaf as a transcript (``--format text|markdown``).
+
+The session is an ASF file, an ASF file on stdin (``-``), or one session of a native store
+picked with ``--session`` and converted in memory (:mod:`asf_core.cli.show_input`).
+"""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import sys
 from typing import Any
 
 from asf_core.cli.output import ExitCode, Fail, err, out, out_json
-from asf_core.cli.render import entry_summary, item_summary, settings_summary, short
+from asf_core.cli.picking import add_selection_options
+from asf_core.cli.render import WIDTH, entry_summary, item_summary, settings_summary, short
 from asf_core.codec import entry_to_json, header_to_json
 from asf_core.context import ContextError, context_at
-from asf_core.reader import FormatError, SessionFile, read_session
+from asf_core.export import SessionTree
+from asf_core.export.transcript import transcript
+from asf_core.export.transcript_text import render_markdown, render_text
+from asf_core.reader import SessionFile
 
 __all__ = ["add_parser", "resolve_leaf", "run_show"]
 
-
-def _load(path: Path) -> SessionFile:
-    if path.is_dir():
-        raise Fail(f"{path}: is a directory; asf show takes one session file")
-    try:
-        return read_session(path)
-    except FileNotFoundError as exc:
-        raise Fail(f"{path}: no such file") from exc
-    except OSError as exc:
-        raise Fail(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    except FormatError as exc:
-        raise Fail(f"{path}: not an ASF session file: {exc}") from exc
+#: What ``--format`` may name: the entry tree (default) or a transcript.
+_FORMATS = ("tree", "text", "markdown")
 
 
 def resolve_leaf(session: SessionFile, wanted: str | None) -> str | None:
@@ -59,16 +58,32 @@ def _marks(session: SessionFile, entry_id: str, resume: str | None) -> str:
     return f"  [{' '.join(marks)}]" if marks else ""
 
 
+def _transcript(session: SessionFile, leaf: str | None, form: str) -> ExitCode:
+    if leaf is None:
+        raise Fail("the session has no entries, so no conversation to show", ExitCode.NOTHING)
+    view = SessionTree(session).view(leaf)
+    render = render_markdown if form == "markdown" else render_text
+    for chunk in render(transcript(view)):
+        sys.stdout.write(chunk)
+    return ExitCode.OK
+
+
 def run_show(args: argparse.Namespace) -> ExitCode:
     """The ``asf show`` command."""
-    path: Path = args.file
-    session = _load(path)
+    from asf_core.cli.show_input import load
+
+    shown = load(args)
+    session, path = shown.session, shown.name
     leaf = resolve_leaf(session, args.leaf)
+    problems = [f"{path}:{p.line}: {p.severity}: {p.code}: {p.message}" for p in session.problems]
+    if args.format in ("text", "markdown") and not args.json:
+        for line in problems:
+            err(line)
+        return _transcript(session, leaf, args.format)
     try:
         ctx = context_at(session, leaf) if leaf is not None else None
     except ContextError as exc:
         raise Fail(f"{path}: cannot build the context at {short(leaf)}: {exc}") from exc
-    problems = [f"{path}:{p.line}: {p.severity}: {p.code}: {p.message}" for p in session.problems]
     if args.json:
         context: dict[str, Any] | None = None
         if ctx is not None:
@@ -94,7 +109,8 @@ def run_show(args: argparse.Namespace) -> ExitCode:
         return ExitCode.OK
     for line in problems:
         err(line)
-    _print_tree(session, path)
+    width = None if args.full else WIDTH
+    _print_tree(session, path, width)
     if ctx is None or leaf is None:
         out("(no entries, so no context)")
         return ExitCode.OK
@@ -102,7 +118,7 @@ def run_show(args: argparse.Namespace) -> ExitCode:
     out(f"context at {short(leaf)}: {len(ctx.items)} items from {len(ctx.entries)} entries")
     out(f"  settings: {settings_summary(ctx.settings)}")
     for entry_id, item in zip(ctx.item_entries, ctx.items, strict=False):
-        out(f"  {short(entry_id)}  {item_summary(item)}")
+        out(f"  {short(entry_id)}  {item_summary(item, width)}")
     for omitted in ctx.omitted:
         out(f"  omitted {short(omitted.get('entry'))} ({omitted.get('reason')})")
     for problem in ctx.problems:
@@ -110,7 +126,7 @@ def run_show(args: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
-def _print_tree(session: SessionFile, path: Path) -> None:
+def _print_tree(session: SessionFile, path: str, width: int | None) -> None:
     header = session.header
     out(
         f"session {header.id}  {header.format}  created {header.created_at}  "
@@ -121,20 +137,39 @@ def _print_tree(session: SessionFile, path: Path) -> None:
         entry_id = entry.id or ""
         out(
             f"{short(entry_id)}  <- {short(entry.parent):8}  {entry.type:14} "
-            f"{entry_summary(entry)}{_marks(session, entry_id, resume)}"
+            f"{entry_summary(entry, width)}{_marks(session, entry_id, resume)}"
         )
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     show = sub.add_parser(
         "show",
-        help="print a session file's entries and the context at a leaf",
-        description="Entries in file order (short id, parent, type, summary; forks, leaves and "
-        "the resume leaf marked), then the context rebuilt at the leaf.",
+        help="read a session: its entries and context, or its conversation as a transcript",
+        description="Show one session: an ASF FILE, an ASF file on stdin (-), or one session "
+        "of a native store (a Hermes home, a state.db, a Claude Code directory or session "
+        "file) picked with --session ID and converted in memory (nothing is written). By "
+        "default: the entries in file order (short id, parent, type, summary; forks, leaves "
+        "and the resume leaf marked), then the context rebuilt at the leaf. --format text or "
+        "markdown: the conversation at the leaf as a transcript (messages, reasoning, tool "
+        "calls with their arguments and outputs, compactions, branches and sub-agents).",
     )
-    show.add_argument("file", type=Path, metavar="FILE")
+    show.add_argument("path", metavar="PATH", help="an ASF file, '-' for stdin, or a store")
     show.add_argument(
-        "--leaf", metavar="ID", help="entry id or unique prefix (default: resume leaf)"
+        "--leaf", metavar="ID", help="entry id or unique prefix (default: the resume leaf)"
     )
+    show.add_argument(
+        "--format",
+        choices=_FORMATS,
+        default="tree",
+        help="tree: entries and context (default); text or markdown: a transcript",
+    )
+    show.add_argument("--full", action="store_true", help="tree: whole texts, not cut")
+    show.add_argument(
+        "--redact",
+        action="store_true",
+        help="replace secrets and personal values as asf convert --redact does",
+    )
+    show.add_argument("--plugin", metavar="NAME", help="read a store with this format plugin")
     show.add_argument("--json", action="store_true", help="machine-readable output")
+    add_selection_options(show)
     show.set_defaults(run=run_show, plugins=False)

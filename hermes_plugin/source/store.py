@@ -102,8 +102,8 @@ class Store(Protocol):
         ...
 
     def first_prompt(self, session_id: str) -> str | None:
-        """The text of a session's first non-empty ``user`` row (rewound or compacted ones too): what a listing shows
-        of a session without a title. Reads that row alone."""
+        """The text of a session's first non-empty ``user`` row (rewound or compacted ones
+        too): what a listing shows of a session without a title. Reads that row alone."""
         ...
 
 

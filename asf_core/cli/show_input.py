@@ -1,0 +1,120 @@
+"""What ``asf show`` shows: an ASF file, an ASF file on stdin, or one session of a native
+store converted in memory (nothing is written).
+
+A path is read as ASF unless the options pick sessions or a format plugin claims it: a
+directory, a ``state.db``, a Claude Code session file (JSONL too, but no ASF header).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from attrs import frozen
+
+from asf_core.cli.convert import redaction_for
+from asf_core.cli.output import ExitCode, Fail, Troubles, exit_code_for
+from asf_core.cli.picking import selection_from
+from asf_core.formats import ConvertedSession
+from asf_core.plugins import make_plugin_manager
+from asf_core.reader import FormatError, SessionFile, parse_session, read_session
+from asf_core.redaction import SessionRedaction
+from asf_core.single import convert_one
+from asf_core.writer import session_lines
+
+__all__ = ["Shown", "load"]
+
+STDIN = "-"
+
+
+@frozen(kw_only=True)
+class Shown:
+    """The session to show, and how to name it to the user."""
+
+    session: SessionFile
+    name: str
+
+
+def _parsed(session: ConvertedSession, name: Path) -> SessionFile:
+    return parse_session(b"".join(session_lines(session.header, session.entries)), path=name)
+
+
+def _redacted(session: SessionFile, redaction: SessionRedaction | None) -> SessionFile:
+    """An ASF file redacted as ``convert --redact`` would have written it."""
+    if redaction is None:
+        return session
+    converted = ConvertedSession(header=session.header, entries=session.entries, name="shown")
+    return _parsed(redaction.session(converted), session.path or Path(STDIN))
+
+
+def _asf(path: Path) -> SessionFile:
+    try:
+        return read_session(path)
+    except FileNotFoundError as exc:
+        raise Fail(f"{path}: no such file") from exc
+    except OSError as exc:
+        raise Fail(f"{path}: cannot read: {exc.strerror or exc}") from exc
+
+
+def _stdin() -> SessionFile:
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+    try:
+        return parse_session(data, path=Path(STDIN))
+    except FormatError as exc:
+        raise Fail(f"stdin: not an ASF session file: {exc}") from exc
+
+
+def _native(args: argparse.Namespace, path: Path) -> Shown:
+    single, problems = convert_one(
+        make_plugin_manager(),
+        [path],
+        format=args.plugin,
+        selection=selection_from(args),
+        redaction=redaction_for(args),
+    )
+    if single is None:  # the last problem is why; the others are printed before it
+        if not problems:
+            raise Fail(f"{path}: nothing to show", ExitCode.NOTHING)
+        Troubles().note(problems[:-1])
+        raise Fail(problems[-1].message, exit_code_for(problems[-1]))
+    Troubles().note(problems)
+    label = single.store.label()
+    return Shown(session=_parsed(single.session, path), name=f"{label} {single.native.id}")
+
+
+def _picks(args: argparse.Namespace) -> bool:
+    return bool(
+        args.session
+        or args.since
+        or args.until
+        or args.source
+        or args.title
+        or args.cwd
+        or args.model
+        or args.min_rows is not None
+        or args.limit is not None
+        or args.plugin
+    )
+
+
+def load(args: argparse.Namespace) -> Shown:
+    """The session the arguments name; an expected error is a :class:`Fail`."""
+    redaction = redaction_for(args)
+    if str(args.path) == STDIN:
+        if _picks(args):
+            raise Fail("stdin holds one ASF session: options picking sessions do not apply")
+        return Shown(session=_redacted(_stdin(), redaction), name="stdin")
+    path = Path(args.path)
+    if _picks(args) or path.is_dir():
+        return _native(args, path)
+    try:
+        return Shown(session=_redacted(_asf(path), redaction), name=str(path))
+    except FormatError as exc:
+        not_asf = exc
+    try:
+        return _native(args, path)
+    except Fail as native:
+        if native.code == ExitCode.NOTHING:  # no plugin knows it either: say what ASF found
+            raise Fail(f"{path}: not an ASF session file: {not_asf}") from None
+        raise
