@@ -25,6 +25,9 @@ from asf_core.stores import find_stores
 
 __all__ = ["add_parser", "run_list"]
 
+#: The least room a title (or a store label) keeps on a narrow terminal.
+_MIN_TITLE = 12
+_MIN_STORE = 8
 #: Relations that say nothing beyond "a session of its own".
 _PLAIN = frozenset({"", "root"})
 
@@ -76,6 +79,12 @@ def _table(chosen: list[tuple[StoreListing, NativeSession]], several: bool) -> N
     head = ("ID", "STARTED", "AGE", "ROWS", "RELATION", *(("STORE",) if several else ()))
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     right = {3}  # ROWS, aligned on the right
+    if width is not None and several:  # a long store label gives way to the title first
+        fixed = sum(widths) + 2 * len(widths)
+        over = fixed + _MIN_TITLE - width
+        if over > 0:
+            widths[-1] = max(widths[-1] - over, _MIN_STORE)
+            rows = [(*r[:-1], clip(r[-1], widths[-1])) for r in rows]
 
     def line(cells: tuple[str, ...], title: str) -> str:
         text = "  ".join(
@@ -84,7 +93,8 @@ def _table(chosen: list[tuple[StoreListing, NativeSession]], several: bool) -> N
         )
         room = None if width is None else width - len(text) - 2
         shown = title if room is None else clip(title, room)
-        return (text + "  " + shown).rstrip() if shown else text.rstrip()
+        full = (text + "  " + shown).rstrip() if shown else text.rstrip()
+        return full if width is None else clip(full, width)
 
     out(line(head, "TITLE"))
     for (_, s), cells in zip(chosen, rows, strict=True):

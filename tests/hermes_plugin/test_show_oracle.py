@@ -31,7 +31,9 @@ def _texts(content: Any) -> list[str]:
     if isinstance(content, str):
         return [content]
     if isinstance(content, list):
-        return [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        return [
+            p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+        ]
     return []
 
 
