@@ -232,7 +232,8 @@ def test_redact_on_stdout_and_show(
     assert code == ExitCode.OK, got.err
     _assert_clean(got.out.encode(), "convert -o -")
     session = parse_session(got.out.encode())
-    assert session.header.redacted is True and session.problems == []
+    assert session.header.redacted is True
+    assert session.problems == []
     for form in ("markdown", "text", "tree"):
         code = main(["show", str(home), "--session", "gw", "--redact", "--format", form])
         shown = capsys.readouterr()

@@ -117,7 +117,8 @@ def test_list_for_a_terminal(
     lines = out.splitlines()
     assert lines[0].split()[:5] == ["ID", "STARTED", "AGE", "ROWS", "RELATION"]
     assert [line for line in lines if len(line) > 80] == []
-    assert "COUNTS" not in out and "active=" not in out
+    assert "COUNTS" not in out
+    assert "active=" not in out
     assert any('"' in line for line in lines[1:])  # an untitled session shows its first words
     ids = [line.split()[0] for line in lines[1:]]
     listed = {s["id"]: s for s in _listed(capsys, copies[home])}
@@ -138,7 +139,7 @@ def test_convert_and_show_a_picked_session(
         assert out.startswith("session "), session["id"]
     # a continuation segment converts with its whole chain, a sub-agent with its parent
     out = tmp_path / "out"
-    code, stdout, err = _run(capsys, "convert", copy, "--session", "fx-comp-2", "-o", out)
+    code, _, err = _run(capsys, "convert", copy, "--session", "fx-comp-2", "-o", out)
     assert code == ExitCode.OK, err
     (only,) = sorted(out.rglob("*.jsonl"))
     units = only.read_text(encoding="utf-8")
@@ -152,7 +153,8 @@ def test_convert_and_show_a_picked_session(
         assert sum(h.parent_session is not None for h in headers) == 1
     assert verify_path(out) == []
     report = json.loads(next(out.rglob("report.json")).read_text(encoding="utf-8"))
-    assert report["sessions_read"] == 1 and report["strays"] == []
+    assert report["sessions_read"] == 1
+    assert report["strays"] == []
     # the other options pick for convert as for list
     out3 = tmp_path / "out3"
     code, _, err = _run(capsys, "convert", copy, "--source", "cli", "--limit", "2", "-o", out3)
@@ -171,14 +173,16 @@ def test_convert_to_stdout_and_show_from_stdin(
     code, out, err = _run(capsys, "convert", copy, "--session", "fx-plain", "-o", "-")
     assert code == ExitCode.OK, err
     session = parse_session(out.encode())
-    assert session.problems == [] and len(session.entries) > 3
+    assert session.problems == []
+    assert len(session.entries) > 3
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(out.encode())))
     code, shown, err = _run(capsys, "show", "-", "--format", "text")
     assert code == ExitCode.OK, err
     assert "Capitals" in shown or "capital" in shown.lower()
     code, out, err = _run(capsys, "convert", copy, "-o", "-")
     assert (code, out) == (ExitCode.USAGE, "")
-    assert "sessions are selected" in err and "--session" in err
+    assert "sessions are selected" in err
+    assert "--session" in err
     code, out, err = _run(capsys, "convert", copy, "--session", "fx-comp", "-o", "-")
     assert (code, out) == (ExitCode.USAGE, "")
     assert "'fx-comp' names 3 sessions" in err

@@ -429,7 +429,7 @@ def test_list_shows_cwd_and_details(
     log = _toy(tmp_path)
     code, stdout, _ = _run(capsys, "list", log, "--cwd", "/work/s1")
     assert code == ExitCode.OK
-    header, first = stdout.splitlines()  # the terminal line leaves them to --json
+    _, first = stdout.splitlines()  # the terminal line leaves them to --json
     assert first.split()[0] == "s1"
     assert first.split()[-1] == "hello"
     code, stdout, _ = _run(capsys, "list", log, "--json")
