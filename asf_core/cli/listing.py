@@ -28,6 +28,8 @@ __all__ = ["add_parser", "run_list"]
 #: The least room a title (or a store label) keeps on a narrow terminal.
 _MIN_TITLE = 12
 _MIN_STORE = 8
+#: Room a title should have before the start date is left out for it.
+_ROOMY = 30
 #: Relations that say nothing beyond "a session of its own".
 _PLAIN = frozenset({"", "root"})
 
@@ -68,6 +70,10 @@ def _what(session: NativeSession) -> str:
     return ""
 
 
+def _without(cells: tuple[str, ...], index: int) -> tuple[str, ...]:
+    return cells[:index] + cells[index + 1 :]
+
+
 def _table(chosen: list[tuple[StoreListing, NativeSession]], several: bool) -> None:
     width = terminal_width()
     rows: list[tuple[str, ...]] = []
@@ -76,12 +82,20 @@ def _table(chosen: list[tuple[StoreListing, NativeSession]], several: bool) -> N
         relation = "" if (s.relation or "") in _PLAIN else flat(s.relation or "")
         row = (flat(s.id), local(started), age(started), _rows(s), relation)
         rows.append((*row, flat(listing.label)) if several else row)
-    head = ("ID", "STARTED", "AGE", "ROWS", "RELATION", *(("STORE",) if several else ()))
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    right = {3}  # ROWS, aligned on the right
-    if width is not None and several:  # a long store label gives way to the title first
-        fixed = sum(widths) + 2 * len(widths)
-        over = fixed + _MIN_TITLE - width
+    head: tuple[str, ...] = ("ID", "STARTED", "AGE", "ROWS", "RELATION")
+    head += ("STORE",) if several else ()
+
+    def widths_of(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[int]:
+        return [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+
+    widths = widths_of(head, rows)
+    if width is not None and sum(widths) + 2 * len(widths) + _ROOMY > width:
+        # a narrow terminal: the age says when, the date gives way to the title
+        head, rows = _without(head, 1), [_without(r, 1) for r in rows]
+        widths = widths_of(head, rows)
+    right = {head.index("ROWS")}
+    if width is not None and several:  # a long store label gives way to the title too
+        over = sum(widths) + 2 * len(widths) + _MIN_TITLE - width
         if over > 0:
             widths[-1] = max(widths[-1] - over, _MIN_STORE)
             rows = [(*r[:-1], clip(r[-1], widths[-1])) for r in rows]

@@ -1,0 +1,165 @@
+"""The command as people see it: ``asf list`` and ``asf show`` in a pseudo-terminal, progress
+on a terminal's stderr, one run as a separate process, and the pieces of picking and
+redacting on their own."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import shutil
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from fixture_paths import ROOT
+
+from asf_core.formats import NativeSession, Selection
+from asf_core.redaction import Redactor
+from asf_core.selecting import parse_time, selected
+
+ASF = [sys.executable, "-m", "asf_core.cli.main"]
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("example") / "hermes-home"
+    shutil.copytree(
+        ROOT / "examples" / "hermes-home",
+        target,
+        ignore=shutil.ignore_patterns("*.db-wal", "*.db-shm"),
+    )
+    return target
+
+
+def _in_terminal(argv: list[str], columns: int = 72) -> tuple[int, str]:
+    """Run ``asf`` with a pseudo-terminal as stdin, stdout and stderr; what it showed."""
+    main_fd, child_fd = pty.openpty()
+    env = {**os.environ, "COLUMNS": str(columns), "LINES": "40", "TERM": "xterm"}
+    proc = subprocess.Popen(
+        [*ASF, *argv], stdin=child_fd, stdout=child_fd, stderr=child_fd, env=env, close_fds=True
+    )
+    os.close(child_fd)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([main_fd], [], [], 0.5)
+        if ready:
+            try:
+                data = os.read(main_fd, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif proc.poll() is not None:
+            break
+    os.close(main_fd)
+    return proc.wait(timeout=30), b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_list_fits_a_terminal(home: Path) -> None:
+    code, screen = _in_terminal(["list", str(home)], columns=120)
+    assert code == 0
+    lines = [line for line in screen.replace("\r", "").splitlines() if line]
+    assert lines[0].split()[:3] == ["ID", "STARTED", "AGE"]
+    assert [line for line in lines if len(line) > 120] == []
+    assert any(line.startswith("fx-tools ") and "Files and readme" in line for line in lines)
+    code, screen = _in_terminal(["list", str(home)], columns=60)  # the date gives way
+    lines = [line for line in screen.replace("\r", "").splitlines() if line]
+    assert lines[0].split()[:2] == ["ID", "AGE"]
+    assert [line for line in lines if len(line) > 60] == []
+    assert any(line.rstrip().endswith("…") for line in lines)  # long titles are cut
+
+
+def test_show_markdown_in_a_terminal(home: Path) -> None:
+    argv = ["show", str(home), "--session", "fx-tools", "--format", "markdown"]
+    code, screen = _in_terminal(argv)
+    assert code == 0
+    assert "# Files and readme" in screen
+    assert "**Tool call** `terminal`" in screen
+    assert "\x1b" not in screen  # no escape sequences from the session's text
+
+
+def test_convert_shows_progress_only_on_a_terminal(home: Path, tmp_path: Path) -> None:
+    code, screen = _in_terminal(["convert", str(home), "-o", str(tmp_path / "o")], columns=100)
+    assert code == 0
+    assert "of 24 sessions" in screen or "of 1 sessions" in screen or "sessions" in screen
+    assert "hermes hermes-home" in screen  # the store's label, not state.db
+    piped = subprocess.run(
+        [*ASF, "convert", str(home), "-o", str(tmp_path / "p")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert piped.returncode == 0
+    assert piped.stderr == ""  # no progress in a pipe
+    assert "0 strays, 0 dropped, 1 warning" in piped.stdout
+
+
+def test_smoke_as_a_separate_process(home: Path, tmp_path: Path) -> None:
+    """The installed command as a user types it: list, show, convert, verify."""
+    asf = shutil.which("asf", path=str(Path(sys.executable).parent)) or "asf"
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([asf, *argv], capture_output=True, text=True, check=False)
+
+    listed = run("list", str(home), "--source", "cli", "--limit", "3")
+    assert listed.returncode == 0, listed.stderr
+    assert len(listed.stdout.splitlines()) == 4
+    shown = run("show", str(home), "--session", "fx-plain", "--format", "text")
+    assert shown.returncode == 0, shown.stderr
+    assert "Capitals" in shown.stdout
+    converted = run("convert", str(home), "--session", "fx-plain", "-o", str(tmp_path / "o"))
+    assert converted.returncode == 0, converted.stderr
+    assert run("verify", str(tmp_path / "o")).returncode == 0
+    bad = run("list", "--bogus")
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("usage: asf list")
+
+
+def test_times_people_write() -> None:
+    now = datetime(2026, 9, 17, 12, 0, tzinfo=UTC)
+    assert parse_time("7d", now=now) == now - timedelta(days=7)
+    assert parse_time("12h", now=now) == now - timedelta(hours=12)
+    assert parse_time("30m", now=now) == now - timedelta(minutes=30)
+    assert parse_time("2w", now=now) == now - timedelta(weeks=2)
+    assert parse_time("2026-09-17T08:30Z") == datetime(2026, 9, 17, 8, 30, tzinfo=UTC)
+    day = parse_time("2026-09-17")
+    assert parse_time("2026-09-17", end=True) - day == timedelta(days=1)
+    with pytest.raises(ValueError, match="not a time"):
+        parse_time("last tuesday")
+
+
+def test_selection_limit_keeps_the_newest_in_order() -> None:
+    sessions = [
+        NativeSession(id=f"s{n}", started=f"2026-01-0{n}T00:00:00Z", source="cli")
+        for n in range(1, 6)
+    ] + [NativeSession(id="undated")]
+    picked = selected(sessions, Selection(limit=2))
+    assert [s.id for s in picked] == ["s4", "s5"]
+    assert [s.id for s in selected(sessions, Selection(ids=("s",), exact=True))] == []
+    assert Selection().everything()
+    assert not Selection(ids=("s1",)).matches(NativeSession(id="s2"))
+    assert Selection(cwd="/a").matches(NativeSession(id="x", cwd="/a/b"))
+    assert not Selection(cwd="/a").matches(NativeSession(id="x", cwd="/ab"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sha256:" + "ab" * 32,
+        "0d5c9a32-4a7b-5f2e-9c1d-7e6f5a4b3c2d",
+        "2026-11-30T04:58:04.399119Z",
+        "build 20260917_120000_abc123 took 1796014684.00172 s",
+        "call_a1b2c3d4e5f6 fc_a1b2c3d4e5f6 toolu_01XyZAbCdEf",
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk",
+        "version 2.1.39, port 5432, pid 12345678",
+        "https://example.com/docs/page?id=42",
+    ],
+)
+def test_redaction_leaves_ids_hashes_and_times_alone(text: str) -> None:
+    assert Redactor().text(text) == text
