@@ -31,10 +31,12 @@ from asf_core.export.transcript import transcript as _transcript
 from asf_core.export.transcript_html import render_html
 from asf_core.export.transcript_text import render_markdown, render_text
 from asf_core.findings import Finding
-from asf_core.formats import ConvertedSession, NativeSession, StoreError
+from asf_core.formats import ConvertedSession, NativeSession, Selection, StoreError
 from asf_core.host import Candidate
 from asf_core.plugins import AsfPluginManager, make_plugin_manager
 from asf_core.reader import FormatError, SessionFile, parse_session, read_session
+from asf_core.redaction import MissingDetector, Redactor, SessionRedaction
+from asf_core.selecting import filtered, parse_time
 from asf_core.report import RunReport
 from asf_core.request import request_body, request_context
 from asf_core.stores import find_stores as _find_stores
@@ -45,10 +47,12 @@ __all__ = [
     "AmbiguousFormat",
     "ConvertedSession",
     "FormatError",
+    "MissingDetector",
     "NativeSession",
     "OutputError",
     "PluginError",
     "RunReport",
+    "Selection",
     "SessionFile",
     "Store",
     "StoreError",
@@ -58,6 +62,7 @@ __all__ = [
     "find_stores",
     "lines",
     "otel",
+    "parse_time",
     "read",
     "request",
     "transcript",
@@ -79,16 +84,29 @@ def convert(
     *,
     format: str | None = None,
     plugins: AsfPluginManager | None = None,
+    selection: Selection | None = None,
+    redact: bool = False,
 ) -> RunReport:
     """Convert every store under ``paths`` (none: the default locations) into ``output``.
 
-    The same files and ``report.json`` as ``asf convert``. Problems outside a store (a path
+    The same files and ``report.json`` as ``asf convert``: ``selection`` picks sessions as
+    ``--session``, ``--since`` ... do (each converted with its conversation), ``redact``
+    replaces secrets and personal values as ``--redact`` does (it needs the ``redact`` extra:
+    ``asf-sessions[redact]``, else :class:`MissingDetector` is raised). Problems outside a store (a path
     no plugin claims, a tie) are in ``errors``; a store that stopped early has its ``error``.
     Raises :class:`OutputError` when the output cannot be written, and ``KeyboardInterrupt``
     again after the store in progress has its report.
     """
     pm = plugins or make_plugin_manager()
-    run, _ = convert_paths(pm, _paths(paths), Path(output), format=format)
+    redaction = SessionRedaction(Redactor()) if redact else None
+    run, _ = convert_paths(
+        pm,
+        _paths(paths),
+        Path(output),
+        format=format,
+        selection=selection,
+        redaction=redaction,
+    )
     if run.interrupted:
         raise KeyboardInterrupt
     return run
@@ -118,38 +136,55 @@ class Store:
         with host.opened(self.plugins, self.candidate) as store:
             return host.store_info(self.candidate.plugin, store)
 
-    def native_sessions(self) -> Iterator[NativeSession]:
-        """The store's sessions as its plugin reads them (its findings are left out)."""
+    def native_sessions(self, selection: Selection | None = None) -> Iterator[NativeSession]:
+        """The store's sessions as its plugin reads them, or those ``selection`` picks (its
+        ``limit`` keeps the newest); findings are left out."""
+        wanted = selection or Selection()
         with host.opened(self.plugins, self.candidate) as store:
-            for item in host.read(self.plugins, self.candidate.plugin, store):
+            items = host.read(self.plugins, self.candidate.plugin, store, wanted)
+            for item in filtered(items, wanted):
                 if isinstance(item, NativeSession):
                     yield item
 
-    def sessions(self) -> Iterator[ConvertedSession]:
-        """Every session converted to ASF, one at a time, in memory: nothing is written."""
-        for item in self.converted():
+    def sessions(
+        self, selection: Selection | None = None, *, redact: bool = False
+    ) -> Iterator[ConvertedSession]:
+        """Every session (or those picked, each with its conversation) converted to ASF, one
+        at a time, in memory: nothing is written. ``redact``: as ``asf convert --redact``."""
+        for item in self.converted(selection, redact=redact):
             if isinstance(item, ConvertedSession):
                 yield item
 
-    def converted(self) -> Iterator[ConvertedSession | Finding]:
+    def converted(
+        self, selection: Selection | None = None, *, redact: bool = False
+    ) -> Iterator[ConvertedSession | Finding]:
         """The ASF sessions and every finding (strays, dropped data) on the way."""
         plugin = self.candidate.plugin
+        wanted = selection or Selection()
+        redaction = SessionRedaction(Redactor()) if redact else None
         with host.opened(self.plugins, self.candidate) as store:
             findings: list[Finding] = []
 
             def native() -> Iterator[NativeSession]:
-                for item in host.read(self.plugins, plugin, store):
+                for item in filtered(host.read(self.plugins, plugin, store, wanted), wanted):
                     if isinstance(item, NativeSession):
                         findings.extend(item.findings)
                         yield item
                     else:
                         findings.append(item)
 
-            for item in host.convert(self.plugins, plugin, store, native()):
-                yield from findings
+            for item in host.convert(self.plugins, plugin, store, native(), wanted):
+                yield from self._redacted(findings, redaction)
                 findings.clear()
-                yield item
-            yield from findings
+                if isinstance(item, Finding):
+                    yield from self._redacted([item], redaction)
+                else:
+                    yield item if redaction is None else redaction.session(item)
+            yield from self._redacted(findings, redaction)
+
+    @staticmethod
+    def _redacted(findings: list[Finding], redaction: SessionRedaction | None) -> list[Finding]:
+        return findings if redaction is None else redaction.findings(findings)
 
 
 def find_stores(
