@@ -36,9 +36,9 @@ from asf_core.host import Candidate
 from asf_core.plugins import AsfPluginManager, make_plugin_manager
 from asf_core.reader import FormatError, SessionFile, parse_session, read_session
 from asf_core.redaction import MissingDetector, Redactor, SessionRedaction
-from asf_core.selecting import filtered, parse_time
 from asf_core.report import RunReport
 from asf_core.request import request_body, request_context
+from asf_core.selecting import filtered, parse_time
 from asf_core.stores import find_stores as _find_stores
 from asf_core.verify.session import verify_path
 from asf_core.writer import session_lines
@@ -92,9 +92,9 @@ def convert(
     The same files and ``report.json`` as ``asf convert``: ``selection`` picks sessions as
     ``--session``, ``--since`` ... do (each converted with its conversation), ``redact``
     replaces secrets and personal values as ``--redact`` does (it needs the ``redact`` extra:
-    ``asf-sessions[redact]``, else :class:`MissingDetector` is raised). Problems outside a store (a path
-    no plugin claims, a tie) are in ``errors``; a store that stopped early has its ``error``.
-    Raises :class:`OutputError` when the output cannot be written, and ``KeyboardInterrupt``
+    ``asf-sessions[redact]``, else :class:`MissingDetector` is raised). Problems outside a
+    store (a path no plugin claims, a tie) are in ``errors``; a store that stopped early has
+    its ``error``. Raises :class:`OutputError` when the output cannot be written, and ``KeyboardInterrupt``
     again after the store in progress has its report.
     """
     pm = plugins or make_plugin_manager()

@@ -15,6 +15,7 @@ from attrs import field, frozen
 from hermes_columns import columns_of, flag
 
 from hermes_plugin.source.columns import Cell, Columns, cell_text
+from hermes_plugin.source.database import content_text
 from hermes_plugin.source.rowreader import RowReader
 from hermes_plugin.source.rows import Delegation, Message, Session
 from hermes_plugin.source.store import (
@@ -152,8 +153,9 @@ class MemoryStore(ClosesOnExit):
 
     def first_prompt(self, session_id: str) -> str | None:
         for message in self.messages_of.get(session_id, ()):
-            if message.role == "user" and message.content.as_text().strip():
-                return message.content.as_text().strip()
+            text = content_text(message.content).strip()
+            if message.role == "user" and text:
+                return text
         return None
 
     def info(self) -> dict[str, str | int | None]:

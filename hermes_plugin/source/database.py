@@ -16,10 +16,10 @@ from pathlib import Path
 
 from asf_core.formats import StoreError
 from hermes_plugin.source.columns import Cell, Columns, RawText, cell_text, index_of
+from hermes_plugin.source.decode import Content, decode_content
 from hermes_plugin.source.opening import Access, ReadOnlyConnection
 from hermes_plugin.source.rowreader import RowReader
 from hermes_plugin.source.rows import Delegation, Message, Session
-from hermes_plugin.source.decode import decode_content
 from hermes_plugin.source.store import (
     ClosesOnExit,
     RowCounts,
@@ -48,6 +48,16 @@ _BATCH = 500
 
 def _quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def content_text(content: Content) -> str:
+    """A content's text: the text, or its text parts joined by newlines."""
+    if not content.structured:
+        return content.text
+    texts = [
+        p["text"] for p in content.parts if isinstance(p, dict) and isinstance(p.get("text"), str)
+    ]
+    return "\n".join(str(t) for t in texts)
 
 
 class SqliteStore(ClosesOnExit):
@@ -253,7 +263,7 @@ class SqliteStore(ClosesOnExit):
             (session_id,),
         )
         for (cell,) in rows:
-            text = decode_content(cell)[0].as_text().strip()
+            text = content_text(decode_content(cell)[0]).strip()
             if text:
                 return text
         return None

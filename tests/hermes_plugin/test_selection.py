@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hermes_homes import HOMES, copy_home, home_ids
+from fixture_homes import HOMES, copy_home, home_ids
 
 from asf_core.cli.main import ExitCode, main
 from asf_core.reader import parse_session, read_session

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixture_paths import RELEASES, label
 from fixture_homes import HOMES, copy_home, oracles
+from fixture_paths import RELEASES, label
 
 from asf_core.cli.main import ExitCode, main
 
