@@ -94,8 +94,8 @@ def convert(
     replaces secrets and personal values as ``--redact`` does (it needs the ``redact`` extra:
     ``asf-sessions[redact]``, else :class:`MissingDetector` is raised). Problems outside a
     store (a path no plugin claims, a tie) are in ``errors``; a store that stopped early has
-    its ``error``. Raises :class:`OutputError` when the output cannot be written, and ``KeyboardInterrupt``
-    again after the store in progress has its report.
+    its ``error``. Raises :class:`OutputError` when the output cannot be written, and
+    ``KeyboardInterrupt`` again after the store in progress has its report.
     """
     pm = plugins or make_plugin_manager()
     redaction = SessionRedaction(Redactor()) if redact else None

@@ -159,7 +159,10 @@ def test_list_shows_title_times_counts_cwd_branch_version(
     code, stdout, _ = run(capsys, "list", CLAUDE_HOME / ".claude")
     rows = stdout.splitlines()
     assert len(rows) == 1 + 5
-    assert "git_branch=HEAD,version=2.1.152" in stdout
+    # the terminal line is id, times, rows, store and title; details are in --json
+    code, stdout, _ = run(capsys, "list", CLAUDE_HOME / ".claude", "--json")
+    details = [s["details"] for st in json.loads(stdout)["stores"] for s in st["sessions"]]
+    assert {"git_branch": "HEAD", "version": "2.1.152"} in details
 
 
 def test_registered_as_a_third_party_plugin() -> None:

@@ -19,7 +19,7 @@ from fixture_homes import HOMES, copy_home, home_ids
 from asf_core.cli.main import ExitCode, main
 from asf_core.reader import parse_session, read_session
 from asf_core.verify.session import verify_path
-from hermes_plugin.source import database
+from hermes_plugin.source import opening
 
 
 @pytest.fixture(scope="module")
@@ -202,14 +202,14 @@ def test_unselected_sessions_are_never_read(
     message row of another session (the one count is restricted to the candidates)."""
     home = next(h for h in HOMES if h.name == "hermes-0.19.0")
     statements: list[str] = []
-    opened = database.SqliteStore._open
+    opened = opening.ReadOnlyConnection._open
 
-    def traced(self: database.SqliteStore, path: Path, options: str) -> sqlite3.Connection:
+    def traced(self: opening.ReadOnlyConnection, path: Path, options: str) -> sqlite3.Connection:
         conn = opened(self, path, options)
         conn.set_trace_callback(statements.append)
         return conn
 
-    monkeypatch.setattr(database.SqliteStore, "_open", traced)
+    monkeypatch.setattr(opening.ReadOnlyConnection, "_open", traced)
     code, _, err = _run(
         capsys, "convert", copies[home], "--session", "fx-plain", "-o", tmp_path / "o"
     )
