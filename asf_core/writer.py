@@ -13,7 +13,7 @@ import functools
 import hashlib
 import os
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
@@ -21,7 +21,7 @@ import attrs
 
 from asf_core import canonical, ids, strict_json
 from asf_core.codec import entry_from_json, entry_to_json, header_to_json
-from asf_core.model import Entry, Header
+from asf_core.model import Entry, Header, ParentRef
 
 __all__ = [
     "LEAF",
@@ -29,6 +29,7 @@ __all__ = [
     "entry_line",
     "header_line",
     "seal",
+    "seal_draft",
     "session_lines",
     "write_atomic",
     "write_if_changed",
@@ -90,18 +91,22 @@ def _normalised(entry: Entry, obj: dict[str, Any]) -> Entry:
     return entry_from_json({**envelope, **fixed})
 
 
-def seal(entry: Entry, *, parent: str | _Leaf | None = LEAF) -> Entry:
-    """Return the entry normalised to I-JSON (recording what changed) with its id computed.
+#: The envelope members an entry line holds besides its body, and the order the id's
+#: envelope object lists them in (``content`` first, then these, as RFC 8785 sorts them).
+_ENVELOPE: Final[tuple[str, ...]] = ("parent", "parents", "ts", "type")
 
-    ``parent``, when given, replaces the entry's parent first (what appending does). Every
-    member is canonicalised once: the same bytes give the content hash and the line, which the
-    sealed entry keeps for :func:`entry_line`.
+
+def _seal(entry: Entry) -> Entry:
+    """Compute, in place, the id and canonical line of an entry whose members are final.
+
+    The entry is unstructured once and each member canonicalised once: the body's member bytes
+    give the content hash, the envelope's the id (its object's member order is fixed:
+    ``content``, ``parent``, ``parents`` when there are any, ``ts``, ``type``), and all of
+    them the line. Returns the entry, or, when a member had to be normalised to I-JSON (rare),
+    the normalised entry, a new object.
     """
-    changes: dict[str, Any] = {}
     obj = entry_to_json(entry)
     obj.pop("id", None)
-    if not isinstance(parent, _Leaf):
-        changes["parent"] = obj["parent"] = parent
     fragments = _fragments(obj)
     if fragments is None:
         entry = _normalised(entry, obj)
@@ -110,13 +115,62 @@ def seal(entry: Entry, *, parent: str | _Leaf | None = LEAF) -> Entry:
         fragments = _fragments(obj)
         if fragments is None:  # pragma: no cover - normalise leaves nothing to fix
             raise canonical.JsonError("entry cannot be normalised to I-JSON")
-    body = [k for k in obj if k not in ids.ENVELOPE]
-    content = "sha256:" + hashlib.sha256(_joined(fragments, body)).hexdigest()
-    changes["id"] = ident = ids.id_with_content(obj, content)
+    for required in ("type", "ts"):
+        if required not in obj:
+            raise ids.IdError(f"entry has no {required!r} member")
+    envelope: dict[str, bytes] = {k: fragments.pop(k) for k in _ENVELOPE if k in fragments}
+    content = hashlib.sha256(_joined(fragments, fragments)).hexdigest()
+    layer = [b'"content":"sha256:' + content.encode("ascii") + b'"']
+    layer.append(envelope.get("parent", b'"parent":null'))
+    if obj.get("parents"):
+        layer.append(envelope["parents"])
+    layer += (envelope["ts"], envelope["type"])
+    ident = "sha256:" + hashlib.sha256(b"{" + b",".join(layer) + b"}").hexdigest()
+    fragments.update(envelope)
     fragments["id"] = b'"id":"' + ident.encode("ascii") + b'"'
-    sealed = attrs.evolve(entry, **changes)
-    object.__setattr__(sealed, "_line", _joined(fragments, fragments) + b"\n")
-    return sealed
+    object.__setattr__(entry, "id", ident)
+    object.__setattr__(entry, "_line", _joined(fragments, fragments) + b"\n")
+    return entry
+
+
+def seal(entry: Entry, *, parent: str | _Leaf | None = LEAF) -> Entry:
+    """Return the entry normalised to I-JSON (recording what changed) with its id computed.
+
+    ``parent``, when given, replaces the entry's parent first (what appending does). The
+    entry given is left as it is: the sealed one is a copy (see :func:`seal_draft` for an
+    entry its builder will not use again). The sealed entry keeps its canonical line for
+    :func:`entry_line`.
+    """
+    changes: dict[str, Any] = {"id": None}
+    if not isinstance(parent, _Leaf):
+        changes["parent"] = parent
+    return _seal(attrs.evolve(entry, **changes))
+
+
+def seal_draft(
+    entry: Entry,
+    *,
+    parent: str | None,
+    parents: tuple[ParentRef, ...] | None = None,
+    members: Mapping[str, Any] | None = None,
+) -> Entry:
+    """Seal an entry its builder owns and will not use again, without copying it.
+
+    A converter builds each entry's members before it knows the ids its parent and any
+    member naming another entry will have; here they are set, on the entry itself, and its
+    id and line computed: ``parent``, ``parents`` (when given) and ``members`` (field name ->
+    value, e.g. a compaction's ``first_kept``). Returns the sealed entry: the same object,
+    unless a member had to be normalised to I-JSON.
+    """
+    object.__setattr__(entry, "parent", parent)
+    if parents is not None:
+        object.__setattr__(entry, "parents", parents)
+    for name, value in (members or {}).items():
+        if name not in attrs.fields_dict(type(entry)):
+            raise AttributeError(f"{type(entry).__name__} has no member {name!r}")
+        object.__setattr__(entry, name, value)
+    object.__setattr__(entry, "id", None)
+    return _seal(entry)
 
 
 class SessionBuilder:
@@ -133,11 +187,40 @@ class SessionBuilder:
         self._ids: set[str] = set()
 
     def append(self, entry: Entry, *, parent: str | _Leaf | None = LEAF) -> Entry:
-        """Append ``entry`` under ``parent`` (default: the leaf) and return it with its id."""
+        """Append ``entry`` under ``parent`` (default: the leaf) and return it with its id.
+
+        ``entry`` itself is left as it is; the session holds a sealed copy.
+        """
+        return self._add(entry, parent, owned=False)
+
+    def append_draft(
+        self,
+        entry: Entry,
+        *,
+        parent: str | _Leaf | None = LEAF,
+        parents: tuple[ParentRef, ...] | None = None,
+        members: Mapping[str, Any] | None = None,
+    ) -> Entry:
+        """Append an entry the caller owns and will not use again, sealing it in place
+        (:func:`seal_draft`): no copy. Returns the sealed entry."""
+        return self._add(entry, parent, owned=True, parents=parents, members=members)
+
+    def _add(
+        self,
+        entry: Entry,
+        parent: str | _Leaf | None,
+        *,
+        owned: bool,
+        parents: tuple[ParentRef, ...] | None = None,
+        members: Mapping[str, Any] | None = None,
+    ) -> Entry:
         where = self.leaf if isinstance(parent, _Leaf) else parent
         if where is not None and where not in self._ids:
             raise ValueError(f"parent {where} is not an entry of this session")
-        sealed = seal(entry, parent=where)
+        if owned:
+            sealed = seal_draft(entry, parent=where, parents=parents, members=members)
+        else:
+            sealed = seal(entry, parent=where)
         if sealed.id is None or sealed.id in self._ids:
             # Same type, content, parent and ts: the same entry; the format forbids a repeat.
             raise ValueError(f"entry {sealed.id} is already in the session")

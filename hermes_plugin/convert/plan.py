@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from typing import Any
 
-import attrs
 from attrs import define, field
 
 from asf_core import ids
@@ -47,22 +45,31 @@ class Plan:
         return len(self.entries)
 
     def realize(self, header: Header) -> list[Entry]:
-        """Compute every id, parents before children; ``parents`` sorted as the format says."""
+        """Compute every id, parents before children; ``parents`` sorted as the format says.
+
+        The plan's entries are its own: each is sealed in place (no copy), its parent, extra
+        parents and the members naming other entries set as it is.
+        """
         builder = SessionBuilder(header)
         done: list[str] = []
         for entry, parent, index in zip(
             self.entries, self.parents, range(len(self.entries)), strict=True
         ):
             refs = self.extra.get(index)
+            parents = None
             if refs:
                 unique = {(r.session or "", r.entry): r for r in refs}
-                entry = attrs.evolve(entry, parents=tuple(unique[k] for k in sorted(unique)))
+                parents = tuple(unique[k] for k in sorted(unique))
             named = self.targets.get(index)
-            if named is not None:
-                members: dict[str, Any] = {named[0]: done[named[1]]}
-                entry = attrs.evolve(entry, **members)
-            sealed = builder.append(entry, parent=None if parent is None else done[parent])
+            members = None if named is None else {named[0]: done[named[1]]}
+            sealed = builder.append_draft(
+                entry,
+                parent=None if parent is None else done[parent],
+                parents=parents,
+                members=members,
+            )
             done.append(str(sealed.id))
+        self.entries = builder.entries
         return builder.entries
 
 

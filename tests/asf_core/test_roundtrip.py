@@ -253,6 +253,31 @@ def test_sealed_line_is_the_canonical_form_of_the_entry(entry: Entry) -> None:
 
 
 @given(
+    st.sampled_from(ENTRY_CLASSES).flatmap(bodies),
+    st.none() | st.just("sha256:" + "0" * 64),
+    st.lists(st.builds(ParentRef, entry=keys, session=st.none() | keys), max_size=2),
+)
+def test_sealing_a_draft_in_place_equals_sealing_a_copy(
+    entry: Entry, parent: str | None, parents: list[ParentRef]
+) -> None:
+    """A converter's own draft, sealed in place with its parent, extra parents and a member
+    set there, has the id and line of the same entry built whole and sealed as a copy."""
+    members = {"ts": "2026-01-02T03:04:05Z"}
+    whole = attrs.evolve(entry, parents=tuple(parents), **members)
+    expected = writer.seal(whole, parent=parent)
+    draft = attrs.evolve(entry)
+    sealed = writer.seal_draft(draft, parent=parent, parents=tuple(parents), members=members)
+    assert sealed.id == expected.id
+    assert writer.entry_line(sealed) == writer.entry_line(expected)
+    assert entry_to_json(sealed) == entry_to_json(expected)
+    assert expected.id == ids.entry_id(entry_to_json(expected))
+    if sealed.normalised is None:  # nothing to normalise: sealed where it stood, no copy
+        assert sealed is draft
+    with pytest.raises(AttributeError, match="no member"):
+        writer.seal_draft(attrs.evolve(entry), parent=None, members={"nonsense": 1})
+
+
+@given(
     old=st.none() | st.binary(max_size=40),
     new=st.lists(st.binary(max_size=12), max_size=6),
 )
