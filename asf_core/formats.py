@@ -6,10 +6,10 @@ hook machinery, and so the host can type every hook call.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from attrs import field, frozen
 
@@ -20,10 +20,12 @@ __all__ = [
     "Claim",
     "ConvertedSession",
     "Finding",
+    "Job",
     "NativeSession",
     "Selection",
     "StoreError",
     "StoreHandle",
+    "Unit",
     "newest_first",
 ]
 
@@ -203,6 +205,35 @@ class ConvertedSession:
     #: host redacting the output replaces them wherever they occur, beside the secrets it
     #: finds itself. Only the values the source keeps in fields of its own (identity columns).
     personal: Mapping[str, Sequence[str]] = field(factory=dict)
+
+
+#: A unit's conversion, ready to run anywhere: a picklable callable (a module-level function
+#: under ``functools.partial``, or an instance of a module-level class) that needs nothing but
+#: itself, no open store, and yields what ``convert`` yields for the unit.
+Job: TypeAlias = Callable[[], Iterable["ConvertedSession | Finding"]]
+
+
+@frozen(kw_only=True)
+class Unit:
+    """An independent part of a store's conversion, what ``plan`` yields.
+
+    The host converts units one by one or on several cores at once (their results are reported
+    in the order ``plan`` yielded them, so the output is the same either way), and skips a
+    unit whose ``fingerprint`` is the one recorded beside the output when its files are still
+    the ones written then.
+
+    ``key`` names the unit, stable across runs and unique within the store (e.g. the id of the
+    conversation's first session). ``fingerprint`` changes whenever anything the unit's output
+    depends on changes, the plugin's own version included; it must be cheap (counts, highest
+    ids, states: never the rows themselves); ``""`` means "cannot tell": always converted.
+    ``prepare`` is called in the host's process, with the store open, only for a unit that
+    must be converted, in plan order (possibly while earlier units convert elsewhere): it
+    reads what the unit needs from the store and returns the :data:`Job`.
+    """
+
+    key: str
+    fingerprint: str = ""
+    prepare: Callable[[], Job]
 
 
 @runtime_checkable

@@ -10,7 +10,7 @@ parameters, and an implementation takes only the ones it uses.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pluggy
@@ -22,6 +22,7 @@ from asf_core.formats import (
     NativeSession,
     Selection,
     StoreHandle,
+    Unit,
 )
 
 hookspec = pluggy.HookspecMarker("asf")
@@ -105,4 +106,44 @@ def convert(
     """
 
 
-__all__ = ["convert", "default_locations", "discover", "hookspec", "open_store", "read"]
+@hookspec(firstresult=True)
+def plan(store: StoreHandle, sessions: Iterable[NativeSession]) -> Iterator[Unit | Finding] | None:
+    """Split the conversion of ``sessions`` into independent units (optional).
+
+    Runs for the winning plugin only, instead of ``convert``, when the plugin implements it:
+    each unit may then convert on another core, and a unit whose fingerprint did not change
+    since the last run is not converted again. A plugin without it is converted through
+    ``convert``, in the host's process, every time.
+
+    :param store: the handle from your ``open_store``.
+    :param sessions: the native sessions to convert, as for ``convert``.
+    :return: an iterator of units (``asf_core.formats.Unit``), in the order their results
+        are reported, and findings of the store as a whole. None: convert with ``convert``.
+    """
+
+
+@hookspec(firstresult=True)
+def finish(
+    store: StoreHandle, counts: Mapping[str, int]
+) -> Iterator[ConvertedSession | Finding] | None:
+    """What a planned conversion yields after its units: sessions and findings of the store
+    as a whole (optional; only called after ``plan``).
+
+    :param store: the handle from your ``open_store``.
+    :param counts: the ``counts`` of every session the units gave, summed, whether converted
+        in this run or carried over from the last (what the report shows).
+    :return: an iterator of converted sessions and findings, as ``convert``'s; None for
+        nothing more.
+    """
+
+
+__all__ = [
+    "convert",
+    "default_locations",
+    "discover",
+    "finish",
+    "hookspec",
+    "open_store",
+    "plan",
+    "read",
+]

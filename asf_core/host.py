@@ -11,7 +11,7 @@ called through one typed function here (:func:`discover`, :func:`open_store`, :f
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -26,6 +26,7 @@ from asf_core.formats import (
     Selection,
     StoreError,
     StoreHandle,
+    Unit,
 )
 from asf_core.layout import session_file_name
 from asf_core.plugins import AsfPluginManager
@@ -34,14 +35,17 @@ __all__ = [
     "Candidate",
     "Discovery",
     "blame",
+    "checked_items",
     "choose",
     "close_store",
     "convert",
     "default_locations",
     "discover",
+    "finish",
     "group_by_path",
     "open_store",
     "opened",
+    "plan",
     "read",
     "store_info",
     "store_problem",
@@ -180,10 +184,11 @@ def opened(pm: AsfPluginManager, candidate: Candidate) -> Iterator[StoreHandle]:
         close_store(candidate.plugin, store)
 
 
-def _items(
+def checked_items(
     plugin: str, hook: str, items: Iterable[_T] | None, kinds: tuple[type, ...]
 ) -> Iterator[_T]:
-    """A generator hook's items, each one of ``kinds``, run under :func:`blame`."""
+    """A generator hook's items (or a unit's job's), each one of ``kinds``, pulled under
+    :func:`blame`."""
     if items is None:
         raise PluginError(plugin, hook, "returned None for its own store")
     iterator = iter(items)
@@ -234,7 +239,7 @@ def read(
             "Iterator[NativeSession | Finding] | None",
             pm.only("read", plugin)(store=store, selection=selection or Selection()),
         )
-    yield from _items(plugin, "read", items, (NativeSession, Finding))
+    yield from checked_items(plugin, "read", items, (NativeSession, Finding))
 
 
 def convert(
@@ -255,10 +260,40 @@ def convert(
         )
     names: set[str] = set()
     ids: set[str] = set()
-    for item in _items(plugin, "convert", items, (ConvertedSession, Finding)):
+    for item in checked_items(plugin, "convert", items, (ConvertedSession, Finding)):
         if isinstance(item, ConvertedSession):
             _check_session(plugin, item, names, ids)
         yield item
+
+
+def plan(
+    pm: AsfPluginManager, plugin: str, store: StoreHandle, sessions: Iterable[NativeSession]
+) -> Iterator[Unit | Finding] | None:
+    """The plugin's units and findings, lazily; None when it does not plan (it is then
+    converted through :func:`convert`)."""
+    caller = pm.only("plan", plugin)
+    if not caller.get_hookimpls():
+        return None
+    with blame(plugin, "plan"):
+        items = cast("Iterator[Unit | Finding] | None", caller(store=store, sessions=sessions))
+    if items is None:
+        return None
+    return checked_items(plugin, "plan", items, (Unit, Finding))
+
+
+def finish(
+    pm: AsfPluginManager, plugin: str, store: StoreHandle, counts: Mapping[str, int]
+) -> Iterator[ConvertedSession | Finding]:
+    """What the plugin yields after its units (nothing when it has no ``finish``)."""
+    caller = pm.only("finish", plugin)
+    if not caller.get_hookimpls():
+        return
+    with blame(plugin, "finish"):
+        items = cast(
+            "Iterator[ConvertedSession | Finding] | None", caller(store=store, counts=counts)
+        )
+    if items is not None:
+        yield from checked_items(plugin, "finish", items, (ConvertedSession, Finding))
 
 
 def _check_session(plugin: str, session: ConvertedSession, names: set[str], ids: set[str]) -> None:

@@ -10,7 +10,7 @@ is told what is wrong with the file.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from asf_core import hookimpl
@@ -21,6 +21,7 @@ from asf_core.formats import (
     NativeSession,
     Selection,
     StoreHandle,
+    Unit,
 )
 
 FORMAT = "hermes"
@@ -92,3 +93,31 @@ def convert(
 
     chosen = [s.id for s in sessions]
     return convert_store(store.store, chosen, whole=selection.everything())
+
+
+@hookimpl
+def plan(store: StoreHandle, sessions: Iterable[NativeSession]) -> Iterator[Unit | Finding] | None:
+    """The conversations holding one of ``sessions`` as units (one conversation, or several
+    naming each other's sub-agents), each with its fingerprint; the unreadable session rows
+    first."""
+    from hermes_plugin.source.handle import HermesHandle
+
+    if not isinstance(store, HermesHandle):
+        return None
+    from hermes_plugin.convert.units import plan_units
+
+    return plan_units(store, [s.id for s in sessions])
+
+
+@hookimpl
+def finish(
+    store: StoreHandle, counts: Mapping[str, int]
+) -> Iterator[ConvertedSession | Finding] | None:
+    """After the units: loose delegations, the orphans' session and the row accounting."""
+    from hermes_plugin.source.handle import HermesHandle
+
+    if not isinstance(store, HermesHandle) or store.planner is None:
+        return None
+    from hermes_plugin.convert.database import finish as finish_store
+
+    return finish_store(store.store, store.planner, counts)

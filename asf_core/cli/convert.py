@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -14,6 +15,7 @@ from asf_core.cli.picking import add_selection_options, selection_from
 from asf_core.cli.progress import Progress, progress_for
 from asf_core.conversion import convert_paths
 from asf_core.errors import OutputError
+from asf_core.fingerprints import IGNORED
 from asf_core.formats import ConvertedSession
 from asf_core.host import Candidate
 from asf_core.layout import REPORT_NAME
@@ -141,12 +143,17 @@ def run_convert(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
             count=display.enabled,
             selection=selection,
             redaction=redaction,
+            processes=args.jobs,
         )
     except OutputError as exc:
         raise Fail(str(exc)) from exc
     finally:
         display.clear()
     troubles.note(problems)
+    for store in run.stores:  # a damaged record of the last run: everything was converted
+        for finding in store.findings:
+            if finding.code == IGNORED:
+                err(f"warning: {finding.message}")
     if run.interrupted:
         troubles.code = worst(troubles.code, ExitCode.INTERRUPTED)
     if args.report is not None:
@@ -161,6 +168,24 @@ def run_convert(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
     elif not args.quiet and run.stores:
         out(_summary(run))
     return troubles.code
+
+
+def default_count() -> int:
+    """The cores this process may run on: the default number of workers."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _jobs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"not a number of workers: {text!r}")
+    return n
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -200,4 +225,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--quiet", action="store_true", help="no progress and no summary")
     p.add_argument("--report", type=Path, metavar="FILE", help="also write the run's report here")
     add_selection_options(p)
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        default=default_count(),
+        metavar="N",
+        help="convert on N worker processes (default: the number of cores, here "
+        f"{default_count()}; 1: in this process)",
+    )
     p.set_defaults(run=run_convert)

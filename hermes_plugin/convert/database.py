@@ -1,15 +1,18 @@
 """Every session of one Hermes database as ASF sessions, one conversation at a time.
 
-Conversations are planned from the ``sessions`` rows (:class:`Lineage`) and converted oldest
-first; a conversation's sub-agent sessions are converted (and yielded) before it, since its
-output entries name their leaves. Message rows are read per session, so memory holds one
-conversation at a time. Rows whose session is not in the database go to one ``_orphans``
-session. The last finding accounts for every row: rows in = rows in the output.
+Conversations are planned from the ``sessions`` rows (:class:`Lineage`,
+:class:`~hermes_plugin.convert.units.Planner`) and converted oldest first, unit by unit
+(:func:`convert_unit`, wherever the host runs it); a conversation's sub-agent sessions are
+converted (and yielded) before it, since its output entries name their leaves. Message rows
+are read per unit, so memory holds one conversation at a time. Rows whose session is not in
+the database go to one ``_orphans`` session (:func:`finish`). The last finding accounts for
+every row: rows in = rows in the output.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 from asf_core import ids
 from asf_core.formats import ConvertedSession, Finding
@@ -23,7 +26,10 @@ from hermes_plugin.source.native import stray_finding
 from hermes_plugin.source.rows import Delegation, Session
 from hermes_plugin.source.store import Store, message_stray
 
-__all__ = ["ORPHANS", "convert_store", "file_name"]
+if TYPE_CHECKING:
+    from hermes_plugin.convert.units import Planner, UnitJob
+
+__all__ = ["ORPHANS", "convert_store", "convert_unit", "file_name", "finish"]
 
 #: The file name of the session holding rows whose session is not in the database.
 ORPHANS = "_orphans"
@@ -41,28 +47,31 @@ def file_name(session_id: str) -> str:
 
 
 class _Run:
-    """One store's conversion: the plan of every conversation and the ids given so far."""
+    """One unit's conversion: its part of the lineage and the ids given so far."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(
+        self,
+        store: Store,
+        lineage: Lineage,
+        delegations: Mapping[str, Iterable[Delegation]],
+        peers: Mapping[str, str],
+        personal: Mapping[str, tuple[str, ...]],
+    ) -> None:
         self.store = store
-        sessions, self.session_strays = store.sessions()
-        self.lineage = Lineage.of(sessions)
+        self.lineage = lineage
         #: Group root -> ASF id, for forks and resets that name their parent's session.
         self.asf_ids: dict[str, str] = {}
-        self.delegations: dict[str, list[Delegation]] = {}
-        self.loose_delegations: list[Delegation] = []
-        for delegation in store.delegations():
-            parent = delegation.parent_session_id
-            if parent and parent in self.lineage.sessions:
-                self.delegations.setdefault(parent, []).append(delegation)
-            else:
-                self.loose_delegations.append(delegation)
+        self.delegations = {k: list(v) for k, v in delegations.items()}
+        #: The ASF ids of sessions outside the unit its conversion names.
+        self.peers = peers
         self.rows = 0
         #: The store's identity values (every session row's), for a redacting host.
-        self.personal = personal_values(sessions)
+        self.personal = personal
 
     def peer_id(self, sid: str) -> str:
         """The ASF id of the conversation holding a session."""
+        if sid not in self.lineage.sessions:
+            return self.peers[sid]
         root = self.lineage.group_root(sid)
         return self.asf_ids.get(root) or group_uuid(self.lineage.sessions[root].unit)
 
@@ -160,41 +169,42 @@ class _Run:
             },
         )
 
-    def orphans(self) -> Iterator[ConvertedSession | Finding]:
-        """Rows whose session is not in the database: stray findings and one session."""
-        strays = self.store.orphans(set(self.lineage.sessions))
-        if not strays:
-            return
-        plan, clock = Plan(), Clock()
-        cursor: int | None = None
-        for stray in strays:
-            yield stray_finding(stray)
-            cols, encoded = stray.cols.to_exact_json() if stray.cols is not None else ({}, {})
-            stamp = cols.get("timestamp")
-            good = isinstance(stamp, float | int) and 0 <= stamp <= EPOCH_MAX
-            ts = clock.at(float(stamp) if good and isinstance(stamp, float | int) else None)
-            data = {"kind": "message", "reason": "orphan", "detail": stray.why}
-            kept = {k: v for k, v in cols.items() if v is not None}
-            member = {"row": stray.unit, "columns": kept}
-            if encoded:
-                member["encoded"] = encoded
-            entry = Custom(ts=ts, ns="hermes", data=data, unknown={"hermes": member})
-            cursor = plan.add(entry, cursor)
-        asf_id = group_uuid(f"{self.store.name}:{ORPHANS}")
-        header = Header(
-            id=asf_id,
-            created_at=plan.entries[0].ts,
-            harness={"name": "hermes-agent"},
-            unknown={"hermes": {"database": self.store.name, "orphans": True}},
-        )
-        entries: list[Entry] = plan.realize(header)
-        yield ConvertedSession(
-            header=header,
-            entries=entries,
-            name=ORPHANS,
-            sources=tuple(s.unit for s in strays),
-            counts={"orphan_rows": len(strays), "entries": len(entries)},
-        )
+
+def _orphans(store: Store, known: set[str]) -> Iterator[ConvertedSession | Finding]:
+    """Rows whose session is not in the database: stray findings and one session."""
+    strays = store.orphans(known)
+    if not strays:
+        return
+    plan, clock = Plan(), Clock()
+    cursor: int | None = None
+    for stray in strays:
+        yield stray_finding(stray)
+        cols, encoded = stray.cols.to_exact_json() if stray.cols is not None else ({}, {})
+        stamp = cols.get("timestamp")
+        good = isinstance(stamp, float | int) and 0 <= stamp <= EPOCH_MAX
+        ts = clock.at(float(stamp) if good and isinstance(stamp, float | int) else None)
+        data = {"kind": "message", "reason": "orphan", "detail": stray.why}
+        kept = {k: v for k, v in cols.items() if v is not None}
+        member = {"row": stray.unit, "columns": kept}
+        if encoded:
+            member["encoded"] = encoded
+        entry = Custom(ts=ts, ns="hermes", data=data, unknown={"hermes": member})
+        cursor = plan.add(entry, cursor)
+    asf_id = group_uuid(f"{store.name}:{ORPHANS}")
+    header = Header(
+        id=asf_id,
+        created_at=plan.entries[0].ts,
+        harness={"name": "hermes-agent"},
+        unknown={"hermes": {"database": store.name, "orphans": True}},
+    )
+    entries: list[Entry] = plan.realize(header)
+    yield ConvertedSession(
+        header=header,
+        entries=entries,
+        name=ORPHANS,
+        sources=tuple(s.unit for s in strays),
+        counts={"orphan_rows": len(strays), "entries": len(entries)},
+    )
 
 
 def _session_problems(lineage: Lineage, units: list[str]) -> list[Finding]:
@@ -216,42 +226,21 @@ def _warning(unit: str, session: str, message: str) -> Finding:
     return Finding(kind="warning", message=message, unit=unit, session=session)
 
 
-def convert_store(
-    store: Store, selected: Iterable[str] | None = None, *, whole: bool = True
-) -> Iterator[ConvertedSession | Finding]:
-    """Convert a store's conversations (all, or those holding a selected session id).
-
-    ``whole`` (the store converted whole) adds the rows of no session, the unreadable
-    session rows and the whole database's row accounting; a selection gets the accounting
-    of the conversations it converted alone, and no other session's row is read.
-    """
-    run = _Run(store)
-    if whole:
-        for stray in run.session_strays:
-            yield stray_finding(stray)
-    converted: list[str] = []
-    for top in run.lineage.tops(selected):
+def convert_unit(store: Store, job: UnitJob) -> Iterator[ConvertedSession | Finding]:
+    """Convert one unit's conversations, in order, from its rows."""
+    run = _Run(store, job.lineage, job.delegations, job.peers, job.personal)
+    for top in job.tops:
         session = run.lineage.sessions[top]
-        for item in run.group(top, group_uuid(session.unit), parent_asf=None, spawned_by=None):
-            if isinstance(item, ConvertedSession):
-                converted += item.native_ids
-            yield item
-    if not whole:
-        counts = store.row_counts(converted)
-        yield Finding(
-            kind="info",
-            message="row accounting: every message row of the selected conversations is in "
-            "the output or reported",
-            data={
-                "schema_version": store.version(),
-                "selected": True,
-                "session_rows_read": len(converted),
-                "message_rows_in_database": sum(c.active + c.inactive for c in counts.values()),
-                "message_rows_converted": run.rows,
-            },
-        )
-        return
-    for delegation in run.loose_delegations:
+        yield from run.group(top, group_uuid(session.unit), parent_asf=None, spawned_by=None)
+
+
+def finish(
+    store: Store, planner: Planner, counts: Mapping[str, int]
+) -> Iterator[ConvertedSession | Finding]:
+    """After every unit: loose delegations, the orphans' session, and the row accounting,
+    whose converted rows are the units' ``message_rows`` (``counts``: converted now or
+    carried over from the last run)."""
+    for delegation in planner.loose_delegations:
         yield Finding(
             kind="dropped",
             message="async delegation whose dispatching session is not in the database",
@@ -259,23 +248,64 @@ def convert_store(
             data={"parent_session_id": delegation.parent_session_id or ""},
         )
     orphan_rows = unkeyed = 0
-    for item in run.orphans():
+    for item in _orphans(store, set(planner.lineage.sessions)):
         if isinstance(item, ConvertedSession):
             orphan_rows = int(item.counts.get("orphan_rows", 0))
         elif item.kind == "stray" and not item.session:
             unkeyed += 1  # a row naming no session as text: not in row_counts' groups
         yield item
-    counts = store.row_counts()
-    in_db = sum(c.active + c.inactive for c in counts.values()) + unkeyed
+    in_db = sum(c.active + c.inactive for c in store.row_counts().values()) + unkeyed
     yield Finding(
         kind="info",
         message="row accounting: every message row is in the output or reported",
         data={
             "schema_version": store.version(),
-            "session_rows_read": len(run.lineage.sessions) + len(run.session_strays),
-            "session_rows_unreadable": len(run.session_strays),
+            "session_rows_read": len(planner.lineage.sessions) + len(planner.session_strays),
+            "session_rows_unreadable": len(planner.session_strays),
             "message_rows_in_database": in_db,
-            "message_rows_converted": run.rows,
+            "message_rows_converted": int(counts.get("message_rows", 0)),
             "message_rows_orphaned": orphan_rows,
+        },
+    )
+
+
+def convert_store(
+    store: Store, selected: Iterable[str] | None = None, *, whole: bool = True
+) -> Iterator[ConvertedSession | Finding]:
+    """Convert a store's conversations (all, or those holding a selected session id): what
+    the host does with the plan, every unit here, in order.
+
+    ``whole`` (the store converted whole) adds the rows of no session, the unreadable
+    session rows and the whole database's row accounting; a selection gets the accounting
+    of the conversations it converted alone, and no other session's row is read.
+    """
+    from hermes_plugin.convert.units import Planner
+
+    planner = Planner(store, personal=True)
+    if whole:
+        for stray in planner.session_strays:
+            yield stray_finding(stray)
+    rows = 0
+    converted: list[str] = []
+    for unit in planner.units(selected):
+        for item in planner.prepare(unit)():
+            if isinstance(item, ConvertedSession):
+                rows += int(item.counts.get("message_rows", 0))
+                converted += item.native_ids
+            yield item
+    if whole:
+        yield from finish(store, planner, {"message_rows": rows})
+        return
+    counts = store.row_counts(converted)
+    yield Finding(
+        kind="info",
+        message="row accounting: every message row of the selected conversations is in "
+        "the output or reported",
+        data={
+            "schema_version": store.version(),
+            "selected": True,
+            "session_rows_read": len(converted),
+            "message_rows_in_database": sum(c.active + c.inactive for c in counts.values()),
+            "message_rows_converted": rows,
         },
     )

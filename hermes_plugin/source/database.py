@@ -168,12 +168,57 @@ class SqliteStore(ClosesOnExit):
         return read_sessions(self._rows, self._select("sessions", order=self._order("sessions")))
 
     def messages(self, session_id: str) -> tuple[Message, ...]:
+        return tuple(self._rows.message(c, i) for i, c in enumerate(self.message_cells(session_id)))
+
+    def message_cells(self, session_id: str) -> list[Columns]:
+        """A session's rows of ``messages`` as read, in id order, not yet decoded (a worker
+        decodes them: :meth:`RowReader.message` with each row's position)."""
         if "session_id" not in self._columns["messages"]:
-            return ()
-        rows = self._select(
+            return []
+        return self._select(
             "messages", '"session_id" = ?', (session_id,), order=self._order("messages")
         )
-        return tuple(self._rows.message(cols, i) for i, cols in enumerate(rows))
+
+    def message_marks(self) -> dict[str, tuple[object, ...]]:
+        """Per session id: what changes when Hermes adds, deletes or alters a session's rows,
+        without reading them. Rows are only appended (ids never reused: AUTOINCREMENT) or
+        deleted, and only ``active``, ``compacted`` and ``api_content`` change in place: so
+        the count, highest and summed ids (from an index where there is one), and every row
+        whose state is not the plain one (live, not compacted, no ``api_content``) with that
+        state."""
+        names = self._columns["messages"]
+        if "session_id" not in names or "id" not in names:
+            return {}
+        marks: dict[str, tuple[object, ...]] = {}
+        rows = self.db.query(
+            'SELECT "session_id", count(*), max("id"), total("id") FROM messages '
+            'GROUP BY "session_id"'
+        )
+        for key, count, top, total in rows:
+            marks[repr(key)] = (count, top, total)
+        changed = [c for c in ("active", "compacted", "api_content") if c in names]
+        if not changed:
+            return marks
+        plain = {"active": '"active" IS 1', "compacted": '"compacted" IS 0'}
+        where = " AND ".join(plain.get(c, f'"{c}" IS NULL') for c in changed)
+        cells = ", ".join(f'"{c}"' for c in changed)
+        rows = self.db.query(
+            f'SELECT "session_id", "id", {cells} FROM messages WHERE NOT ({where}) ORDER BY "id"'
+        )
+        odd: dict[str, list[tuple[Cell, ...]]] = {}
+        for row in rows:
+            odd.setdefault(repr(row[0]), []).append(row[1:])
+        return {key: (*mark, tuple(odd.get(key, ()))) for key, mark in marks.items()}
+
+    def usage_by_session(self) -> dict[str, list[Columns]]:
+        """Every row of ``session_model_usage`` by session id, in each session's order."""
+        if "session_id" not in self._columns.get("session_model_usage", ()):
+            return {}
+        order = self._order("session_model_usage", "session_id", *_USAGE_KEY)
+        out: dict[str, list[Columns]] = {}
+        for cols in self._select("session_model_usage", order=order):
+            out.setdefault(repr(cols.get("session_id")), []).append(cols)
+        return out
 
     def system_prompt(self, prompt_hash: str) -> str | None:
         if not {"hash", "prompt"} <= set(self._columns.get("system_prompts", ())):

@@ -33,6 +33,8 @@ class HermesHandle:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.sqlite = SqliteStore(path, name=database_name(path))
+        #: The plan of the conversion in progress (``plan``), for ``finish``.
+        self.planner: Any = None
 
     @property
     def store(self) -> Store:

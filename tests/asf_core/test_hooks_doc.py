@@ -56,7 +56,15 @@ def _doc_signature(section: str) -> tuple[list[tuple[str, str]], str, bool]:
 
 
 def test_every_hook_is_documented_and_every_documented_hook_exists() -> None:
-    assert set(_specs()) == {"discover", "default_locations", "open_store", "read", "convert"}
+    assert set(_specs()) == {
+        "discover",
+        "default_locations",
+        "open_store",
+        "read",
+        "convert",
+        "plan",
+        "finish",
+    }
     assert set(_doc_sections()) == set(_specs())
 
 

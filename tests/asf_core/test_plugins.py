@@ -24,6 +24,7 @@ from asf_core.formats import (
     NativeSession,
     Selection,
     StoreError,
+    Unit,
 )
 from asf_core.host import Candidate
 from asf_core.model import Header, Item
@@ -425,6 +426,39 @@ def test_convert_of_a_failing_read_keeps_the_reader_named(
     with pytest.raises(PluginError, match="failed in read") as caught:
         list(host.convert(pm, "toy", store, host.read(pm, "toy", store)))  # type: ignore[arg-type]
     assert caught.value.hook == "read"
+
+
+def test_hook_plan(pm: AsfPluginManager, tmp_path: Path) -> None:
+    import plan_toy
+
+    pm.add_plugin("ptoy", lambda: plan_toy.PlanToy())
+    pm.add_plugin("greedy", lambda: Greedy())
+    path = tmp_path / "s.ptoy"
+    path.write_text("a one two\nb three\n")
+    store = plan_toy.PlanStore(path)
+    natives = [s for s in host.read(pm, "ptoy", store) if isinstance(s, NativeSession)]
+    items = list(host.plan(pm, "ptoy", store, natives) or ())
+    units = [u for u in items if isinstance(u, Unit)]
+    assert [u.key for u in units] == ["a", "b"]
+    assert all(len(u.fingerprint) == 64 for u in units)
+    (session,) = [c for c in units[0].prepare()() if isinstance(c, ConvertedSession)]
+    assert session.name == "a"
+    # A plugin that does not plan is converted through ``convert``: None.
+    pm.add_plugin("toy", lambda: Toy())
+    assert host.plan(pm, "toy", ToyStore("toy", _toy_file(tmp_path)), []) is None
+
+
+def test_hook_finish(pm: AsfPluginManager, tmp_path: Path) -> None:
+    import plan_toy
+
+    pm.add_plugin("ptoy", lambda: plan_toy.PlanToy())
+    pm.add_plugin("toy", lambda: Toy())
+    path = tmp_path / "s.ptoy"
+    path.write_text("a one two\n")
+    (found,) = host.finish(pm, "ptoy", plan_toy.PlanStore(path), {"words": 7})
+    assert isinstance(found, Finding)
+    assert found.data == {"words": 7}
+    assert list(host.finish(pm, "toy", ToyStore("toy", path), {})) == []
 
 
 # --- loading -----------------------------------------------------------------------------

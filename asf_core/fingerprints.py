@@ -1,0 +1,183 @@
+"""What the last run wrote for each unit of a store, kept beside its output to skip unchanged
+units next time.
+
+``fingerprints.json`` in a store's output directory maps each unit's key (see
+:class:`asf_core.formats.Unit`) to the fingerprint the plugin gave it and what converting it
+gave: each session's file with the size, modification time and inode it had once written, its
+counts and findings, and the unit's other findings, in order. A unit is carried over (not
+converted) only when the plugin gives the same fingerprint and every one of its files still
+has the size, time and inode recorded: a file deleted, edited or replaced since is rewritten.
+
+The file is the host's own closed data: it is read back with cattrs and ``forbid_extra_keys``,
+and one that is damaged, of another version or another store is ignored (everything is
+converted) with a warning quoting cattrs' account of what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+
+import cattrs
+from attrs import field, frozen
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+from asf_core.findings import Finding
+from asf_core.writer import write_atomic
+
+__all__ = [
+    "FILE_NAME",
+    "IGNORED",
+    "FileStamp",
+    "Fingerprints",
+    "SessionRecord",
+    "UnitRecord",
+    "load",
+    "save",
+    "stamp",
+    "trusted",
+]
+
+#: Beside ``report.json`` in each store's output directory.
+FILE_NAME = "fingerprints.json"
+_VERSION = 1
+#: The code of the warning that a record file was ignored.
+IGNORED = "fingerprints-ignored"
+
+
+@frozen(kw_only=True)
+class FileStamp:
+    """What identifies a file as the one written: its size, modification time and inode."""
+
+    size: int
+    mtime_ns: int
+    inode: int
+
+
+@frozen(kw_only=True)
+class SessionRecord:
+    """One session a unit gave, as the report counts it, and the file it was written to."""
+
+    name: str
+    #: The file, relative to the store's output directory.
+    file: str
+    id: str
+    entries: int
+    stamp: FileStamp
+    counts: Mapping[str, int] = field(factory=dict)
+    findings: tuple[Finding, ...] = ()
+    native_ids: tuple[str, ...] = ()
+
+
+@frozen(kw_only=True)
+class UnitItem:
+    """One thing a unit gave, in order: a session or a finding."""
+
+    session: SessionRecord | None = None
+    finding: Finding | None = None
+
+
+@frozen(kw_only=True)
+class UnitRecord:
+    fingerprint: str
+    items: tuple[UnitItem, ...] = ()
+
+
+@frozen(kw_only=True)
+class Fingerprints:
+    """The records of one store's output directory."""
+
+    version: int
+    format: str
+    #: The store, as the claim named it (a record of another store is not trusted).
+    store: str
+    units: Mapping[str, UnitRecord] = field(factory=dict)
+
+
+@cache
+def _converter() -> cattrs.Converter:
+    """A converter for this closed data: unknown members refuse the file, nothing coerces."""
+    conv = cattrs.Converter(forbid_extra_keys=True)
+    for kind in (int, str):
+
+        def strict(value: object, tp: type, kind: type = kind) -> object:
+            if type(value) is not kind:
+                raise TypeError(f"expected {kind.__name__}, not {type(value).__name__}")
+            return value
+
+        conv.register_structure_hook(kind, strict)
+    finding = make_dict_structure_fn(Finding, conv, data=override(struct_hook=_mapping))
+    conv.register_structure_hook(Finding, finding)
+    conv.register_unstructure_hook(
+        Finding,
+        make_dict_unstructure_fn(
+            Finding, conv, _cattrs_omit_if_default=True, kind=override(omit_if_default=False)
+        ),
+    )
+    return conv
+
+
+def _mapping(value: object, _: object) -> Mapping[str, object]:
+    if not isinstance(value, dict):
+        raise TypeError(f"expected an object, not {type(value).__name__}")
+    return value
+
+
+def stamp(path: Path) -> FileStamp:
+    """The stamp of a file as it is now (``OSError`` if it is gone)."""
+    st = path.stat()
+    return FileStamp(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino)
+
+
+def trusted(dest: Path, record: UnitRecord) -> bool:
+    """Whether every file of a unit's record is still the one written."""
+    for item in record.items:
+        if item.session is None:
+            continue
+        try:
+            if stamp(dest / item.session.file) != item.session.stamp:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def load(dest: Path, format: str, store: str) -> tuple[dict[str, UnitRecord], Finding | None]:
+    """The records kept in ``dest`` for this store: none when there is no file; none and a
+    warning when it is damaged, of another version, or another store's."""
+    path = dest / FILE_NAME
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}, None
+    except OSError as exc:
+        return {}, _warning(path, [exc.strerror or str(exc)])
+    try:
+        records = _converter().structure(json.loads(data), Fingerprints)
+    except ValueError as exc:  # not JSON, or not UTF-8
+        return {}, _warning(path, [f"not JSON: {exc}"])
+    except cattrs.BaseValidationError as exc:
+        return {}, _warning(path, cattrs.transform_error(exc, path="fingerprints"))
+    if (records.version, records.format, records.store) != (_VERSION, format, store):
+        return {}, _warning(path, ["written by another version of asf or for another store"])
+    return dict(records.units), None
+
+
+def _warning(path: Path, lines: list[str]) -> Finding:
+    return Finding(
+        kind="warning",
+        code=IGNORED,
+        message=f"{path}: ignored, every unit is converted again: " + "; ".join(lines),
+        path=str(path),
+    )
+
+
+def save(dest: Path, format: str, store: str, units: Mapping[str, UnitRecord]) -> None:
+    """Write the records atomically (``OSError`` if that fails)."""
+    value = _converter().unstructure(
+        Fingerprints(version=_VERSION, format=format, store=store, units=dict(units))
+    )
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    write_atomic(dest / FILE_NAME, [text.encode() + b"\n"], durable=False)

@@ -1,0 +1,304 @@
+"""Running one unit of a store's conversion, wherever it runs, and what it leaves behind.
+
+:func:`run_job` is what a worker process (or the host itself, with one worker) does with a
+plugin's :data:`~asf_core.formats.Job`: pull its sessions and findings, write each session's
+file (atomically, untouched when its bytes are the same), flush the files written, and return
+an :class:`Outcome`: small, picklable, everything the report and ``fingerprints.json`` need
+and nothing of the entries. The host applies outcomes to the store's report in plan order.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from attrs import frozen
+
+from asf_core import host
+from asf_core.errors import OutputError, PluginError
+from asf_core.fingerprints import FileStamp, SessionRecord, UnitItem, UnitRecord, stamp
+from asf_core.formats import ConvertedSession, Finding, Job, StoreError
+from asf_core.layout import session_file_name, session_path
+from asf_core.report import StoreReport
+from asf_core.writer import entry_line, header_line, write_if_changed
+
+__all__ = [
+    "DAMAGED",
+    "OUTPUT",
+    "PLUGIN",
+    "Outcome",
+    "Seen",
+    "Syncer",
+    "Written",
+    "apply",
+    "record_of",
+    "replay",
+    "run_job",
+    "write_session",
+]
+
+#: Why a unit (and so its store) stopped: the plugin said its input is damaged, ...
+DAMAGED = "damaged"
+#: ... the plugin failed, ...
+PLUGIN = "plugin"
+#: ... or a file of the output could not be written.
+OUTPUT = "output"
+
+
+@frozen(kw_only=True)
+class Written:
+    """One session written (or left as it was, ``size`` None): what the report counts."""
+
+    name: str
+    file: str
+    id: str
+    entries: int
+    size: int | None
+    stamp: FileStamp
+    counts: dict[str, int]
+    findings: tuple[Finding, ...]
+    #: The plugin's native sessions it holds (what progress counts).
+    native_ids: tuple[str, ...] = ()
+
+
+@frozen(kw_only=True)
+class Outcome:
+    """What running a unit gave, in order; ``error`` and ``failure`` when it stopped early."""
+
+    items: tuple[Written | Finding, ...] = ()
+    error: str | None = None
+    failure: str | None = None
+    #: The files written (not those left as they were), to be flushed to disk.
+    written: tuple[Path, ...] = ()
+
+
+class _Lines:
+    """A session's lines as the writer pulls them: the plugin's entries are pulled one at a
+    time under :func:`host.blame` (its failures name it; a ``StoreError`` goes up as the
+    input's), and counted."""
+
+    def __init__(self, plugin: str, session: ConvertedSession) -> None:
+        self.plugin = plugin
+        self.session = session
+        self.count = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        hook = f"convert (session {self.session.name})"
+        with host.blame(self.plugin, hook):
+            header = header_line(self.session.header)
+            entries = iter(self.session.entries)
+        yield header
+        while True:
+            with host.blame(self.plugin, hook):  # an entry without id, a value JSON cannot hold
+                entry = next(entries, None)
+                if entry is None:
+                    return
+                line = entry_line(entry)
+            self.count += 1
+            yield line
+
+
+def write_session(plugin: str, dest: Path, session: ConvertedSession) -> Written:
+    """Write one session's file under ``dest`` unless it already holds these bytes."""
+    if session_file_name(session.name) is None:
+        raise PluginError(plugin, "convert", f"session name {session.name!r} is not a file name")
+    relative = session_path(session.header)
+    path = dest / relative
+    lines = _Lines(plugin, session)
+    try:
+        size = write_if_changed(path, lines)
+        now = stamp(path)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    return Written(
+        name=session.name,
+        file=relative.as_posix(),
+        id=session.header.id,
+        entries=lines.count,
+        size=size,
+        stamp=now,
+        counts={k: int(v) for k, v in session.counts.items()},
+        findings=tuple(session.findings),
+        native_ids=tuple(session.native_ids),
+    )
+
+
+def _pull(plugin: str, key: str, job: Job) -> Iterator[ConvertedSession | Finding]:
+    hook = f"convert (unit {key})"
+    with host.blame(plugin, hook):
+        items: Iterable[ConvertedSession | Finding] = job()
+    yield from host.checked_items(plugin, hook, items, (ConvertedSession, Finding))
+
+
+def run_job(plugin: str, key: str, job: Job, dest: Path) -> Outcome:
+    """Convert one unit and write its files; never raises for the plugin's or the output's
+    failures (the outcome says what stopped it), so it can report back from a worker. The
+    files are renamed into place unflushed: the host flushes them (:class:`Syncer`)."""
+    items: list[Written | Finding] = []
+    written: list[Path] = []
+
+    def stopped(error: str, failure: str) -> Outcome:
+        return Outcome(items=tuple(items), error=error, failure=failure, written=tuple(written))
+
+    try:
+        for item in _pull(plugin, key, job):
+            if isinstance(item, ConvertedSession):
+                done = write_session(plugin, dest, item)
+                items.append(done)
+                if done.size is not None:
+                    written.append(dest / done.file)
+            else:
+                items.append(item)
+    except StoreError as exc:
+        return stopped(host.store_problem(exc), DAMAGED)
+    except PluginError as exc:
+        return stopped(str(exc), PLUGIN)
+    except (OutputError, OSError) as exc:
+        return stopped(str(exc), OUTPUT)
+    return Outcome(items=tuple(items), written=tuple(written))
+
+
+class Syncer:
+    """Flushes the files written to disk on a thread of its own, while conversion goes on,
+    then (:meth:`finish`) every directory from theirs up to the output's: exactly what was
+    written, never the whole machine. Flushing file by file costs a disk commit each, time
+    the conversion's work now hides."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[Path | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._dirs: set[Path] = set()
+        self._error: OSError | None = None
+
+    def add(self, files: Iterable[Path]) -> None:
+        for path in files:
+            self._dirs.add(path.parent)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="asf-sync", daemon=True)
+                self._thread.start()
+            self._queue.put(path)
+
+    def _run(self) -> None:
+        while (path := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    _fsync(path, os.O_RDONLY)
+                except OSError as exc:
+                    self._error = exc
+
+    def finish(self, top: Path) -> None:
+        """Wait for the files, then flush their directories up to ``top``'s parent;
+        ``OSError`` if a flush failed."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+        if self._error is not None:
+            raise self._error
+        dirs: set[Path] = set()
+        for parent in self._dirs:
+            while parent not in dirs:
+                dirs.add(parent)
+                if parent == top.parent or parent == parent.parent:
+                    break
+                parent = parent.parent
+        self._dirs.clear()
+        for directory in sorted(dirs, reverse=True):
+            _fsync(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+
+
+def _fsync(path: Path, flags: int) -> None:
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Seen:
+    """The session names and ids a store's units gave so far: each must be unique."""
+
+    def __init__(self, plugin: str) -> None:
+        self.plugin = plugin
+        self.names: set[str] = set()
+        self.ids: set[str] = set()
+
+    def check(self, name: str, ident: str) -> None:
+        file_name = session_file_name(name) or name
+        if file_name in self.names:
+            raise PluginError(self.plugin, "convert", f"two sessions are named {file_name!r}")
+        if ident in self.ids:
+            raise PluginError(self.plugin, "convert", f"two sessions have the id {ident!r}")
+        self.names.add(file_name)
+        self.ids.add(ident)
+
+
+def apply(report: StoreReport, seen: Seen, items: Iterable[Written | Finding]) -> int:
+    """Count a unit's sessions and findings into the store's report; return the sessions."""
+    sessions = 0
+    for item in items:
+        if isinstance(item, Finding):
+            report.note([item])
+            continue
+        seen.check(item.name, item.id)
+        report.files[item.name] = item.file
+        report.sessions_written += 1
+        report.entries_written += item.entries
+        if item.size is None:
+            report.files_unchanged += 1
+        else:
+            report.files_written += 1
+            report.bytes_written += item.size
+        report.add_counts(item.counts)
+        report.note(item.findings)
+        sessions += 1
+    return sessions
+
+
+def record_of(fingerprint: str, outcome: Outcome) -> UnitRecord:
+    """What to keep of a unit converted whole, to carry it over next time."""
+    items = tuple(
+        UnitItem(finding=item)
+        if isinstance(item, Finding)
+        else UnitItem(
+            session=SessionRecord(
+                name=item.name,
+                file=item.file,
+                id=item.id,
+                entries=item.entries,
+                stamp=item.stamp,
+                counts=item.counts,
+                findings=item.findings,
+                native_ids=item.native_ids,
+            )
+        )
+        for item in outcome.items
+    )
+    return UnitRecord(fingerprint=fingerprint, items=items)
+
+
+def replay(record: UnitRecord) -> tuple[Written | Finding, ...]:
+    """A carried-over unit's items, as if converted again and found unchanged."""
+    out: list[Written | Finding] = []
+    for item in record.items:
+        if item.finding is not None:
+            out.append(item.finding)
+        elif item.session is not None:
+            s = item.session
+            out.append(
+                Written(
+                    name=s.name,
+                    file=s.file,
+                    id=s.id,
+                    entries=s.entries,
+                    size=None,
+                    stamp=s.stamp,
+                    counts=dict(s.counts),
+                    findings=s.findings,
+                    native_ids=s.native_ids,
+                )
+            )
+    return tuple(out)

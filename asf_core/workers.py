@@ -1,0 +1,180 @@
+"""Worker processes that run units' jobs on every core.
+
+The host keeps the store open and reads it (one consistent snapshot, one reader beside a live
+writer); each unit's :data:`~asf_core.formats.Job` carries what it read to a worker, which
+converts and writes the unit's files (:func:`asf_core.units.run_job`) and sends back a small
+:class:`~asf_core.units.Outcome`. A job goes only to an idle worker, so neither side ever
+blocks on a full pipe while the other waits for it.
+
+Stopping: workers ignore Ctrl-C (the terminal sends it to every process of the group; the host
+decides) and turn SIGTERM into an interrupt, so a file being written is abandoned whole (its
+temporary file removed). :meth:`Workers.stop` sends them SIGTERM and waits; a worker whose host
+dies gets SIGTERM from the kernel (Linux) or end-of-file on its pipe, and exits. No worker
+outlives the run, and only whole files are left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import multiprocessing
+import os
+import pickle
+import signal
+import sys
+from collections import deque
+from collections.abc import Iterator
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+from asf_core.formats import Job
+from asf_core.units import PLUGIN, Outcome, run_job
+
+__all__ = ["Workers", "default_count"]
+
+#: ``prctl(PR_SET_PDEATHSIG, ...)``: a signal for the worker when its parent dies (Linux).
+_PR_SET_PDEATHSIG = 1
+
+
+def default_count() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _die_with_parent() -> None:
+    if not sys.platform.startswith("linux"):  # pragma: no cover
+        return
+    with contextlib.suppress(OSError, AttributeError, TypeError):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def _serve(conn: Connection, inherited: list[Connection]) -> None:
+    """A worker's life: run each job it is sent until told to stop (None) or orphaned."""
+    code = 0
+    try:
+        for other in inherited:  # the host's ends of the other workers' pipes
+            other.close()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, _interrupt)
+        _die_with_parent()
+        while True:
+            try:
+                message = conn.recv()
+            except EOFError:
+                break
+            if message is None:
+                break
+            plugin, key, job, dest = message
+            conn.send(run_job(plugin, key, job, dest))
+    except (KeyboardInterrupt, BrokenPipeError, EOFError):
+        code = 1
+    finally:
+        # Never run what the host registered to run at exit (it was forked with us).
+        os._exit(code)
+
+
+class Workers:
+    """A fixed number of worker processes, started on first use; jobs go out in the order
+    submitted and come back tagged with the ticket they were submitted with."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self._conns: list[Connection] = []
+        self._procs: list[multiprocessing.process.BaseProcess] = []
+        self._idle: list[Connection] = []
+        self._busy: dict[Connection, int] = {}
+        self._queue: deque[tuple[int, bytes]] = deque()
+
+    def _start(self) -> None:
+        from asf_core.codec import converter
+
+        converter()  # built once here, not once per worker (forked workers share it)
+        method = "fork" if sys.platform.startswith("linux") else "spawn"
+        ctx: Any = multiprocessing.get_context(method)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for _ in range(self.count):
+            ours, theirs = ctx.Pipe()
+            proc = ctx.Process(target=_serve, args=(theirs, [*self._conns, ours]), daemon=True)
+            proc.start()
+            theirs.close()
+            self._conns.append(ours)
+            self._procs.append(proc)
+            self._idle.append(ours)
+
+    def pack(self, plugin: str, key: str, job: Job, dest: Path) -> bytes | None:
+        """A job as the message a worker receives; None when it cannot be sent (the caller
+        runs it in this process instead)."""
+        try:
+            return pickle.dumps((plugin, key, job, dest), protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return None
+
+    def submit(self, ticket: int, message: bytes) -> None:
+        if not self._procs:
+            self._start()
+        self._queue.append((ticket, message))
+        self._dispatch()
+
+    @property
+    def pending(self) -> int:
+        """Jobs submitted whose outcome has not been collected."""
+        return len(self._queue) + len(self._busy)
+
+    def _dispatch(self) -> None:
+        while self._idle and self._queue:
+            conn = self._idle.pop()
+            ticket, message = self._queue.popleft()
+            conn.send_bytes(message)
+            self._busy[conn] = ticket
+
+    def collect(self) -> Iterator[tuple[int, Outcome]]:
+        """Wait until at least one job is done; its ticket and outcome (and any others done)."""
+        for ready in wait(list(self._busy)):
+            conn = next(c for c in self._busy if c is ready)
+            ticket = self._busy.pop(conn)
+            try:
+                outcome = conn.recv()
+            except (EOFError, OSError):  # the worker died (killed, out of memory)
+                outcome = Outcome(error="a worker process died", failure=PLUGIN)
+                self._conns.remove(conn)
+            else:
+                self._idle.append(conn)
+            yield ticket, outcome
+        self._dispatch()
+
+    def close(self) -> None:
+        """Let every worker finish and exit."""
+        for conn in self._conns:
+            with contextlib.suppress(OSError):
+                conn.send(None)
+        self._join(timeout=None)
+
+    def stop(self) -> None:
+        """Interrupt every worker (a file being written is abandoned whole) and wait for them."""
+        for proc in self._procs:
+            if proc.is_alive():
+                with contextlib.suppress(OSError):
+                    proc.terminate()
+        self._join(timeout=10)
+
+    def _join(self, timeout: float | None) -> None:
+        for proc in self._procs:
+            proc.join(timeout)
+            if proc.is_alive():  # pragma: no cover - a worker stuck in the kernel
+                proc.kill()
+                proc.join()
+        for conn in self._conns:
+            conn.close()
+        self._procs, self._conns, self._idle, self._busy = [], [], [], {}
+        self._queue.clear()

@@ -1,0 +1,326 @@
+"""A Hermes database's conversion as independent units: planned here, converted anywhere.
+
+A unit is one top conversation (a root session, its continuations and its sub-agents'
+conversations), or several when one names a sub-agent of another (its ASF id is known only
+once the other is converted, so they convert together, in order). :class:`Planner` reads
+the ``sessions`` rows (the lineage) and a few aggregates, never the message rows, and gives
+each unit a fingerprint; only for a unit the host must convert does
+:meth:`Planner.prepare` read its rows, into a :class:`UnitJob` that converts them in any
+process (:mod:`hermes_plugin.convert.database` does the converting).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from functools import cache
+from pathlib import Path
+
+from attrs import frozen
+
+from asf_core.formats import ConvertedSession, Finding, Unit
+from hermes_plugin.convert.lineage import SUBSESSION, Lineage, group_uuid
+from hermes_plugin.convert.personal import personal_values
+from hermes_plugin.source.columns import Columns
+from hermes_plugin.source.database import SqliteStore
+from hermes_plugin.source.handle import HermesHandle
+from hermes_plugin.source.relations import Relation
+from hermes_plugin.source.rowreader import RowReader
+from hermes_plugin.source.rows import Delegation, Message, Session
+from hermes_plugin.source.store import RowCounts, Store, Stray
+
+__all__ = ["Planned", "Planner", "UnitJob", "UnitStore", "converter_version", "plan_units"]
+
+
+@cache
+def converter_version() -> str:
+    """This converter's version: a digest of the plugin's code, so that any change to what
+    it writes makes every fingerprint new (an edited checkout too, not only a release)."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parent.parent
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@frozen(kw_only=True)
+class Planned:
+    """One unit: its top conversations in conversion order, and every session they hold."""
+
+    key: str
+    tops: tuple[str, ...]
+    sessions: tuple[str, ...]
+
+
+class Planner:
+    """The plan of one store's conversion, from its ``sessions`` rows."""
+
+    def __init__(self, store: Store, *, personal: bool = False) -> None:
+        self.store = store
+        sessions, self.session_strays = store.sessions()
+        self.lineage = Lineage.of(sessions)
+        #: The store's identity values (every session row's), given to each unit's sessions
+        #: for a redacting host (only ``convert`` redacts: units planned for the host's
+        #: workers carry none).
+        self.personal = personal_values(sessions) if personal else {}
+        self.delegations: dict[str, list[Delegation]] = {}
+        self.loose_delegations: list[Delegation] = []
+        for delegation in store.delegations():
+            parent = delegation.parent_session_id
+            if parent and parent in self.lineage.sessions:
+                self.delegations.setdefault(parent, []).append(delegation)
+            else:
+                self.loose_delegations.append(delegation)
+        self._prompts: dict[str, str | None] = {}
+
+    # -- units ------------------------------------------------------------------------------
+
+    def _groups(self, root: str) -> list[str]:
+        """The sessions of a top conversation: its segments and, recursively, its
+        sub-agents' conversations."""
+        out: list[str] = []
+        stack = [root]
+        while stack:
+            for sid in self.lineage.segments(stack.pop()):
+                out.append(sid)
+                stack.extend(reversed(self.lineage.kids(sid, SUBSESSION)))
+        return out
+
+    def _referenced(self, sessions: Iterable[str], roots: Collection[str]) -> set[str]:
+        """Sessions whose ASF id the conversion of ``sessions`` names: a fork's parent, a
+        reset's successor, the parent of a conversation's first session."""
+        lineage = self.lineage
+        out: set[str] = set()
+        for sid in sessions:
+            up = lineage.parent[sid]
+            if up is not None and (sid in roots or lineage.relation[sid] is Relation.BRANCH):
+                out.add(up)
+            out.update(lineage.kids(sid, frozenset({Relation.RESET})))
+        return out
+
+    def units(self, selected: Iterable[str] | None = None) -> list[Planned]:
+        """The units to convert, in conversion order: every top conversation (or those
+        holding a selected session), joined with any whose sub-agent one of them names."""
+        lineage = self.lineage
+        tops = lineage.tops(selected)
+        held = {top: self._groups(top) for top in tops}
+        owner = {sid: top for top, sids in held.items() for sid in sids}
+        joined = {top: top for top in tops}
+
+        def find(top: str) -> str:
+            while joined[top] != top:
+                joined[top] = joined[joined[top]]
+                top = joined[top]
+            return top
+
+        for top, sids in held.items():
+            roots = {top} | {s for s in sids if lineage.is_subsession(s)}
+            for sid in self._referenced(sids, roots):
+                root = lineage.group_root(sid)
+                other = owner.get(root)
+                if other is not None and other != top and lineage.is_subsession(root):
+                    a, b = find(top), find(other)
+                    if a != b:
+                        joined[max(a, b, key=tops.index)] = min(a, b, key=tops.index)
+        members: dict[str, list[str]] = {}
+        for top in tops:
+            members.setdefault(find(top), []).append(top)
+        order = {sid: n for n, sid in enumerate(lineage.sessions)}
+        out = []
+        for first, group in members.items():
+            sids = sorted({s for t in group for s in held[t]}, key=order.__getitem__)
+            out.append(Planned(key=first, tops=tuple(group), sessions=tuple(sids)))
+        return out
+
+    # -- fingerprints -----------------------------------------------------------------------
+
+    def _prompt(self, prompt_hash: str) -> str | None:
+        """``system_prompts``' prompt of a hash, read once (what the conversion resolves the
+        session's prompt from, :func:`~hermes_plugin.source.store.session_prompt`)."""
+        if prompt_hash not in self._prompts:
+            self._prompts[prompt_hash] = self.store.system_prompt(prompt_hash)
+        return self._prompts[prompt_hash]
+
+    def fingerprints(self, units: list[Planned]) -> dict[str, str]:
+        """Each unit's fingerprint (a SQLite store only; others are always converted): the
+        converter's version, the database's name and schema, the unit's session rows and
+        their relations, the ids it names outside itself, and per session the message rows'
+        marks, usage rows and delegations."""
+        store = self.store
+        if not isinstance(store, SqliteStore):
+            return {}
+        marks = store.message_marks()
+        usage = store.usage_by_session()
+        lineage = self.lineage
+        out = {}
+        for unit in units:
+            inside = set(unit.sessions)
+            parts: list[object] = [converter_version(), store.name, store.version(), unit.tops]
+            for sid in unit.sessions:
+                session = lineage.sessions[sid]
+                kids = lineage.children.get(sid, ())
+                parts += (
+                    session.cols.names(),
+                    session.cols.values(),
+                    str(lineage.relation[sid]),
+                    lineage.parent[sid],
+                    sid in lineage.cut,
+                    tuple((k, str(lineage.relation[k])) for k in kids),
+                    self._prompt(session.system_prompt_hash or ""),
+                    marks.get(repr(sid)),
+                    tuple(c.values() for c in usage.get(repr(sid), ())),
+                    tuple(d.cols.values() for d in self.delegations.get(sid, ())),
+                )
+            parts.append(sorted(self.peers(unit, inside).items()))
+            out[unit.key] = hashlib.sha256(repr(parts).encode()).hexdigest()
+        return out
+
+    def peers(self, unit: Planned, inside: Collection[str]) -> dict[str, str]:
+        """The ASF ids of the sessions outside the unit its conversion names (each in a
+        conversation of its own, whose id never depends on the order of conversion)."""
+        roots = set(unit.tops) | {s for s in unit.sessions if self.lineage.is_subsession(s)}
+        out = {}
+        for sid in self._referenced(unit.sessions, roots):
+            if sid not in inside and sid in self.lineage.sessions:
+                root = self.lineage.group_root(sid)
+                out[sid] = group_uuid(self.lineage.sessions[root].unit)
+        return out
+
+    # -- jobs -------------------------------------------------------------------------------
+
+    def prepare(self, unit: Planned) -> UnitJob:
+        """Read everything the unit's conversion reads, into a job that needs nothing else."""
+        store = self.store
+        inside = set(unit.sessions)
+        cells = store.message_cells if isinstance(store, SqliteStore) else store.messages
+        _reader(store.name)  # built before the host forks its workers, not in each
+        lineage = self.lineage
+        keep = inside | {k for s in inside for k in lineage.children.get(s, ())}
+        part = Lineage(
+            sessions={s: v for s, v in lineage.sessions.items() if s in inside},
+            relation={s: lineage.relation[s] for s in keep},
+            parent={s: lineage.parent[s] for s in keep},
+            children={s: lineage.children[s] for s in inside if s in lineage.children},
+            cut=frozenset(lineage.cut & inside),
+        )
+        prompts = {}
+        for sid in unit.sessions:
+            prompt_hash = lineage.sessions[sid].system_prompt_hash
+            if prompt_hash:
+                prompts[prompt_hash] = self._prompt(prompt_hash)
+        return UnitJob(
+            name=store.name,
+            version=store.version(),
+            tops=unit.tops,
+            lineage=part,
+            peers=self.peers(unit, inside),
+            messages={sid: tuple(cells(sid)) for sid in unit.sessions},
+            usage={sid: store.model_usage(sid) for sid in unit.sessions},
+            prompts=prompts,
+            delegations={s: tuple(self.delegations[s]) for s in inside if s in self.delegations},
+            personal=self.personal,
+        )
+
+
+@cache
+def _reader(database: str) -> RowReader:
+    """One row reader per database in a process (building its converter takes a while)."""
+    return RowReader(database)
+
+
+@frozen(kw_only=True)
+class UnitStore:
+    """The rows one unit's conversion reads, held in memory: a :class:`Store` for it alone.
+
+    Message rows read but not decoded (``Columns``) are decoded here, in the worker.
+    """
+
+    store_name: str
+    schema: int | None
+    rows: Mapping[str, tuple[Message | Columns, ...]]
+    usage: Mapping[str, tuple[Columns, ...]]
+    prompts: Mapping[str, str | None]
+
+    @property
+    def name(self) -> str:
+        return self.store_name
+
+    def version(self) -> int | None:
+        return self.schema
+
+    def sessions(self) -> tuple[tuple[Session, ...], tuple[Stray, ...]]:
+        return (), ()
+
+    def messages(self, session_id: str) -> tuple[Message, ...]:
+        rows = self.rows.get(session_id, ())
+        if all(isinstance(r, Message) for r in rows):
+            return rows  # type: ignore[return-value]
+        reader = _reader(self.store_name)
+        return tuple(
+            r if isinstance(r, Message) else reader.message(r, i) for i, r in enumerate(rows)
+        )
+
+    def system_prompt(self, prompt_hash: str) -> str | None:
+        return self.prompts.get(prompt_hash)
+
+    def model_usage(self, session_id: str) -> tuple[Columns, ...]:
+        return self.usage.get(session_id, ())
+
+    def delegations(self) -> tuple[Delegation, ...]:
+        return ()
+
+    def orphans(self, known_ids: Collection[str]) -> tuple[Stray, ...]:
+        return ()
+
+    def row_counts(self, ids: Collection[str] | None = None) -> Mapping[str, RowCounts]:
+        return {}
+
+    def first_prompt(self, session_id: str) -> str | None:
+        return None
+
+
+@frozen(kw_only=True)
+class UnitJob:
+    """One unit's conversion with its rows: picklable, run wherever the host sends it."""
+
+    name: str
+    version: int | None
+    tops: tuple[str, ...]
+    lineage: Lineage
+    peers: Mapping[str, str]
+    messages: Mapping[str, tuple[Message | Columns, ...]]
+    usage: Mapping[str, tuple[Columns, ...]]
+    prompts: Mapping[str, str | None]
+    delegations: Mapping[str, tuple[Delegation, ...]]
+    personal: Mapping[str, tuple[str, ...]]
+
+    def __call__(self) -> Iterator[ConvertedSession | Finding]:
+        from hermes_plugin.convert.database import convert_unit
+
+        store = UnitStore(
+            store_name=self.name,
+            schema=self.version,
+            rows=self.messages,
+            usage=self.usage,
+            prompts=self.prompts,
+        )
+        return convert_unit(store, self)
+
+
+def plan_units(handle: HermesHandle, selected: Iterable[str]) -> Iterator[Unit | Finding]:
+    """The ``plan`` hook: the session rows that cannot be read, then every unit (the plan
+    stays on the handle, for ``finish``)."""
+    from hermes_plugin.source.native import stray_finding
+
+    planner = handle.planner = Planner(handle.store)
+    for stray in planner.session_strays:
+        yield stray_finding(stray)
+    units = planner.units(selected)
+    prints = planner.fingerprints(units)
+    for unit in units:
+        yield Unit(
+            key=unit.key,
+            fingerprint=prints.get(unit.key, ""),
+            prepare=functools.partial(planner.prepare, unit),
+        )

@@ -1,0 +1,263 @@
+"""Planned conversions (the ``plan`` hook): units on worker processes, in plan order, and
+units carried over from the last run when their fingerprint and files say nothing changed.
+
+The plugin is :mod:`plan_toy` (one unit per line of a ``*.ptoy`` file); ``plan_toy.PREPARED``
+lists the units the host read in this process, which is where ``prepare`` always runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import plan_toy
+import pytest
+
+from asf_core import fingerprints
+from asf_core.conversion import convert_paths
+from asf_core.plugins import AsfPluginManager, make_plugin_manager
+from asf_core.report import RunReport, StoreReport
+from asf_core.units import Syncer
+from asf_core.writer import session_lines
+
+LINES = ["a one two three", "b four", "c five six", "d seven eight nine ten"]
+
+
+@pytest.fixture
+def pm() -> AsfPluginManager:
+    plan_toy.PREPARED.clear()
+    return make_plugin_manager(plugins=[("ptoy", plan_toy.PlanToy())], autoload=False)
+
+
+def _store(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "src" / "s.ptoy"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _run(pm: AsfPluginManager, src: Path, out: Path, jobs: int = 1) -> StoreReport:
+    plan_toy.PREPARED.clear()
+    run, _ = convert_paths(pm, [src], out, processes=jobs)
+    assert isinstance(run, RunReport)
+    (report,) = run.stores
+    return report
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    """Every file of an output tree but the record of the last run; the report without the
+    output directory it names."""
+    found = {}
+    for path in sorted(out.rglob("*")):
+        if path.is_file() and path.name != fingerprints.FILE_NAME:
+            data = path.read_bytes()
+            if path.name == "report.json":
+                report = json.loads(data)
+                report.pop("output")
+                data = json.dumps(report).encode()
+            found[path.relative_to(out).as_posix()] = data
+    return found
+
+
+def _sessions(out: Path) -> dict[str, bytes]:
+    return {k: v for k, v in _files(out).items() if k.endswith(".jsonl")}
+
+
+def _expected(ident: str, text: str) -> bytes:
+    session = plan_toy.session_of(ident, text)
+    return b"".join(session_lines(session.header, session.entries))
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_units_convert_in_plan_order_whatever_the_workers(
+    pm: AsfPluginManager, tmp_path: Path, jobs: int
+) -> None:
+    src = _store(tmp_path, LINES)
+    report = _run(pm, src, tmp_path / "out", jobs)
+    assert report.complete
+    assert report.error is None
+    assert list(report.files) == ["a", "b", "c", "d"]
+    assert report.files_written == 4
+    assert report.counts == {"words": 10}
+    assert [f.message for f in report.findings] == [
+        "4 lines",
+        "converted a",
+        "a has 13 characters",
+        "converted b",
+        "b has 4 characters",
+        "converted c",
+        "c has 8 characters",
+        "converted d",
+        "d has 20 characters",
+        "words",
+    ]
+    assert report.findings[-1].data == {"words": 10}
+    for line in LINES:
+        ident, _, text = line.partition(" ")
+        path = Path(report.output) / report.files[ident]
+        assert path.read_bytes() == _expected(ident, text)
+    assert plan_toy.PREPARED == ["a", "b", "c", "d"]
+
+
+def test_one_worker_and_two_write_the_same_bytes(pm: AsfPluginManager, tmp_path: Path) -> None:
+    src = _store(tmp_path, LINES)
+    _run(pm, src, tmp_path / "one", 1)
+    _run(pm, src, tmp_path / "two", 2)
+    assert _files(tmp_path / "one") == _files(tmp_path / "two")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_unchanged_store_is_carried_over_without_reading_a_unit(
+    pm: AsfPluginManager, tmp_path: Path, jobs: int
+) -> None:
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    first = _run(pm, src, out, jobs)
+    before = _files(out)
+    again = _run(pm, src, out, jobs)
+    assert plan_toy.PREPARED == []
+    assert (again.files_written, again.files_unchanged) == (0, 4)
+    assert again.files == first.files
+    assert again.counts == first.counts
+    assert again.findings == first.findings
+    assert _sessions(out) == {k: v for k, v in before.items() if k.endswith(".jsonl")}
+
+
+def test_a_changed_unit_alone_is_converted_and_equals_a_fresh_conversion(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    _run(pm, src, out, 2)
+    changed = [*LINES[:2], "c five six and more", LINES[3]]
+    _store(tmp_path, changed)
+    report = _run(pm, src, out, 2)
+    assert plan_toy.PREPARED == ["c"]
+    assert (report.files_written, report.files_unchanged) == (1, 3)
+    fresh = tmp_path / "fresh"
+    _run(pm, src, fresh, 1)
+    assert _sessions(out) == _sessions(fresh)
+
+
+def test_a_deleted_or_edited_output_file_is_written_again(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    report = _run(pm, src, out, 1)
+    dest = Path(report.output)
+    (dest / report.files["b"]).unlink()
+    edited = dest / report.files["d"]
+    edited.write_bytes(edited.read_bytes().replace(b"seven", b"SEVEN"))
+    again = _run(pm, src, out, 1)
+    assert plan_toy.PREPARED == ["b", "d"]
+    assert (again.files_written, again.files_unchanged) == (2, 2)
+    assert edited.read_bytes() == _expected("d", "seven eight nine ten")
+
+
+def test_a_unit_without_fingerprint_is_always_converted(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    src, out = _store(tmp_path, ["a ?always", *LINES[1:]]), tmp_path / "out"
+    _run(pm, src, out, 1)
+    again = _run(pm, src, out, 1)
+    assert plan_toy.PREPARED == ["a"]
+    assert (again.files_written, again.files_unchanged) == (0, 4)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"not json",
+        b'{"version": 1, "format": "ptoy", "store": "x", "units": {}, "extra": 1}',
+        b'{"version": "1", "format": "ptoy", "store": "x", "units": {}}',
+    ],
+)
+def test_a_damaged_record_is_ignored_with_a_warning(
+    pm: AsfPluginManager, tmp_path: Path, damage: bytes
+) -> None:
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    report = _run(pm, src, out, 1)
+    before = _files(out)
+    (Path(report.output) / fingerprints.FILE_NAME).write_bytes(damage)
+    again = _run(pm, src, out, 1)
+    assert plan_toy.PREPARED == ["a", "b", "c", "d"]
+    (warning,) = [f for f in again.findings if f.code == fingerprints.IGNORED]
+    assert warning.kind == "warning"
+    assert "ignored, every unit is converted again" in warning.message
+    if damage.startswith(b"{"):  # cattrs says what and where
+        assert "fingerprints" in warning.message
+    assert _files(out).keys() == before.keys()
+    third = _run(pm, src, out, 1)  # the record is sound again
+    assert plan_toy.PREPARED == []
+    assert third.files_unchanged == 4
+
+
+def test_a_record_of_another_store_is_not_trusted(pm: AsfPluginManager, tmp_path: Path) -> None:
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    report = _run(pm, src, out, 1)
+    record = Path(report.output) / fingerprints.FILE_NAME
+    data = json.loads(record.read_text())
+    data["store"] = "/elsewhere/s.ptoy"
+    record.write_text(json.dumps(data))
+    _run(pm, src, out, 1)
+    assert plan_toy.PREPARED == ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize(("text", "failure"), [("!damaged", "damaged"), ("!bug", "plugin")])
+def test_a_failing_unit_stops_its_store(
+    pm: AsfPluginManager, tmp_path: Path, jobs: int, text: str, failure: str
+) -> None:
+    src = _store(tmp_path, [LINES[0], f"b {text}", *LINES[2:]])
+    run, problems = convert_paths(pm, [src], tmp_path / "out", processes=jobs)
+    (report,) = run.stores
+    assert not report.complete
+    assert list(report.files) == ["a"]
+    (problem,) = problems
+    assert problem.code == failure
+    if failure == "damaged":
+        assert report.error == "line b is damaged"
+    else:
+        assert report.error == "plugin 'ptoy' failed in convert (unit b): KeyError: 'b'"
+    # The units before it are recorded: a re-run of the repaired store converts the rest.
+    _store(tmp_path, LINES)
+    again = _run(pm, src, tmp_path / "out", jobs)
+    assert plan_toy.PREPARED == ["b", "c", "d"]
+    assert again.complete
+
+
+def test_a_plugin_that_does_not_plan_converts_with_workers_too(tmp_path: Path) -> None:
+    """``-j`` is for planned units; a store of a plugin without ``plan`` converts as before."""
+    whole = make_plugin_manager(plugins=[("ptoy", plan_toy.WholeToy())], autoload=False)
+    src = _store(tmp_path, LINES)
+    planned = make_plugin_manager(plugins=[("ptoy", plan_toy.PlanToy())], autoload=False)
+    _run(planned, src, tmp_path / "planned", 2)
+    run, problems = convert_paths(whole, [src], tmp_path / "out", processes=2)
+    (report,) = run.stores
+    assert problems == []
+    assert list(report.files) == ["a", "b", "c", "d"]
+    assert not (Path(report.output) / fingerprints.FILE_NAME).exists()
+    assert _sessions(tmp_path / "out") == _sessions(tmp_path / "planned")
+
+
+def test_the_syncer_flushes_every_file_and_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flushed: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        flushed.append(str(Path(f"/proc/self/fd/{fd}").readlink()))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    top = tmp_path / "out" / "store"
+    files = [top / "p" / "a.jsonl", top / "p" / "b.jsonl", top / "q" / "c.jsonl"]
+    for path in files:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+    syncer = Syncer()
+    syncer.add(files)
+    syncer.finish(top)
+    expected_dirs = {top / "p", top / "q", top, tmp_path / "out"}
+    assert sorted(flushed[:3]) == sorted(map(str, files))
+    assert set(flushed[3:]) == set(map(str, expected_dirs))

@@ -1,0 +1,152 @@
+"""A format plugin that plans: each line ``id text`` of a ``*.ptoy`` file is one unit.
+
+Module-level (and importable by name) so that its jobs pickle to worker processes. Its
+fingerprint is the line's text; ``PREPARED`` records the units the host asked it to read, in
+the host's process, so a test can tell a converted unit from a carried-over one. A line
+``id !damaged`` makes its job raise ``StoreError``, ``id !bug`` a ``KeyError``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from asf_core import hookimpl
+from asf_core.formats import (
+    Claim,
+    ConvertedSession,
+    Finding,
+    NativeSession,
+    StoreError,
+    Unit,
+)
+from asf_core.model import Header, Item
+from asf_core.writer import SessionBuilder
+
+FORMAT = "ptoy"
+#: Unit keys prepared in this process, in order.
+PREPARED: list[str] = []
+
+
+class PlanStore:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lines = [line.partition(" ") for line in path.read_text().splitlines()]
+
+    def info(self) -> dict[str, Any]:
+        return {"lines": len(self.lines)}
+
+    def close(self) -> None:
+        pass
+
+
+def session_of(ident: str, text: str) -> ConvertedSession:
+    """What converting one line gives (also what the tests expect)."""
+    builder = SessionBuilder(Header(id=f"ptoy-{ident}", created_at="2026-01-01T00:00:00Z"))
+    for n, word in enumerate(text.split()):
+        item = {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": word}],
+        }
+        builder.append(Item(ts=f"2026-01-01T00:00:{n % 60:02d}Z", item=item))
+    return ConvertedSession(
+        header=builder.header,
+        entries=builder.entries,
+        name=ident,
+        counts={"words": len(text.split())},
+        findings=[Finding(kind="info", message=f"{ident} has {len(text)} characters")],
+    )
+
+
+def job(ident: str, text: str) -> Iterator[ConvertedSession | Finding]:
+    if text == "!damaged":
+        raise StoreError(f"line {ident} is damaged")
+    if text == "!bug":
+        raise KeyError(ident)
+    yield Finding(kind="warning", message=f"converted {ident}", unit=ident)
+    yield session_of(ident, text)
+
+
+def _prepare(ident: str, text: str) -> functools.partial[Iterator[ConvertedSession | Finding]]:
+    PREPARED.append(ident)
+    return functools.partial(job, ident, text)
+
+
+class PlanToy:
+    @hookimpl
+    def discover(self, path: Path | None) -> list[Claim] | None:
+        if path is None or path.suffix != f".{FORMAT}":
+            return None
+        return [Claim(format=FORMAT, path=path, confidence=1.0)]
+
+    @hookimpl
+    def open_store(self, claim: Claim) -> PlanStore | None:
+        return PlanStore(claim.path) if claim.format == FORMAT else None
+
+    @hookimpl
+    def read(self, store: PlanStore) -> Iterator[NativeSession | Finding] | None:
+        if not isinstance(store, PlanStore):
+            return None
+        return iter([NativeSession(id=ident) for ident, _, _ in store.lines])
+
+    @hookimpl
+    def convert(
+        self, store: PlanStore, sessions: Iterable[NativeSession]
+    ) -> Iterator[ConvertedSession | Finding] | None:
+        raise AssertionError("a planning plugin is converted through its units")
+
+    @hookimpl
+    def plan(
+        self, store: PlanStore, sessions: Iterable[NativeSession]
+    ) -> Iterator[Unit | Finding] | None:
+        if not isinstance(store, PlanStore):
+            return None
+        return self._plan(store, [s.id for s in sessions])
+
+    def _plan(self, store: PlanStore, wanted: list[str]) -> Iterator[Unit | Finding]:
+        yield Finding(kind="info", message=f"{len(wanted)} lines")
+        for ident, _, text in store.lines:
+            if ident in wanted:
+                digest = hashlib.sha256(text.encode()).hexdigest()
+                yield Unit(
+                    key=ident,
+                    fingerprint="" if text.startswith("?") else digest,
+                    prepare=functools.partial(_prepare, ident, text),
+                )
+
+    @hookimpl
+    def finish(
+        self, store: PlanStore, counts: Mapping[str, int]
+    ) -> Iterator[ConvertedSession | Finding] | None:
+        if not isinstance(store, PlanStore):
+            return None
+        return iter([Finding(kind="info", message="words", data={"words": counts.get("words")})])
+
+
+class WholeToy:
+    """The same format without ``plan``: converted through ``convert``, as every plugin was."""
+
+    @hookimpl
+    def discover(self, path: Path | None) -> list[Claim] | None:
+        return PlanToy().discover(path)
+
+    @hookimpl
+    def open_store(self, claim: Claim) -> PlanStore | None:
+        return PlanToy().open_store(claim)
+
+    @hookimpl
+    def read(self, store: PlanStore) -> Iterator[NativeSession | Finding] | None:
+        return PlanToy().read(store)
+
+    @hookimpl
+    def convert(
+        self, store: PlanStore, sessions: Iterable[NativeSession]
+    ) -> Iterator[ConvertedSession | Finding] | None:
+        wanted = {s.id for s in sessions}
+        return (
+            item for ident, _, text in store.lines if ident in wanted for item in job(ident, text)
+        )
