@@ -1,0 +1,155 @@
+"""A Hermes home converted in units: the same bytes on one worker or two, and a re-run that
+reads only the conversations Hermes changed since (with Hermes' own ``SessionDB`` writing).
+
+Which conversations a run reads is seen through ``SqliteStore.message_cells``, the one read
+of a unit's message rows (made in the host's process, whatever the number of workers).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from fixture_paths import RELEASES, ROOT, SHARED
+
+from asf_core import fingerprints
+from asf_core.cli.main import main
+from asf_core.reader import read_session
+from asf_core.verify.session import verify_path
+from hermes_plugin.source.database import SqliteStore
+
+HOME = SHARED / "hermes" / "fixtures" / "hermes-0.19.0"
+
+
+def _copy(home: Path, to: Path) -> Path:
+    shutil.copytree(home, to, ignore=shutil.ignore_patterns("*.db-wal", "*.db-shm", "expected-*"))
+    return to
+
+
+def _convert(home: Path, out: Path, jobs: int) -> int:
+    return main(["convert", str(home), "-o", str(out), "--quiet", "-j", str(jobs)])
+
+
+def _tree(out: Path, *, reports: bool = True) -> dict[str, bytes]:
+    """Every file of a conversion but the record of the last run; each report without the
+    output directory it names and, unless ``reports``, without what a run did."""
+    found = {}
+    for path in sorted(out.rglob("*")):
+        if not path.is_file() or path.name == fingerprints.FILE_NAME:
+            continue
+        data = path.read_bytes()
+        if path.name == "report.json":
+            if not reports:
+                continue
+            report = json.loads(data)
+            report.pop("output")
+            data = json.dumps(report, sort_keys=True).encode()
+        found[path.relative_to(out).as_posix()] = data
+    return found
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The session ids whose message rows a run reads."""
+    seen: list[str] = []
+    real = SqliteStore.message_cells
+
+    def spy(self: SqliteStore, session_id: str) -> object:
+        seen.append(session_id)
+        return real(self, session_id)
+
+    monkeypatch.setattr(SqliteStore, "message_cells", spy)
+    return seen
+
+
+@pytest.mark.parametrize(
+    "home", [*RELEASES, ROOT / "examples" / "hermes-home"], ids=lambda p: p.name
+)
+def test_one_worker_and_two_give_the_same_bytes(home: Path, tmp_path: Path) -> None:
+    src = _copy(home, tmp_path / "home")
+    assert _convert(src, tmp_path / "one", 1) == 0
+    assert _convert(src, tmp_path / "two", 2) == 0
+    one, two = _tree(tmp_path / "one"), _tree(tmp_path / "two")
+    assert one == two
+    assert sum(name.endswith(".jsonl") for name in one) > 5
+
+
+def test_an_unchanged_home_reads_no_conversation(tmp_path: Path, reads: list[str]) -> None:
+    src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
+    assert _convert(src, out, 1) == 0
+    first = _tree(out)
+    assert reads
+    reads.clear()
+    assert _convert(src, out, 1) == 0
+    assert reads == []
+    assert _tree(out, reports=False) == {k: v for k, v in first.items() if "report" not in k}
+    report = json.loads(next(out.rglob("home-state.db-*/report.json")).read_text())
+    assert report["files_written"] == 0
+    assert report["files_unchanged"] == report["sessions_written"] > 10
+
+
+def _append(db: Path, session: str) -> None:
+    from hermes_state import SessionDB
+
+    sdb = SessionDB(db_path=db)
+    try:
+        sdb.append_message(session, "user", "one more question")
+        sdb.append_message(session, "assistant", "one more answer", finish_reason="stop")
+    finally:
+        sdb.close()
+
+
+def _rewind(db: Path, session: str) -> None:
+    from hermes_state import SessionDB
+
+    sdb = SessionDB(db_path=db)
+    try:
+        (last,) = sdb._conn.execute(
+            "SELECT max(id) FROM messages WHERE session_id = ? AND role = 'user'", (session,)
+        ).fetchone()
+        sdb.rewind_to_message(session, last)
+    finally:
+        sdb.close()
+
+
+@pytest.mark.parametrize(("change", "session"), [(_append, "fx-plain"), (_rewind, "fx-tools")])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_after_hermes_writes_one_session_only_its_conversation_is_converted(
+    tmp_path: Path, reads: list[str], change: object, session: str, jobs: int
+) -> None:
+    src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
+    assert _convert(src, out, jobs) == 0
+    before = _tree(out, reports=False)
+    reads.clear()
+    change(src / "state.db", session)  # type: ignore[operator]
+    assert _convert(src, out, jobs) == 0
+    assert reads == [session]
+    after = _tree(out, reports=False)
+    changed = sorted(k for k in after if after[k] != before.get(k))
+    assert len(changed) == 1
+    report = json.loads(next(out.rglob("home-state.db-*/report.json")).read_text())
+    assert report["files_written"] == 1
+    # Byte for byte what a fresh conversion of the changed home writes, report included.
+    assert _convert(src, tmp_path / "fresh", 1) == 0
+    assert after == _tree(tmp_path / "fresh", reports=False)
+    fresh = next((tmp_path / "fresh").rglob("home-state.db-*/report.json"))
+    fresh_report = json.loads(fresh.read_text())
+    for key in ("files", "counts", "strays", "dropped", "findings", "entries_written"):
+        assert report[key] == fresh_report[key], key
+    (path,) = [out / k for k in changed]
+    assert [f for f in verify_path(path) if f.severity == "error"] == []
+    assert read_session(path).entries
+
+
+def test_a_deleted_output_file_is_written_again(tmp_path: Path, reads: list[str]) -> None:
+    src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
+    assert _convert(src, out, 2) == 0
+    before = _tree(out, reports=False)
+    victim = next(p for p in sorted(out.rglob("*.jsonl")) if "fx-reasoning" in p.read_text())
+    victim.unlink()
+    reads.clear()
+    assert _convert(src, out, 2) == 0
+    assert reads == ["fx-reasoning"]
+    assert _tree(out, reports=False) == before
