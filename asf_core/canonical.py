@@ -33,7 +33,9 @@ __all__ = [
     "TWO53F",
     "JsonError",
     "dumps",
+    "dumps_fast",
     "dumps_if_normal",
+    "dumps_scanned",
     "dumps_str",
     "float_text",
     "ijson_problems",
@@ -325,6 +327,23 @@ def dumps_if_normal(value: Any) -> bytes | None:
 
     fixed, records = normalise(value)
     return None if records else dumps(fixed)
+
+
+def dumps_fast(value: Any) -> bytes | None:
+    """Canonical bytes of a value the compiled encoder writes exactly (see the module
+    docstring), else None: the caller takes the exact path. One scan, one encoding."""
+    if (_scan(value) if type(value) is dict else _scan((value,))) != _C_OK:
+        return None
+    try:
+        return _compiled(value)
+    except (ValueError, TypeError):  # a lone surrogate, nesting beyond orjson's depth
+        return None
+
+
+def dumps_scanned(value: Any) -> bytes:
+    """Canonical bytes of a value built only from parts :func:`dumps_fast` already wrote
+    (member names of the Basic Multilingual Plane added): no second scan."""
+    return _compiled(value)
 
 
 def dumps_str(value: Any) -> str:

@@ -37,6 +37,7 @@ __all__ = [
     "header_from_json",
     "header_to_json",
     "make_converter",
+    "report_converter",
 ]
 
 #: Envelope members handled by the envelope, not by a field of the entry's own.
@@ -305,12 +306,27 @@ def make_converter() -> cattrs.Converter:
     conv.register_structure_hook(Entry, lambda obj, _: conv.structure(obj, _entry_class(obj)))
     conv.register_unstructure_hook(Entry, lambda entry: conv.unstructure(entry, type(entry)))
     _header_hooks(conv)
+    _finding_hook(conv)
+    return conv
+
+
+def _finding_hook(conv: cattrs.Converter) -> None:
+    """Findings as the command prints them: empty members left out."""
     conv.register_unstructure_hook(
         Finding,
         make_dict_unstructure_fn(
             Finding, conv, _cattrs_omit_if_default=True, kind=override(omit_if_default=False)
         ),
     )
+
+
+@cache
+def report_converter() -> cattrs.Converter:
+    """A converter for what holds findings but no entries (reports, listings): the findings'
+    hook alone, so writing a report does not generate every entry class's hooks (which a run
+    that converts nothing never needs)."""
+    conv = cattrs.Converter(unstruct_collection_overrides={tuple: list})
+    _finding_hook(conv)
     return conv
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from attrs import define, field
 
-from asf_core.codec import converter
+from asf_core.codec import report_converter as converter
 from asf_core.findings import Finding
 from asf_core.writer import write_atomic
 

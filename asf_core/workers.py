@@ -16,34 +16,26 @@ outlives the run, and only whole files are left.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
-import multiprocessing
 import os
 import pickle
 import signal
 import sys
 from collections import deque
 from collections.abc import Iterator
-from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asf_core.formats import Job
 from asf_core.units import PLUGIN, Outcome, run_job
 
-__all__ = ["Workers", "default_count"]
+if TYPE_CHECKING:  # multiprocessing is imported when workers start, not by every run
+    import multiprocessing.process
+    from multiprocessing.connection import Connection
+
+__all__ = ["Workers"]
 
 #: ``prctl(PR_SET_PDEATHSIG, ...)``: a signal for the worker when its parent dies (Linux).
 _PR_SET_PDEATHSIG = 1
-
-
-def default_count() -> int:
-    """The cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -53,6 +45,9 @@ def _interrupt(signum: int, frame: Any) -> None:
 def _die_with_parent() -> None:
     if not sys.platform.startswith("linux"):  # pragma: no cover
         return
+    import ctypes
+    import ctypes.util
+
     with contextlib.suppress(OSError, AttributeError, TypeError):
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -99,6 +94,8 @@ class Workers:
         from asf_core.codec import converter
 
         converter()  # built once here, not once per worker (forked workers share it)
+        import multiprocessing
+
         method = "fork" if sys.platform.startswith("linux") else "spawn"
         ctx: Any = multiprocessing.get_context(method)
         sys.stdout.flush()
@@ -140,6 +137,8 @@ class Workers:
 
     def collect(self) -> Iterator[tuple[int, Outcome]]:
         """Wait until at least one job is done; its ticket and outcome (and any others done)."""
+        from multiprocessing.connection import wait
+
         for ready in wait(list(self._busy)):
             conn = next(c for c in self._busy if c is ready)
             ticket = self._busy.pop(conn)

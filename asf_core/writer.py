@@ -70,13 +70,17 @@ def _fragments(obj: dict[str, Any]) -> dict[str, bytes] | None:
     return out
 
 
-def _joined(fragments: dict[str, bytes], keys: Iterable[str]) -> bytes:
-    """A canonical object from member fragments: members in UTF-16 order of their names."""
-    names = list(keys)
+@functools.lru_cache(maxsize=1024)
+def _order(names: tuple[str, ...]) -> tuple[str, ...]:
+    """Member names in UTF-16 order (entries repeat a few shapes: sorted once each)."""
     joined = "".join(names)
     # Below U+10000, code point order is UTF-16 order; only supplementary characters differ.
-    names.sort(key=None if joined.isascii() or max(joined) <= "\uffff" else _utf16)
-    return b"{" + b",".join(fragments[k] for k in names) + b"}"
+    return tuple(sorted(names, key=None if joined.isascii() or max(joined) <= "\uffff" else _utf16))
+
+
+def _joined(fragments: dict[str, bytes], keys: Iterable[str]) -> bytes:
+    """A canonical object from member fragments: members in UTF-16 order of their names."""
+    return b"{" + b",".join([fragments[k] for k in _order(tuple(keys))]) + b"}"
 
 
 def _normalised(entry: Entry, obj: dict[str, Any]) -> Entry:
@@ -96,16 +100,44 @@ def _normalised(entry: Entry, obj: dict[str, Any]) -> Entry:
 _ENVELOPE: Final[tuple[str, ...]] = ("parent", "parents", "ts", "type")
 
 
+def _seal_fast(entry: Entry, obj: dict[str, Any]) -> bool:
+    """The common case: body and envelope written by the compiled encoder, each scanned once
+    (:func:`canonical.dumps_fast`), and the line from the same checked values. False when a
+    value needs the exact path or normalising."""
+    body = {k: v for k, v in obj.items() if k not in ids.ENVELOPE}
+    body_bytes = canonical.dumps_fast(body)
+    if body_bytes is None:
+        return False
+    envelope = {"parent": obj.get("parent"), "ts": obj["ts"], "type": obj["type"]}
+    if obj.get("parents"):
+        envelope["parents"] = obj["parents"]
+    envelope["content"] = "sha256:" + hashlib.sha256(body_bytes).hexdigest()
+    envelope_bytes = canonical.dumps_fast(envelope)
+    if envelope_bytes is None:
+        return False
+    ident = "sha256:" + hashlib.sha256(envelope_bytes).hexdigest()
+    obj["id"] = ident
+    object.__setattr__(entry, "id", ident)
+    object.__setattr__(entry, "_line", canonical.dumps_scanned(obj) + b"\n")
+    return True
+
+
 def _seal(entry: Entry) -> Entry:
     """Compute, in place, the id and canonical line of an entry whose members are final.
 
-    The entry is unstructured once and each member canonicalised once: the body's member bytes
-    give the content hash, the envelope's the id (its object's member order is fixed:
-    ``content``, ``parent``, ``parents`` when there are any, ``ts``, ``type``), and all of
-    them the line. Returns the entry, or, when a member had to be normalised to I-JSON (rare),
-    the normalised entry, a new object.
+    The entry is unstructured once and canonicalised once: the body's bytes give the content
+    hash, the envelope's the id (its object's member order is fixed: ``content``, ``parent``,
+    ``parents`` when there are any, ``ts``, ``type``), and the same values the line. Returns
+    the entry, or, when a member had to be normalised to I-JSON (rare), the normalised entry,
+    a new object. Values the compiled encoder does not write exactly go member by member.
     """
     obj = entry_to_json(entry)
+    obj.pop("id", None)
+    for required in ("type", "ts"):
+        if required not in obj:
+            raise ids.IdError(f"entry has no {required!r} member")
+    if _seal_fast(entry, obj):
+        return entry
     obj.pop("id", None)
     fragments = _fragments(obj)
     if fragments is None:
@@ -115,9 +147,6 @@ def _seal(entry: Entry) -> Entry:
         fragments = _fragments(obj)
         if fragments is None:  # pragma: no cover - normalise leaves nothing to fix
             raise canonical.JsonError("entry cannot be normalised to I-JSON")
-    for required in ("type", "ts"):
-        if required not in obj:
-            raise ids.IdError(f"entry has no {required!r} member")
     envelope: dict[str, bytes] = {k: fragments.pop(k) for k in _ENVELOPE if k in fragments}
     content = hashlib.sha256(_joined(fragments, fragments)).hexdigest()
     layer = [b'"content":"sha256:' + content.encode("ascii") + b'"']

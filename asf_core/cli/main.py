@@ -9,18 +9,13 @@ Exit codes are the :class:`ExitCode` members (the ``--help`` epilog lists them).
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from asf_core import DISTRIBUTION, FORMAT, plugins
-from asf_core.cli import convert as cli_convert
-from asf_core.cli import export as cli_export
-from asf_core.cli import listing
-from asf_core.cli import plugins as cli_plugins
-from asf_core.cli import show as cli_show
-from asf_core.cli import verify as cli_verify
 from asf_core.cli.output import ExitCode, Fail, err
 
 __all__ = ["ExitCode", "build_parser", "main"]
@@ -60,7 +55,30 @@ def _subcommand(parser: argparse.ArgumentParser, name: str | None) -> argparse.A
     return parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Each subcommand and the module that defines it, imported only when needed: a run of one
+#: command (a nightly ``asf convert`` with nothing to do) does not pay for the others.
+_COMMANDS = {
+    "convert": "asf_core.cli.convert",
+    "list": "asf_core.cli.listing",
+    "plugins": "asf_core.cli.plugins",
+    "show": "asf_core.cli.show",
+    "verify": "asf_core.cli.verify",
+    "export": "asf_core.cli.export",
+}
+
+
+def _command(argv: Sequence[str] | None) -> str | None:
+    """The subcommand ``argv`` runs, when it names one and asks for no general help."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    first = next((a for a in args if not a.startswith("-")), None)
+    before = args[: args.index(first)] if first in args else args
+    if first in _COMMANDS and not before:
+        return first
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``asf`` parser: every subcommand, or ``only`` that one."""
     parser = argparse.ArgumentParser(
         prog="asf",
         description=f"Turn AI agents' session logs into the Agent Session Format ({FORMAT}).",
@@ -69,13 +87,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"asf {_version()} ({FORMAT})")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (cli_convert, listing, cli_plugins, cli_show, cli_verify, cli_export):
-        module.add_parser(sub)
+    for name, module in _COMMANDS.items():
+        if only is None or name == only:
+            importlib.import_module(module).add_parser(sub)
     return parser
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace | ExitCode:
-    parser = build_parser()
+    parser = build_parser(_command(argv))
     try:
         args, extra = parser.parse_known_args(argv)
         if extra:  # an option the subcommand does not know: its usage, not the top level's

@@ -15,6 +15,7 @@ row whose id, session or role cannot be read is not structured from its cells: i
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -115,8 +116,17 @@ def make_converter(note: hooks.Note) -> cattrs.Converter:
         "state": lenient,
     }
     for cls, overrides in ((Session, session), (Message, message), (Delegation, delegation)):
-        conv.register_structure_hook(cls, make_dict_structure_fn(cls, conv, **overrides))
+        # Generated on first use (a factory), so a run reading no message row never makes it.
+        conv.register_structure_hook_factory(_is(cls), _made(conv, overrides))
     return conv
+
+
+def _is(cls: type) -> Callable[[Any], bool]:
+    return lambda tp: tp is cls
+
+
+def _made(conv: cattrs.Converter, overrides: dict[str, Any]) -> Callable[[Any], Any]:
+    return lambda tp: make_dict_structure_fn(tp, conv, **overrides)
 
 
 def _raw_text_problems(cols: Columns) -> list[str]:
@@ -143,10 +153,20 @@ class RowReader:
     def __init__(self, database: str) -> None:
         self.database = database
         self._noted: list[str] = []
-        converter = make_converter(self._note)
-        self._session = converter.get_structure_hook(Session)
-        self._message = converter.get_structure_hook(Message)
-        self._delegation = converter.get_structure_hook(Delegation)
+        self._converter = make_converter(self._note)
+
+    @functools.cached_property
+    def _session(self) -> Callable[[Any, Any], Session]:
+        # Each class's hook is generated on first use: planning reads no message row.
+        return self._converter.get_structure_hook(Session)
+
+    @functools.cached_property
+    def _message(self) -> Callable[[Any, Any], Message]:
+        return self._converter.get_structure_hook(Message)
+
+    @functools.cached_property
+    def _delegation(self) -> Callable[[Any, Any], Delegation]:
+        return self._converter.get_structure_hook(Delegation)
 
     def _note(self, column: str, why: str) -> None:
         self._noted.append(f"{column}: {why}")

@@ -365,3 +365,15 @@ def test_subsession_id(parent: str, call_id: str, attempt: int) -> None:
 def test_subsession_id_refuses_negative_attempts() -> None:
     with pytest.raises(IdError):
         subsession_id("s", "call_1", -1)
+
+
+@given(st.floats(min_value=0, max_value=253402300799.0) | st.floats(min_value=0, max_value=5e9))
+def test_format_ts_of_a_plain_float_floors_its_decimal_digits(when: float) -> None:
+    """The quick route for a non-negative float spells what the exact Decimal route does."""
+    from decimal import ROUND_FLOOR
+
+    from asf_core.ids import _spell
+
+    total = int(Decimal(repr(when)).scaleb(9).to_integral_value(rounding=ROUND_FLOOR))
+    seconds, nanos = divmod(total, 10**9)
+    assert format_ts(when) == _spell(seconds, f"{nanos:09d}")
