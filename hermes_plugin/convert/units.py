@@ -22,7 +22,7 @@ from attrs import frozen
 from asf_core.formats import ConvertedSession, Finding, Unit
 from hermes_plugin.convert.lineage import SUBSESSION, Lineage, group_uuid
 from hermes_plugin.convert.personal import personal_values
-from hermes_plugin.source.columns import Columns
+from hermes_plugin.source.columns import Cell, Columns, index_of
 from hermes_plugin.source.database import SqliteStore
 from hermes_plugin.source.handle import HermesHandle
 from hermes_plugin.source.relations import Relation
@@ -209,13 +209,25 @@ class Planner:
             prompt_hash = lineage.sessions[sid].system_prompt_hash
             if prompt_hash:
                 prompts[prompt_hash] = self._prompt(prompt_hash)
+        messages: dict[str, tuple[Message | tuple[Cell, ...], ...]] = {}
+        names: tuple[str, ...] = ()
+        for sid in unit.sessions:
+            rows: list[Message | tuple[Cell, ...]] = []
+            for row in cells(sid):
+                if isinstance(row, Columns):  # sent as its cells: one row of names per unit
+                    names = row.names()
+                    rows.append(row.values())
+                else:
+                    rows.append(row)
+            messages[sid] = tuple(rows)
         return UnitJob(
             name=store.name,
             version=store.version(),
             tops=unit.tops,
             lineage=part,
             peers=self.peers(unit, inside),
-            messages={sid: tuple(cells(sid)) for sid in unit.sessions},
+            columns=names,
+            messages=messages,
             usage={sid: store.model_usage(sid) for sid in unit.sessions},
             prompts=prompts,
             delegations={s: tuple(self.delegations[s]) for s in inside if s in self.delegations},
@@ -238,7 +250,9 @@ class UnitStore:
 
     store_name: str
     schema: int | None
-    rows: Mapping[str, tuple[Message | Columns, ...]]
+    #: The message rows' column names (every undecoded row has them).
+    columns: tuple[str, ...]
+    rows: Mapping[str, tuple[Message | tuple[Cell, ...], ...]]
     usage: Mapping[str, tuple[Columns, ...]]
     prompts: Mapping[str, str | None]
 
@@ -254,11 +268,12 @@ class UnitStore:
 
     def messages(self, session_id: str) -> tuple[Message, ...]:
         rows = self.rows.get(session_id, ())
-        if all(isinstance(r, Message) for r in rows):
-            return rows  # type: ignore[return-value]
         reader = _reader(self.store_name)
+        names = self.columns
+        index = index_of(names)
         return tuple(
-            r if isinstance(r, Message) else reader.message(r, i) for i, r in enumerate(rows)
+            r if isinstance(r, Message) else reader.message(Columns(names, r, index), i)
+            for i, r in enumerate(rows)
         )
 
     def system_prompt(self, prompt_hash: str) -> str | None:
@@ -289,7 +304,9 @@ class UnitJob:
     tops: tuple[str, ...]
     lineage: Lineage
     peers: Mapping[str, str]
-    messages: Mapping[str, tuple[Message | Columns, ...]]
+    #: The message rows' column names; each undecoded row is its cells in this order.
+    columns: tuple[str, ...]
+    messages: Mapping[str, tuple[Message | tuple[Cell, ...], ...]]
     usage: Mapping[str, tuple[Columns, ...]]
     prompts: Mapping[str, str | None]
     delegations: Mapping[str, tuple[Delegation, ...]]
@@ -301,6 +318,7 @@ class UnitJob:
         store = UnitStore(
             store_name=self.name,
             schema=self.version,
+            columns=self.columns,
             rows=self.messages,
             usage=self.usage,
             prompts=self.prompts,
