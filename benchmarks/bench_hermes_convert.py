@@ -34,17 +34,18 @@ _WORDS = [
 ]
 
 _CONVERT = """
-import json, resource, sys, time
+import json, sys, time
 from pathlib import Path
 from asf_core.cli.main import main
 db, out = sys.argv[1], Path(sys.argv[2])
 start = time.perf_counter()
-code = main(["convert", db, "-o", str(out), "--quiet"])
+code = main(["convert", db, "-o", str(out), "--quiet", "-j", "1"])
 took = time.perf_counter() - start
 if code != 0:
     raise SystemExit(f"asf convert exited with {code}")
 report = json.loads(next(out.rglob("report.json")).read_text())
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+# VmHWM: this process image's own peak (ru_maxrss would count the parent's pages too).
+rss = int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1])
 files, entries = report["files_written"], report["entries_written"]
 print(f"{took} {rss} {files} {entries} {report['bytes_written']}")
 """
@@ -52,7 +53,7 @@ print(f"{took} {rss} {files} {entries} {report['bytes_written']}")
 #: Hermes' own exporter, timed the same way whichever call produces the sessions: the
 #: prologue opens the database, ``sessions`` is set between, the epilogue writes JSONL.
 _EXPORT_OPEN = """
-import json, resource, sys, time
+import json, sys, time
 from hermes_state import SessionDB
 db, out = sys.argv[1], sys.argv[2]
 start = time.perf_counter()
@@ -67,7 +68,8 @@ with open(out, "w", encoding="utf-8") as f:
         f.write(line)
 sdb.close()
 took = time.perf_counter() - start
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+# VmHWM: this process image's own peak (ru_maxrss would count the parent's pages too).
+rss = int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1])
 print(f"{took} {rss} 1 0 {size}")
 """
 _EXPORT_ALL = _EXPORT_OPEN + "sessions = sdb.export_all()\n" + _EXPORT_WRITE

@@ -263,6 +263,18 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu(pid: int) -> float | None:
+    """A process's own CPU seconds so far (user + system), from ``/proc/<pid>/stat``."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
 def _hwm(pid: int) -> int | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -281,6 +293,7 @@ class Run:
         self.argv = argv
         self.env = env
         self.peaks: dict[int, int] = {}
+        self.cpus: dict[int, float] = {}
 
     def _poll(self, pid: int, done: threading.Event) -> None:
         while not done.is_set():
@@ -290,10 +303,13 @@ class Run:
                 hwm = _hwm(p)
                 if hwm is not None:
                     self.peaks[p] = max(self.peaks.get(p, 0), hwm)
+                cpu = _cpu(p)
+                if cpu is not None:
+                    self.cpus[p] = max(self.cpus.get(p, 0.0), cpu)
                 stack.extend(_children(p))
             time.sleep(0.003)
 
-    def go(self) -> tuple[float, float, int, int]:
+    def go(self) -> tuple[float, float, int, int, float]:
         started = time.perf_counter()
         proc = subprocess.Popen(
             self.argv, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -311,7 +327,10 @@ class Run:
             raise SystemExit(f"{' '.join(self.argv)} exited {proc.returncode}: {err[-2000:]}")
         main = self.peaks.pop(proc.pid, 0)
         worker = max(self.peaks.values(), default=0)
-        return wall, usage.ru_utime + usage.ru_stime, main, worker
+        cpu = usage.ru_utime + usage.ru_stime
+        # The main process's own share (the rest is its workers'), as last sampled.
+        own = min(self.cpus.get(proc.pid, cpu), cpu)
+        return wall, cpu, main, worker, own
 
 
 def loadavg() -> float:
@@ -346,12 +365,13 @@ def hermes_command() -> list[str]:
 
 
 def measure(argv: list[str], repeat: int, *, env: dict[str, str] | None = None, before=None):  # type: ignore[no-untyped-def]
-    walls, cpus, mains, workers, loads = [], [], [], [], []
+    walls, cpus, mains, workers, loads, owns = [], [], [], [], [], []
     for _ in range(repeat):
         if before is not None:
             before()
         loads.append(loadavg())
-        wall, cpu, main, worker = Run(argv, env).go()
+        wall, cpu, main, worker, own = Run(argv, env).go()
+        owns.append(own)
         walls.append(wall)
         cpus.append(cpu)
         mains.append(main)
@@ -362,6 +382,7 @@ def measure(argv: list[str], repeat: int, *, env: dict[str, str] | None = None, 
         "rss": max(mains) / 1024,
         "worker_rss": max(workers) / 1024,
         "load": statistics.median(loads),
+        "own": statistics.median(owns),
     }
 
 
@@ -443,8 +464,9 @@ def main(argv: list[str] | None = None) -> int:
         floor = results["floor: sqlite3 + json.dumps"]
         for name, r in results.items():
             worker = f" / {r['worker_rss']:.0f}" if r["worker_rss"] else ""
+            split = f" ({r['own']:.2f} / {r['cpu'] - r['own']:.2f})" if r["worker_rss"] else ""
             line = (
-                f"| {count:,} | {name} | {r['wall']:.2f} | {r['cpu']:.2f} "
+                f"| {count:,} | {name} | {r['wall']:.2f} | {r['cpu']:.2f}{split} "
                 f"| {r['cpu'] / count * 1e6:.0f} | {r['rss']:.0f}{worker} "
                 f"| {r['wall'] / hermes['wall']:.2f} | {r['cpu'] / floor['cpu']:.2f} "
                 f"| {r['load']:.1f} |"
