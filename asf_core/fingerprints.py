@@ -15,6 +15,7 @@ converted) with a warning quoting cattrs' account of what is wrong.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from functools import cache
@@ -90,6 +91,8 @@ class Fingerprints:
     """The records of one store's output directory."""
 
     version: int
+    #: The writing code's digest (:func:`host_version`): another asf may write other bytes.
+    host: str
     format: str
     #: The store, as the claim named it (a record of another store is not trusted).
     store: str
@@ -123,6 +126,19 @@ def _mapping(value: object, _: object) -> Mapping[str, object]:
     if not isinstance(value, dict):
         raise TypeError(f"expected an object, not {type(value).__name__}")
     return value
+
+
+@cache
+def host_version() -> str:
+    """A digest of this library's own code (the writer, the canonical form, the model, the
+    host): records written by another version are not trusted, whatever the plugin says, so
+    an upgraded (or edited) asf writes its own bytes. The plugin's version is its fingerprint's
+    business."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parent
+    for path in sorted(root.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def stamp(path: Path) -> FileStamp:
@@ -162,6 +178,8 @@ def load(dest: Path, format: str, store: str) -> tuple[dict[str, UnitRecord], Fi
         return {}, _warning(path, cattrs.transform_error(exc, path="fingerprints"))
     if (records.version, records.format, records.store) != (_VERSION, format, store):
         return {}, _warning(path, ["written by another version of asf or for another store"])
+    if records.host != host_version():  # an upgraded asf: converting again is expected
+        return {}, None
     return dict(records.units), None
 
 
@@ -177,7 +195,9 @@ def _warning(path: Path, lines: list[str]) -> Finding:
 def save(dest: Path, format: str, store: str, units: Mapping[str, UnitRecord]) -> None:
     """Write the records atomically (``OSError`` if that fails)."""
     value = _converter().unstructure(
-        Fingerprints(version=_VERSION, format=format, store=store, units=dict(units))
+        Fingerprints(
+            version=_VERSION, host=host_version(), format=format, store=store, units=dict(units)
+        )
     )
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     write_atomic(dest / FILE_NAME, [text.encode() + b"\n"], durable=False)

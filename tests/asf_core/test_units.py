@@ -167,8 +167,8 @@ def test_a_unit_without_fingerprint_is_always_converted(
     "damage",
     [
         b"not json",
-        b'{"version": 1, "format": "ptoy", "store": "x", "units": {}, "extra": 1}',
-        b'{"version": "1", "format": "ptoy", "store": "x", "units": {}}',
+        b'{"version": 1, "host": "h", "format": "ptoy", "store": "x", "units": {}, "extra": 1}',
+        b'{"version": "1", "host": "h", "format": "ptoy", "store": "x", "units": {}}',
     ],
 )
 def test_a_damaged_record_is_ignored_with_a_warning(
@@ -189,6 +189,22 @@ def test_a_damaged_record_is_ignored_with_a_warning(
     third = _run(pm, src, out, 1)  # the record is sound again
     assert plan_toy.PREPARED == []
     assert third.files_unchanged == 4
+
+
+def test_a_record_written_by_another_asf_is_not_trusted_nor_a_warning(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    report = _run(pm, src, out, 1)
+    record = Path(report.output) / fingerprints.FILE_NAME
+    data = json.loads(record.read_text())
+    assert data["host"] == fingerprints.host_version()
+    data["host"] = "0" * 16
+    record.write_text(json.dumps(data))
+    again = _run(pm, src, out, 1)
+    assert plan_toy.PREPARED == ["a", "b", "c", "d"]
+    assert [f for f in again.findings if f.code == fingerprints.IGNORED] == []
+    assert again.files_unchanged == 4  # the bytes are the same: the files are left alone
 
 
 def test_a_record_of_another_store_is_not_trusted(pm: AsfPluginManager, tmp_path: Path) -> None:
