@@ -33,10 +33,9 @@ __all__ = [
     "TWO53F",
     "JsonError",
     "dumps",
-    "dumps_fast",
     "dumps_if_normal",
-    "dumps_scanned",
     "dumps_str",
+    "fast_encoder",
     "float_text",
     "ijson_problems",
     "int_is_ijson",
@@ -171,16 +170,23 @@ else:  # pragma: no cover
     _compiled = _stdlib_bytes
 
 
-#: What :func:`_scan` finds: the C encoder writes JCS; only the exact encoder does (an
-#: integral or tiny float, a name beyond U+FFFF, a big but exact integer); the writer's
-#: normalisation has something to fix or refuse (an unsafe integer, raw bytes, another type).
+#: What :func:`_scan` finds: the compiled encoder writes JCS; so does the stdlib's C encoder,
+#: which is the one to use for a string longer than :data:`_LONG` (orjson reserves twelve
+#: bytes of buffer per character of the string it escapes: a large tool output would cost a
+#: dozen times its size in passing); only the exact encoder does (an integral or tiny float, a
+#: name beyond U+FFFF, a big but exact integer); the writer's normalisation has something to
+#: fix or refuse (an unsafe integer, raw bytes, another type).
 _C_OK: Final = 0
-_EXACT_OK: Final = 1
-_FIX: Final = 2
+_LONG_OK: Final = 1
+_EXACT_OK: Final = 2
+_FIX: Final = 3
+#: Strings longer than this (characters) are escaped by the stdlib's encoder.
+_LONG: Final = 32 * 1024
 
 
 def _scan(value: Any) -> int:
-    """The worst of :data:`_C_OK`, :data:`_EXACT_OK`, :data:`_FIX` over a container's values.
+    """The worst of :data:`_C_OK`, :data:`_LONG_OK`, :data:`_EXACT_OK`, :data:`_FIX` over a
+    container's values.
 
     Lone surrogates are not checked here: encoding the result to UTF-8 fails on them.
     """
@@ -199,7 +205,11 @@ def _scan(value: Any) -> int:
         items = value
     for item in items:
         kind = type(item)
-        if kind is str or item is None or kind is bool:
+        if kind is str:
+            if len(item) > _LONG and worst == _C_OK:
+                worst = _LONG_OK
+            continue
+        if item is None or kind is bool:
             continue
         if kind is dict or kind is list or kind is tuple:
             found = _scan(item)
@@ -221,8 +231,21 @@ def _scan(value: Any) -> int:
 
 
 def _fast_ok(value: Any) -> bool:
-    """True if the C encoder writes JCS for this container (recursing into containers)."""
+    """True if the compiled encoder writes JCS for this container (recursing into
+    containers), and within its memory."""
     return _scan(value) == _C_OK
+
+
+def fast_encoder(value: Any) -> Callable[[Any], bytes] | None:
+    """The C encoder that writes JCS for ``value`` (orjson, or the stdlib's for long
+    strings), or None when only the exact path does. Either may still raise ``ValueError``
+    or ``TypeError`` (a lone surrogate, deep nesting): the caller then takes the exact path."""
+    found = _scan(value) if type(value) is dict else _scan((value,))
+    if found == _C_OK:
+        return _compiled
+    if found == _LONG_OK:
+        return _stdlib_bytes
+    return None
 
 
 class _Unencodable(Exception):
@@ -289,11 +312,12 @@ def dumps(value: Any) -> bytes:
     Integers of magnitude 2**53 or more are written as their nearest double, as JCS does.
     """
     try:
-        if _fast_ok(value) if type(value) is dict else _fast_ok((value,)):
+        encoder = fast_encoder(value)
+        if encoder is not None:
             try:
-                return _compiled(value)
+                return encoder(value)
             except (ValueError, TypeError):
-                pass  # non-finite float or lone surrogate: let the slow path explain
+                pass  # a lone surrogate: let the slow path explain
         return _dumps_slow(value)
     except (_Unencodable, ValueError, OverflowError, RecursionError):
         pass
@@ -310,13 +334,15 @@ def dumps_if_normal(value: Any) -> bytes | None:
     kind = type(value)
     if kind is str:
         try:
-            return _compiled(value)
+            return (_compiled if len(value) <= _LONG else _stdlib_bytes)(value)
         except (ValueError, TypeError):
             return None  # a lone surrogate: normalise it
     found = _scan(value) if kind is dict else _scan((value,))
     try:
         if found == _C_OK:
             return _compiled(value)
+        if found == _LONG_OK:
+            return _stdlib_bytes(value)
         if found == _EXACT_OK:
             return _dumps_slow(value)
     except UnicodeEncodeError:
@@ -327,23 +353,6 @@ def dumps_if_normal(value: Any) -> bytes | None:
 
     fixed, records = normalise(value)
     return None if records else dumps(fixed)
-
-
-def dumps_fast(value: Any) -> bytes | None:
-    """Canonical bytes of a value the compiled encoder writes exactly (see the module
-    docstring), else None: the caller takes the exact path. One scan, one encoding."""
-    if (_scan(value) if type(value) is dict else _scan((value,))) != _C_OK:
-        return None
-    try:
-        return _compiled(value)
-    except (ValueError, TypeError):  # a lone surrogate, nesting beyond orjson's depth
-        return None
-
-
-def dumps_scanned(value: Any) -> bytes:
-    """Canonical bytes of a value built only from parts :func:`dumps_fast` already wrote
-    (member names of the Basic Multilingual Plane added): no second scan."""
-    return _compiled(value)
 
 
 def dumps_str(value: Any) -> str:

@@ -101,24 +101,28 @@ _ENVELOPE: Final[tuple[str, ...]] = ("parent", "parents", "ts", "type")
 
 
 def _seal_fast(entry: Entry, obj: dict[str, Any]) -> bool:
-    """The common case: body and envelope written by the compiled encoder, each scanned once
-    (:func:`canonical.dumps_fast`), and the line from the same checked values. False when a
+    """The common case: body and envelope written by a C encoder, each scanned once
+    (:func:`canonical.fast_encoder`), and the line from the same checked values. False when a
     value needs the exact path or normalising."""
     body = {k: v for k, v in obj.items() if k not in ids.ENVELOPE}
-    body_bytes = canonical.dumps_fast(body)
-    if body_bytes is None:
-        return False
+    encoder = canonical.fast_encoder(body)
     envelope = {"parent": obj.get("parent"), "ts": obj["ts"], "type": obj["type"]}
     if obj.get("parents"):
         envelope["parents"] = obj["parents"]
-    envelope["content"] = "sha256:" + hashlib.sha256(body_bytes).hexdigest()
-    envelope_bytes = canonical.dumps_fast(envelope)
-    if envelope_bytes is None:
+    outer = canonical.fast_encoder(envelope)
+    if encoder is None or outer is None:
+        return False
+    try:
+        body_bytes = encoder(body)
+        envelope["content"] = "sha256:" + hashlib.sha256(body_bytes).hexdigest()
+        envelope_bytes = outer(envelope)
+    except (ValueError, TypeError):  # a lone surrogate: normalised on the exact path
         return False
     ident = "sha256:" + hashlib.sha256(envelope_bytes).hexdigest()
     obj["id"] = ident
     object.__setattr__(entry, "id", ident)
-    object.__setattr__(entry, "_line", canonical.dumps_scanned(obj) + b"\n")
+    # The line holds the body's values and the envelope's: the body's encoder writes both.
+    object.__setattr__(entry, "_line", encoder(obj) + b"\n")
     return True
 
 

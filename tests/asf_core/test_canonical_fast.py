@@ -135,3 +135,17 @@ def test_every_member_of_every_fixture_conversion(converted_homes: list[Path]) -
                         assert canonical._compiled(value) == exact
                 assert rfc8785.dumps(obj) == line
     assert lines > 500
+
+
+@pytest.mark.parametrize("size", [canonical._LONG, canonical._LONG + 1, 200_000])
+def test_long_strings_take_the_stdlib_encoder_and_stay_exact(size: int) -> None:
+    """orjson reserves a dozen bytes per character it escapes: a long string goes to the
+    stdlib's C encoder instead, which writes the same bytes."""
+    text = ('line \u00e9 "q" \\ \x01\n' * size)[:size]
+    assert len(text) == size
+    value = {"type": "function_call_output", "output": text, "n": [1, 2.5]}
+    encoder = canonical.fast_encoder(value)
+    assert encoder is (canonical._compiled if size <= canonical._LONG else canonical._stdlib_bytes)
+    assert encoder is not None
+    assert encoder(value) == canonical._dumps_slow(value) == rfc8785.dumps(value)
+    assert canonical.dumps_if_normal(text) == rfc8785.dumps(text)
