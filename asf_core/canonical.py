@@ -4,18 +4,9 @@ ASF ids are SHA-256 over canonical JSON, so a single byte of difference from the
 writer breaks every id after it.  The stdlib ``json`` module is not JCS (number rendering and
 key order differ), so this module renders numbers the ECMAScript way and sorts members by
 UTF-16 code units.  Because canonicalisation runs for every entry written, :func:`dumps` first
-checks cheaply (one walk of the value's containers, :func:`_scan`) whether a compiled encoder
-already writes JCS for the value, and only encodes it in Python when it would not.
-
-The compiled encoder is ``orjson`` where it is installed (a dependency; several times faster
-than the stdlib's at escaping and needs no join or re-encoding), else the stdlib's C encoder.
-For the values :func:`_scan` lets through both write exactly RFC 8785: member names of the
-Basic Multilingual Plane only (UTF-8 byte order is UTF-16 order there), integers below 2**53,
-finite floats that are not integral with 1e-4 <= |x| < 1e16 (where the shortest round-trip
-digits print in plain decimal notation, as ECMAScript does), plain ``str``, ``int``, ``float``,
-``bool``, ``None``, ``dict``, ``list`` and ``tuple`` (no subclass); both escape minimally,
-controls as lowercase hexadecimal. Anything else (an integral or tiny float, a name beyond
-U+FFFF, a big integer, a lone surrogate, a foreign type) takes the exact path, the reference.
+checks cheaply (one walk of the value's containers) whether a compiled encoder already writes
+JCS for the value (:mod:`asf_core.compiled_json`), and only encodes it in Python when it would
+not.
 """
 
 from __future__ import annotations
@@ -27,6 +18,18 @@ from collections.abc import Callable
 from decimal import Decimal
 from hashlib import sha256
 from typing import Any, Final
+
+# The compiled encoders and the scan that chooses among them (see their module).
+from asf_core.compiled_json import (
+    _C_OK,
+    _EXACT_OK,
+    _LONG,
+    _LONG_OK,
+    _compiled,
+    _scan,
+    _stdlib_bytes,
+    fast_encoder,
+)
 
 __all__ = [
     "INF",
@@ -131,121 +134,6 @@ def int_is_ijson(i: int) -> bool:
 # --------------------------------------------------------------------------- dumps
 
 quote: Final[Callable[[str], str]] = json.encoder.encode_basestring
-
-
-def _no_default(value: Any) -> Any:
-    raise TypeError
-
-
-_c_encoder: Final = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
-    None, _no_default, quote, None, ":", ",", True, False, False
-)
-
-try:
-    import orjson
-except ImportError:  # pragma: no cover - a platform without orjson's wheels: the stdlib's
-    orjson = None  # type: ignore[assignment]
-
-
-def _stdlib_bytes(value: Any) -> bytes:
-    return "".join(_c_encoder(value, 0)).encode("utf-8")
-
-
-if orjson is not None:
-    #: Anything but plain JSON types (a subclass, a date, a dataclass) goes to ``default``,
-    #: which refuses it, so orjson never writes a value its own way.
-    _ORJSON_OPTIONS: Final = (
-        orjson.OPT_SORT_KEYS
-        | orjson.OPT_PASSTHROUGH_SUBCLASS
-        | orjson.OPT_PASSTHROUGH_DATETIME
-        | orjson.OPT_PASSTHROUGH_DATACLASS
-    )
-
-    def _compiled(value: Any) -> bytes:
-        """JCS bytes of a value :func:`_scan` found :data:`_C_OK`; ``ValueError`` or
-        ``TypeError`` for what it cannot write (a lone surrogate, nesting beyond 255)."""
-        return orjson.dumps(value, default=_no_default, option=_ORJSON_OPTIONS)
-
-else:  # pragma: no cover
-    _compiled = _stdlib_bytes
-
-
-#: What :func:`_scan` finds: the compiled encoder writes JCS; so does the stdlib's C encoder,
-#: which is the one to use for a string longer than :data:`_LONG` (orjson reserves twelve
-#: bytes of buffer per character of the string it escapes: a large tool output would cost a
-#: dozen times its size in passing); only the exact encoder does (an integral or tiny float, a
-#: name beyond U+FFFF, a big but exact integer); the writer's normalisation has something to
-#: fix or refuse (an unsafe integer, raw bytes, another type).
-_C_OK: Final = 0
-_LONG_OK: Final = 1
-_EXACT_OK: Final = 2
-_FIX: Final = 3
-#: Strings longer than this (characters) are escaped by the stdlib's encoder.
-_LONG: Final = 32 * 1024
-
-
-def _scan(value: Any) -> int:
-    """The worst of :data:`_C_OK`, :data:`_LONG_OK`, :data:`_EXACT_OK`, :data:`_FIX` over a
-    container's values.
-
-    Lone surrogates are not checked here: encoding the result to UTF-8 fails on them.
-    """
-    worst = _C_OK
-    if type(value) is dict:
-        if not value:
-            return _C_OK
-        try:
-            keys = "".join(value)
-        except TypeError:
-            return _FIX
-        if not keys.isascii() and max(keys) > "\uffff":
-            worst = _EXACT_OK
-        items: Any = value.values()
-    else:
-        items = value
-    for item in items:
-        kind = type(item)
-        if kind is str:
-            if len(item) > _LONG and worst == _C_OK:
-                worst = _LONG_OK
-            continue
-        if item is None or kind is bool:
-            continue
-        if kind is dict or kind is list or kind is tuple:
-            found = _scan(item)
-            if found == _FIX:
-                return _FIX
-            worst = max(worst, found)
-        elif kind is int:
-            if not -_TWO53 < item < _TWO53:
-                if not int_is_ijson(item):
-                    return _FIX
-                worst = _EXACT_OK
-        elif kind is float:
-            # Also non-finite ones, which the exact path refuses (orjson would write null).
-            if item.is_integer() or not 1e-4 <= abs(item) < 1e16:
-                worst = _EXACT_OK
-        else:
-            return _FIX
-    return worst
-
-
-def _fast_ok(value: Any) -> bool:
-    """True if the compiled encoder writes JCS for this container (recursing into
-    containers), and within its memory."""
-    return _scan(value) == _C_OK
-
-
-def fast_encoder(value: Any) -> Callable[[Any], bytes] | None:
-    """The C encoder that writes JCS for ``value`` (orjson, or the stdlib's for long
-    strings), or None when only the exact path does. Either may still raise ``ValueError``
-    or ``TypeError`` (a lone surrogate, deep nesting): the caller then takes the exact path."""
-    found = _scan(value) if type(value) is dict else _scan((value,))
-    if found == _C_OK:
-        return _compiled
-    if found == _LONG_OK:
-        return _stdlib_bytes
-    return None
 
 
 class _Unencodable(Exception):

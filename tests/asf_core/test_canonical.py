@@ -59,7 +59,7 @@ _fast_values = _json(_fast_scalars)
 
 
 def _uses_fast_path(value: Any) -> bool:
-    return canonical._fast_ok((value,))
+    return canonical._scan((value,)) == canonical._C_OK
 
 
 # ----------------------------------------------------------------------------- dumps
