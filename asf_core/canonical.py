@@ -20,14 +20,17 @@ from typing import Any, Final
 
 __all__ = [
     "INF",
+    "MAX_DEPTH",
     "TWO53F",
     "JsonError",
+    "TooDeep",
     "dumps",
     "dumps_if_normal",
     "dumps_str",
     "float_text",
     "ijson_problems",
     "int_is_ijson",
+    "nested_deeper",
     "pointer",
     "quote",
     "sha256_of",
@@ -40,8 +43,34 @@ TWO53F: Final = float(_TWO53)
 INF: Final = math.inf
 
 
+#: The deepest arrays and objects may nest in a line of a session file (the line's own object
+#: is level 1). JSON lets an implementation set such a limit (RFC 8259, section 9); this one is
+#: far beyond real data and keeps every walk over a value clear of Python's recursion limit,
+#: so the reader refuses a deeper line and the writer a deeper value (:class:`TooDeep`).
+MAX_DEPTH: Final = 512
+
+
 class JsonError(ValueError):
     """Bad JSON, or a value that is not I-JSON; the message says what and where."""
+
+
+class TooDeep(JsonError):
+    """Arrays and objects nested deeper than :data:`MAX_DEPTH`."""
+
+    def __init__(self, where: str = "(root)") -> None:
+        super().__init__(f"{where}: arrays and objects nested deeper than {MAX_DEPTH} levels")
+
+
+def nested_deeper(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` nests arrays and objects more than ``limit`` levels (iteratively)."""
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list | tuple) else []
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list | tuple))
+    return False
 
 
 # --------------------------------------------------------------------------- pointers
@@ -139,11 +168,15 @@ _EXACT_OK: Final = 1
 _FIX: Final = 2
 
 
-def _scan(value: Any) -> int:
+def _scan(value: Any, depth: int = 1) -> int:
     """The worst of :data:`_C_OK`, :data:`_EXACT_OK`, :data:`_FIX` over a container's values.
 
-    Lone surrogates are not checked here: encoding the result to UTF-8 fails on them.
+    ``depth`` is the container's own level; one deeper than :data:`MAX_DEPTH` needs fixing
+    (normalising refuses it). Lone surrogates are not checked here: encoding the result to
+    UTF-8 fails on them.
     """
+    if depth > MAX_DEPTH:
+        return _FIX
     worst = _C_OK
     if type(value) is dict:
         if not value:
@@ -162,7 +195,7 @@ def _scan(value: Any) -> int:
         if kind is str or item is None or kind is bool:
             continue
         if kind is dict or kind is list or kind is tuple:
-            found = _scan(item)
+            found = _scan(item, depth + 1)
             if found == _FIX:
                 return _FIX
             worst = max(worst, found)
@@ -179,9 +212,9 @@ def _scan(value: Any) -> int:
     return worst
 
 
-def _fast_ok(value: Any) -> bool:
-    """True if the C encoder writes JCS for this container (recursing into containers)."""
-    return _scan(value) == _C_OK
+def _scan_value(value: Any, depth: int = 0) -> int:
+    """:func:`_scan` of any value with ``depth`` containers around it."""
+    return _scan(value, depth + 1) if type(value) is dict else _scan((value,), depth)
 
 
 class _Unencodable(Exception):
@@ -192,7 +225,7 @@ def utf16_key(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
-def _encode(value: Any, parts: list[str]) -> None:
+def _encode(value: Any, parts: list[str], depth: int = 0) -> None:
     if isinstance(value, str):
         parts.append(quote(value))
     elif value is None:
@@ -207,6 +240,8 @@ def _encode(value: Any, parts: list[str]) -> None:
         if value != value or value in (INF, -INF):
             raise _Unencodable
         parts.append(float_text(float(value)))
+    elif depth >= MAX_DEPTH:
+        raise _Unencodable
     elif isinstance(value, dict):
         keys = list(value)
         for key in keys:
@@ -222,14 +257,14 @@ def _encode(value: Any, parts: list[str]) -> None:
             parts.append(sep)
             parts.append(quote(key))
             parts.append(":")
-            _encode(value[key], parts)
+            _encode(value[key], parts, depth + 1)
             sep = ","
         parts.append("}" if keys else "{}")
     elif isinstance(value, (list, tuple)):
         sep = "["
         for item in value:
             parts.append(sep)
-            _encode(item, parts)
+            _encode(item, parts, depth + 1)
             sep = ","
         parts.append("]" if value else "[]")
     else:
@@ -248,7 +283,7 @@ def dumps(value: Any) -> bytes:
     Integers of magnitude 2**53 or more are written as their nearest double, as JCS does.
     """
     try:
-        if _fast_ok(value) if type(value) is dict else _fast_ok((value,)):
+        if _scan_value(value) == _C_OK:
             try:
                 return "".join(_c_encoder(value, 0)).encode("utf-8")
             except (ValueError, TypeError):
@@ -260,11 +295,12 @@ def dumps(value: Any) -> bytes:
     raise JsonError(problems[0] if problems else "value cannot be canonicalised") from None
 
 
-def dumps_if_normal(value: Any) -> bytes | None:
+def dumps_if_normal(value: Any, *, depth: int = 0) -> bytes | None:
     """Canonical bytes of a value the writer's :func:`normalise` would leave alone, else None.
 
     The writer's hot path: one scan and one encoding for the common case (no lone
     surrogate, no unsafe integer, no raw bytes), instead of a normalising walk first.
+    ``depth`` counts the containers around the value (1 for a member of a line).
     """
     kind = type(value)
     if kind is str:
@@ -272,7 +308,7 @@ def dumps_if_normal(value: Any) -> bytes | None:
             return quote(value).encode("utf-8")
         except UnicodeEncodeError:
             return None  # a lone surrogate: normalise it
-    found = _scan(value) if kind is dict else _scan((value,))
+    found = _scan_value(value, depth)
     try:
         if found == _C_OK:
             return "".join(_c_encoder(value, 0)).encode("utf-8")
@@ -284,7 +320,7 @@ def dumps_if_normal(value: Any) -> bytes | None:
         pass  # a non-finite float: let normalise and dumps explain
     from asf_core.strict_json import normalise
 
-    fixed, records = normalise(value)
+    fixed, records = normalise(value, depth=depth)
     return None if records else dumps(fixed)
 
 
@@ -318,7 +354,9 @@ def _problems(value: Any, *, writer: bool, first: bool) -> list[str]:
     def walk(item: Any, path: list[str | int]) -> None:
         if first and out:
             return
-        if isinstance(item, str):
+        if len(path) >= MAX_DEPTH and isinstance(item, dict | list | tuple):
+            out.append(str(TooDeep(where(path[:4]) + "/...")))
+        elif isinstance(item, str):
             if has_lone_surrogate(item):
                 out.append(f"{where(path)}: lone surrogate in string")
         elif item is None or isinstance(item, bool):
@@ -351,7 +389,7 @@ def _problems(value: Any, *, writer: bool, first: bool) -> list[str]:
 
     try:
         walk(value, [])
-    except RecursionError:
+    except RecursionError:  # a circular value: what a writer is handed need not be JSON
         out.append("(root): nested too deeply (or circular)")
     return out
 

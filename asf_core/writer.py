@@ -61,7 +61,7 @@ def _fragments(obj: dict[str, Any]) -> dict[str, bytes] | None:
     """Each top-level member as canonical ``"key":value`` bytes; None if one needs fixing."""
     out: dict[str, bytes] = {}
     for key, value in obj.items():
-        encoded = canonical.dumps_if_normal(value)
+        encoded = canonical.dumps_if_normal(value, depth=1)
         name = _name(key)
         if encoded is None or name is None:
             return None
