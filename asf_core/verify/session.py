@@ -13,6 +13,8 @@ Reader problems keep the reader's code: ``truncated`` (warning), ``corrupt-line`
 ``base-parent``, ``bad-header``, ``bad-entry``, ... File level:
 
 * ``unreadable`` -- not an ASF session file at all (empty, garbage, newer format, I/O error).
+* ``unsearchable`` (warning) -- a folder under the directory verified that cannot be listed
+  (no permission, a name too long): skipped, the others go on.
 * ``verify-failed`` -- the verifier itself failed on a file (a bug; the other files go on).
 
 Calls (§4.1, §4.7, §4.8):
@@ -73,13 +75,14 @@ after a model call changed the workspace (§4.11).
 
 from __future__ import annotations
 
-import json
+import os
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import attrs
 
+from asf_core import strict_json
 from asf_core.model import Response
 from asf_core.reader import FormatError, SessionFile, read_session
 from asf_core.request import HashCache, request_context, request_hash
@@ -107,9 +110,12 @@ __all__ = [
     "ERROR",
     "INFO",
     "WARNING",
+    "Checked",
     "Finding",
     "Resolver",
     "SessionIndex",
+    "check_path",
+    "session_files",
     "verify_path",
     "verify_session",
 ]
@@ -220,29 +226,35 @@ class SessionIndex:
     """Finds session files by header id among some files: the resolver of :func:`verify_path`.
 
     Only first lines are read to build the index, and only when a session is first asked
-    for; sessions read through it are kept in a small cache.
+    for; sessions read through it are kept in a small cache. Several files may claim one id
+    (a copy, or a damaged or hostile file beside the real one): the first of them that reads
+    as ASF answers, so a file that cannot be read never stands in for one that can.
     """
 
     def __init__(self, files: Sequence[Path], *, cache_size: int = 16) -> None:
         self._files = list(files)
-        self._ids: dict[str, Path] | None = None
+        self._ids: dict[str, list[Path]] | None = None
         self._cache: OrderedDict[Path, SessionFile | None] = OrderedDict()
         self._cache_size = cache_size
 
-    def _index(self) -> dict[str, Path]:
-        ids: dict[str, Path] = {}
+    def _index(self) -> dict[str, list[Path]]:
+        ids: dict[str, list[Path]] = {}
         for path in self._files:
             ident = _header_id(path)
             if ident is not None:
-                ids.setdefault(ident, path)
+                ids.setdefault(ident, []).append(path)
         return ids
 
     def __call__(self, session_id: str) -> SessionFile | None:
         if self._ids is None:
             self._ids = self._index()
-        path = self._ids.get(session_id)
-        if path is None:
-            return None
+        for path in self._ids.get(session_id, ()):
+            session = self._read(path)
+            if session is not None and session.header.id == session_id:
+                return session
+        return None
+
+    def _read(self, path: Path) -> SessionFile | None:
         if path in self._cache:
             self._cache.move_to_end(path)
             return self._cache[path]
@@ -261,7 +273,7 @@ def _header_id(path: Path) -> str | None:
     try:
         with path.open("rb") as stream:
             first = stream.readline(_HEADER_LIMIT)
-        obj = json.loads(first)
+        obj = strict_json.parse(first)
     except (OSError, ValueError):
         return None
     if isinstance(obj, dict) and obj.get("type") == "session" and isinstance(obj.get("id"), str):
@@ -274,28 +286,101 @@ def _unreadable(path: Path, why: str) -> Finding:
     return Finding(code="unreadable", message=why, path=str(path))
 
 
-def _files_under(path: Path) -> tuple[list[Path], list[Path]]:
-    """(files to verify, files a subsession may be found in)."""
+def _jsonl_files(folder: Path) -> Iterable[Path]:
+    """The ``*.jsonl`` regular files (or links to one) directly in ``folder``; OSError if it
+    cannot be listed."""
+    with os.scandir(folder) as listing:
+        for item in listing:
+            if item.name.endswith(".jsonl") and _is_file(item):
+                yield folder / item.name
+
+
+def _is_file(item: os.DirEntry[str]) -> bool:
+    try:
+        return item.is_file()
+    except OSError:
+        return False
+
+
+def session_files(path: Path) -> tuple[list[Path], list[Finding]]:
+    """Every ``*.jsonl`` file under a directory, sorted, and a warning per folder skipped.
+
+    The walk keeps its own stack (a tree thousands of folders deep is walked like a flat
+    one), does not follow links to folders (no cycles), and skips a folder it cannot list
+    with one ``unsearchable`` warning: the rest of the tree is still verified.
+    """
+    files: list[Path] = []
+    skipped: list[Finding] = []
+    stack = [path]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                for item in listing:
+                    if _is_dir(item):
+                        stack.append(folder / item.name)
+                    elif item.name.endswith(".jsonl") and _is_file(item):
+                        files.append(folder / item.name)
+        except OSError as exc:
+            why = (exc.strerror or str(exc)).lower()
+            skipped.append(
+                Finding(
+                    code="unsearchable",
+                    message=f"cannot search this folder: {why}; skipped",
+                    kind=WARNING,
+                    path=str(folder),
+                )
+            )
+    return sorted(files), skipped
+
+
+def _is_dir(item: os.DirEntry[str]) -> bool:
+    try:
+        return item.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+@attrs.frozen
+class Checked:
+    """What :func:`check_path` did: how many files it verified, and every finding."""
+
+    files: int
+    findings: list[Finding]
+
+
+def check_path(path: Path) -> Checked:
+    """Verify a session file, or every ``*.jsonl`` file under a directory, counting them.
+
+    See :func:`verify_path`; a directory is walked once, for the count and the check.
+    """
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*.jsonl") if p.is_file())
-        return files, files
-    siblings = sorted(p for p in path.parent.glob("*.jsonl") if p.is_file())
-    return [path], siblings
+        files, out = session_files(path)
+        candidates = files
+    else:
+        files, out = [path], []
+        try:
+            candidates = sorted(_jsonl_files(path.parent))
+        except OSError:  # siblings cannot be listed: subsessions are not looked for
+            candidates = []
+    return Checked(files=len(files), findings=_verify_files(files, candidates, out))
 
 
 def verify_path(path: Path) -> list[Finding]:
     """Verify a session file, or every ``*.jsonl`` file under a directory (recursively).
 
-    A file that cannot be read as ASF gives one ``unreadable`` finding; nothing raises.
-    Subsessions are looked up by header id among the files of the directory (for a single
-    file: its sibling ``*.jsonl`` files).
+    A file that cannot be read as ASF gives one ``unreadable`` finding, a folder that cannot
+    be searched one ``unsearchable`` warning; nothing raises. Subsessions are looked up by
+    header id among the files of the directory (for a single file: its sibling ``*.jsonl``
+    files).
     """
-    try:
-        files, candidates = _files_under(path)
-    except OSError as exc:
-        return [_unreadable(path, f"cannot list: {exc}")]
+    return check_path(path).findings
+
+
+def _verify_files(
+    files: Sequence[Path], candidates: Sequence[Path], out: list[Finding]
+) -> list[Finding]:
     index = SessionIndex(candidates)
-    out: list[Finding] = []
     for file in files:
         try:
             session = read_session(file)
