@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import errno
 import io
-import json
 import re
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from asf_core import canonical, ids, strict_json
+from asf_core import canonical, ids, raw_lines, strict_json
 from asf_core.codec import entry_from_json, header_from_json
 from asf_core.findings import ERROR, WARNING, Finding, shown
 from asf_core.migration import Migration
@@ -46,10 +45,6 @@ _FORMAT: Final = re.compile(r"agentsession/(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)")
 #: Version numbers longer than this are read as "newer than this reader" without converting
 #: them (a hostile file may spell one with thousands of digits).
 _VERSION_DIGITS: Final = 9
-
-#: Digits and the decimal point all become "0", for :func:`_maybe_not_ijson`.
-_MANTISSA: Final = bytes.maketrans(b"0123456789.", b"00000000000")
-_SIXTEEN: Final = b"0" * 16
 
 
 class FormatError(Exception):
@@ -115,7 +110,8 @@ class _Pass:
             raise FormatError(f"{fmt} is newer than this reader ({mine})")
         if version < (0, 1):
             raise FormatError(f"{fmt} is not a format this reader knows")
-        if _maybe_not_ijson(first):  # the header is not hashed, but it is I-JSON all the same
+        # The header is not hashed, but it is I-JSON all the same.
+        if raw_lines.maybe_not_ijson(first):
             for why in canonical.ijson_problems(obj):
                 self.report("not-ijson", f"header: {why}", 1)
         for name in ("id", "created_at", "payload"):
@@ -145,7 +141,7 @@ class _Pass:
         try:
             obj = strict_json.parse(raw)
         except canonical.TooDeep as exc:
-            if _balanced(raw):
+            if raw_lines.balanced(raw):
                 self.report("too-deep", f"line not read: {exc}", n)
             else:  # cut off or broken as well: say that, as for any other line
                 self._unparsable(n, raw, last, str(exc))
@@ -182,7 +178,7 @@ class _Pass:
         self.line_of[ident] = n
 
     def _unparsable(self, n: int, raw: bytes, last: bool, why: str) -> None:
-        complete = _complete_json(raw)
+        complete = raw_lines.complete_json(raw)
         if complete:
             # Valid JSON the strict parse refuses: duplicate names or NaN, not damage.
             self.report("not-ijson", f"line cannot be hashed: {why}", n)
@@ -198,7 +194,7 @@ class _Pass:
 
     def _screen(self, n: int, obj: dict[str, Any], raw: bytes) -> bool:
         """Report I-JSON violations (cheaply ruled out for almost every line); False if any."""
-        if not _maybe_not_ijson(raw):
+        if not raw_lines.maybe_not_ijson(raw):
             return True
         found = canonical.ijson_problems(obj)
         stored = obj.get("id")
@@ -356,58 +352,6 @@ class _Pass:
                         self.line_of[ident],
                         ident,
                     )
-
-
-def _maybe_not_ijson(raw: bytes) -> bool:
-    """A necessary condition, checked at C speed on the raw line, for a non-I-JSON value.
-
-    The strict parse already refused duplicate names and non-finite numbers. A lone
-    surrogate can only come from a ``\\uD800``-``\\uDFFF`` escape. An integer value that is
-    not I-JSON has at least 16 significant digits (any value with 15 or fewer is the
-    canonical rendering of its nearest double), so its mantissa, written as digits and at
-    most one point, is a run of 16 or more characters from ``[0-9.]``.
-    """
-    return b"\\ud" in raw or b"\\uD" in raw or _SIXTEEN in raw.translate(_MANTISSA)
-
-
-#: A JSON string, or any one character that opens or closes something.
-_TOKEN: Final = re.compile(rb'"(?:[^"\\]|\\.)*"|["\[\]{}]', re.DOTALL)
-_CLOSES: Final = {ord("]"): ord("["), ord("}"): ord("{")}
-
-
-def _balanced(raw: bytes) -> bool:
-    """Whether every string ends and every bracket closes the right one (for a line too deep
-    to parse: whole, or cut off?). Linear: each string is matched once, and a string that
-    never ends stops the scan."""
-    open_: list[int] = []
-    for token in _TOKEN.finditer(raw):
-        first = raw[token.start()]
-        if token.end() - token.start() > 1:
-            continue  # a whole string
-        if first == ord('"'):
-            return False  # a string that never ends
-        if first in _CLOSES:
-            if not open_ or open_.pop() != _CLOSES[first]:
-                return False
-        else:
-            open_.append(first)
-    return not open_
-
-
-def _ignore(text: str) -> None:
-    return None
-
-
-def _complete_json(raw: bytes) -> bool:
-    """Whether a line the strict parse refused is nonetheless whole JSON (not cut off).
-
-    Numbers are not converted: an integer of thousands of digits is whole JSON too.
-    """
-    try:
-        json.loads(raw, parse_int=_ignore, parse_float=_ignore, parse_constant=_ignore)
-    except (ValueError, RecursionError):
-        return False
-    return True
 
 
 def _lines(stream: Iterable[bytes]) -> Iterator[tuple[int, bytes, bool]]:
