@@ -25,20 +25,23 @@ from asf_core.formats import (
     StoreHandle,
 )
 from asf_core.host import Candidate
+from asf_core.inputs import Inputs
 from asf_core.layout import REPORT_NAME, session_path, store_dir
 from asf_core.plugins import AsfPluginManager
 from asf_core.redaction import SessionRedaction
 from asf_core.report import RunReport, StoreReport, write_report
 from asf_core.selecting import AMBIGUOUS_SESSION, NO_SESSION, filtered, pick
 from asf_core.stores import find_stores
-from asf_core.writer import entry_line, header_line, write_if_changed
+from asf_core.writer import entry_line, header_line, writable, write_if_changed
 
-__all__ = ["DAMAGED", "PLUGIN", "OnSession", "OnStore", "convert_paths", "convert_store"]
+__all__ = ["DAMAGED", "OUTPUT", "PLUGIN", "OnSession", "OnStore", "convert_paths", "convert_store"]
 
 #: Why a store stopped early: the plugin said its input is damaged ...
 DAMAGED = "damaged"
 #: ... or the plugin failed.
 PLUGIN = "plugin"
+#: A problem code: the run's own report could not be written.
+OUTPUT = "output"
 
 #: Called after each session is written, with the store's report so far and the session.
 OnSession = Callable[[StoreReport, ConvertedSession], None]
@@ -104,10 +107,14 @@ class _Lines:
             yield line
 
 
-def _write(plugin: str, dest: Path, session: ConvertedSession, report: StoreReport) -> None:
+def _write(
+    plugin: str, dest: Path, session: ConvertedSession, report: StoreReport, guard: Inputs | None
+) -> None:
     relative = session_path(session.header)
     report.files[session.name] = relative.as_posix()
     path = dest / relative
+    if guard is not None:
+        guard.check_write(path)
     lines = _Lines(plugin, session)
     try:
         size = write_if_changed(path, lines)
@@ -130,6 +137,7 @@ def _finish(
     dest: Path,
     report: StoreReport,
     redaction: SessionRedaction | None = None,
+    guard: Inputs | None = None,
 ) -> None:
     """Make the files durable, close the store and write its report."""
     if redaction is not None:
@@ -140,6 +148,8 @@ def _finish(
             host.close_store(plugin, store)
         except PluginError as exc:
             report.error = report.error or str(exc)
+    if guard is not None:
+        guard.check_write(dest / REPORT_NAME)
     try:
         write_report(dest / REPORT_NAME, report)
     except OSError as exc:
@@ -154,6 +164,7 @@ def convert_store(
     on_session: OnSession | None = None,
     selection: Selection | None = None,
     redaction: SessionRedaction | None = None,
+    inputs: Inputs | None = None,
 ) -> tuple[StoreReport, str | None]:
     """Convert one store into ``out_dir/<format>/<store label>/`` and write its report.
 
@@ -162,10 +173,13 @@ def convert_store(
     Returns the report and why the store stopped early, if it did: :data:`DAMAGED` (the
     plugin raised :class:`StoreError`) or :data:`PLUGIN`. Either ends this store (its report
     says where) but not the run. Ctrl-C and an unwritable output (:class:`OutputError`) go up
-    after the report of the store in progress is written.
+    after the report of the store in progress is written. No file is written over one of
+    ``inputs`` (default: this store): that is an :class:`OutputError`.
     """
     claim = candidate.claim
     dest = store_dir(out_dir, claim.format, claim.path)
+    inputs = inputs if inputs is not None else Inputs.of([claim.path])
+    guard = inputs if inputs.near(dest) else None
     report = StoreReport(
         format=claim.format,
         plugin=candidate.plugin,
@@ -188,7 +202,7 @@ def convert_store(
             if redaction is not None:
                 report.add_redactions(STORE_REDACTIONS, redaction.redactor.take_counts())
                 item = redaction.session(item)
-            _write(candidate.plugin, dest, item, report)
+            _write(candidate.plugin, dest, item, report, guard)
             if redaction is not None:
                 report.add_redactions(item.name, redaction.redactor.take_counts())
             if on_session is not None:
@@ -203,9 +217,9 @@ def convert_store(
     except BaseException as exc:  # Ctrl-C or an unwritable output: keep what we know, go on up
         report.error = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
         with contextlib.suppress(OutputError):  # the error on its way up says more
-            _finish(candidate.plugin, store, dest, report, redaction)
+            _finish(candidate.plugin, store, dest, report, redaction, guard)
         raise
-    _finish(candidate.plugin, store, dest, report, redaction)
+    _finish(candidate.plugin, store, dest, report, redaction, guard)
     if report.error and failure is None:  # the store's close raised
         failure = PLUGIN
     return report, failure
@@ -222,6 +236,7 @@ def convert_paths(
     count: bool = False,
     selection: Selection | None = None,
     redaction: SessionRedaction | None = None,
+    report_file: Path | None = None,
 ) -> tuple[RunReport, list[Finding]]:
     """Convert every store found under ``paths`` (none: the default locations), or the
     sessions ``selection`` picks among them (each with what it needs: its conversation).
@@ -232,10 +247,18 @@ def convert_paths(
     plugin claims, ties, plugin failures in ``discover``); a store that stopped early is in
     both. Ctrl-C ends the run after the store in progress has its report: the returned report
     says ``interrupted`` and the caller decides what to do next.
+
+    ``report_file`` also gets the run's report (through a link, to the file it names). An
+    output directory inside a store being converted, or a ``report_file`` that is one of the
+    stores or ``paths`` or is not a regular file, raises :class:`OutputError` before anything
+    is written.
     """
     if out_dir.exists() and not out_dir.is_dir():
         raise OutputError(f"{out_dir}: exists and is not a directory")
     found = find_stores(pm, paths, format)
+    inputs = Inputs.of([c.claim.path for c in found.stores], paths)
+    inputs.check_output_dir(out_dir)
+    target = _report_target(report_file, inputs) if report_file is not None else None
     problems = list(found.problems)
     run = RunReport(output=str(out_dir))
     jobs: list[tuple[Candidate, Selection, int | None]] = [
@@ -263,6 +286,7 @@ def convert_paths(
                 on_session=on_session,
                 selection=wanted,
                 redaction=redaction,
+                inputs=inputs,
             )
             run.stores.append(report)
             if report.error:
@@ -276,4 +300,22 @@ def convert_paths(
     except KeyboardInterrupt:
         run.interrupted = True
     run.errors = [p.message for p in problems]
+    if target is not None:
+        try:
+            write_report(target, run)
+        except OSError as exc:
+            why = f"cannot write {report_file}: {exc.strerror or exc}"
+            problems.append(Finding(kind="error", code=OUTPUT, message=why))
     return run, problems
+
+
+def _report_target(report: Path, inputs: Inputs) -> Path:
+    """Where ``--report`` is written: the file it names (links followed), checked."""
+    inputs.check_write(report, named=True)
+    try:
+        target = report.resolve()
+        writable(target)
+    except (OSError, RuntimeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise OutputError(f"{report}: {why}") from exc
+    return target

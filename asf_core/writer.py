@@ -4,15 +4,23 @@ A converter builds a whole session in memory with :class:`SessionBuilder` (one s
 time, never the whole store) and hands it to :func:`write_session`, which writes a temporary
 file beside the target and renames it into place: an interrupted run leaves either the old
 file or the new one, never half of one.
+
+A temporary file is named ``.<name>.asf-tmp-<pid>-<16 hex>``. A run killed outright (SIGKILL,
+a power cut) cannot remove its own, so the first write into a directory removes the ones
+there whose process is gone: only names of that shape, only regular files, never a file of a
+process still running.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import hashlib
 import os
+import re
 import secrets
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Final
@@ -28,8 +36,11 @@ __all__ = [
     "SessionBuilder",
     "entry_line",
     "header_line",
+    "remove_stale_temporaries",
     "seal",
     "session_lines",
+    "temporary_path",
+    "writable",
     "write_atomic",
     "write_if_changed",
     "write_session",
@@ -169,6 +180,64 @@ def entry_line(entry: Entry) -> bytes:
     return line
 
 
+#: A temporary file of ours: ``.<name>.asf-tmp-<pid>-<16 hex>``.
+_TEMPORARY: Final = re.compile(r"\..+\.asf-tmp-([0-9]{1,10})-[0-9a-f]{16}", re.DOTALL)
+#: Directories this process has cleaned of stale temporaries (once each is enough).
+_cleaned: set[Path] = set()
+
+
+def temporary_path(path: Path) -> Path:
+    """A fresh temporary name beside ``path``, recognisably ours and naming this process."""
+    return path.with_name(f".{path.name}.asf-tmp-{os.getpid()}-{secrets.token_hex(8)}")
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OverflowError, OSError):  # no process can have that number
+        return False
+    return True
+
+
+def remove_stale_temporaries(folder: Path) -> int:
+    """Remove the temporary files in ``folder`` left by asf processes that are gone.
+
+    Only regular files named like :func:`temporary_path` names them, and only when the
+    process named in them no longer exists; returns how many were removed. A folder that
+    cannot be listed is left alone.
+    """
+    removed = 0
+    try:
+        listing = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for item in listing:
+        found = _TEMPORARY.fullmatch(item.name)
+        if found is None or int(found[1]) == os.getpid() or _alive(int(found[1])):
+            continue
+        with contextlib.suppress(OSError):
+            if item.is_file(follow_symlinks=False):
+                (folder / item.name).unlink()
+                removed += 1
+    return removed
+
+
+def writable(path: Path) -> None:
+    """Refuse (``OSError``) to replace what is not a regular file: a directory, a device, a
+    FIFO, a socket (the rename would put a file in its place, or fail half way)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EEXIST, "exists and is not a regular file", str(path))
+
+
 def write_atomic(path: Path, chunks: Iterable[bytes], *, durable: bool = True) -> int:
     """Write ``chunks`` to ``path`` whole or not at all; return the number of bytes written.
 
@@ -176,12 +245,17 @@ def write_atomic(path: Path, chunks: Iterable[bytes], *, durable: bool = True) -
     so a reader (or an interrupted run) never sees half a file. With ``durable`` the file is
     flushed to disk before the rename; a caller writing many files may pass False and sync
     once at the end instead (one flush instead of one per file). Creates missing parent
-    directories.
+    directories; the first write into a directory removes stale temporaries there. Raises
+    ``OSError`` when ``path`` exists and is not a regular file.
     """
+    writable(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.parent not in _cleaned:
+        _cleaned.add(path.parent)
+        remove_stale_temporaries(path.parent)
     # The name is chosen before the file exists, so an interrupt at any point (even inside
     # the call that creates it) leaves a name the cleanup below knows.
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    tmp = temporary_path(path)
     size = 0
     try:
         with tmp.open("xb") as out:

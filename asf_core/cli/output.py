@@ -62,6 +62,7 @@ _EXIT_FOR = {
     selecting.NO_SESSION: ExitCode.NOTHING,
     selecting.AMBIGUOUS_SESSION: ExitCode.USAGE,
     single.SEVERAL: ExitCode.USAGE,
+    conversion.OUTPUT: ExitCode.USAGE,
 }
 
 
