@@ -16,6 +16,9 @@ Reader problems keep the reader's code: ``truncated`` (warning), ``corrupt-line`
 * ``unsearchable`` (warning) -- a folder under the directory verified that cannot be listed
   (no permission, a name too long): skipped, the others go on.
 * ``verify-failed`` -- the verifier itself failed on a file (a bug; the other files go on).
+* ``paths-unchecked`` (warning) -- the file branches so often (thousands of leaves, each
+  thousands of entries deep) that the path rules were not walked on every branch: time stays
+  linear in the file; the number of branches left is in the message.
 
 Calls (§4.1, §4.7, §4.8):
 
@@ -48,9 +51,12 @@ the link); warnings ``label-target``, ``branch-from``, ``link-target``,
 ``queued-drained-twice``, ``queued-item``, ``queued-source``, ``omitted-of`` (an omitted-list
 ``keep`` whose ``of`` cannot be resolved: kept as written).
 
-Requests (§7): ``request-hash`` -- a recorded ``request_hash`` differs from the recomputed one;
+Requests (§7, :mod:`asf_core.verify.requests`, one walk of the tree for all of them):
+``request-hash`` -- a recorded ``request_hash`` differs from the recomputed one;
 ``request-unbuildable`` -- the request cannot be rebuilt (unresolvable instructions) although a
-hash was recorded. A response without ``request_hash`` is fine.
+hash was recorded; ``requests-unchecked`` (warning) -- requests whose rebuilding would take more
+than linear time (an ``omit`` in force, settings changing at every step of a long path) past a
+bound, counted. A response without ``request_hash`` is fine.
 
 Header (:mod:`asf_core.verify.header`; line 1): ``header-id`` (an empty ``id``),
 ``header-created-at`` (warning: ``created_at`` is no RFC 3339 date-time), ``payload-profile``
@@ -83,9 +89,7 @@ from pathlib import Path
 import attrs
 
 from asf_core import strict_json
-from asf_core.model import Response
 from asf_core.reader import FormatError, SessionFile, read_session
-from asf_core.request import HashCache, request_context, request_hash
 from asf_core.verify.calls import (
     CallTracer,
     call_id_findings,
@@ -104,6 +108,7 @@ from asf_core.verify.refs import (
     queued_findings,
     target_findings,
 )
+from asf_core.verify.requests import request_findings
 from asf_core.verify.runs import check_runs
 
 __all__ = [
@@ -124,18 +129,46 @@ Resolver = Callable[[str], SessionFile | None]
 
 #: How much of a file's first line is read to learn its session id.
 _HEADER_LIMIT = 1 << 20
+#: How many entries the path rules may walk in all, before the per-entry allowance: every
+#: path of a real file (a few branches) fits; a file branching at every entry (a comb of
+#: thousands of leaves, each path thousands deep) would otherwise take quadratic time.
+PATH_BUDGET = 1_000_000
+PATH_BUDGET_PER_ENTRY = 20
 
 
 def _reader_findings(session: SessionFile) -> Iterable[Finding]:
     yield from session.problems
 
 
+def _depths(session: SessionFile) -> dict[str, int]:
+    """The length of each entry's :meth:`~SessionFile.path_to`, in one pass over the file."""
+    depth: dict[str, int] = {}
+    for pos, entry in enumerate(session.entries):
+        parent = entry.parent
+        up = session.index_of.get(parent) if parent is not None else None
+        above = depth.get(parent, 0) if parent is not None and up is not None and up < pos else 0
+        depth[entry.id or ""] = above + 1
+    return depth
+
+
 def _path_findings(session: SessionFile) -> Iterable[Finding]:
-    """Rules read along each root-to-leaf path: calls, runs, promises, env substitutions."""
+    """Rules read along each root-to-leaf path: calls, runs, promises, env substitutions.
+
+    The paths walked are bounded in all (:data:`PATH_BUDGET`): leaves past it are left
+    unchecked and counted in one ``paths-unchecked`` warning, so time stays linear in the file.
+    """
     prefix = prefix_ids(session)
     dispatched = dispatched_anywhere(session)
     records = frozenset(session.header.records or ())
-    for leaf in session.leaves():
+    depth = _depths(session)
+    budget = PATH_BUDGET + PATH_BUDGET_PER_ENTRY * len(session.entries)
+    leaves = session.leaves()
+    unchecked = 0
+    for leaf in leaves:
+        if depth[leaf] > budget:
+            unchecked += 1
+            continue
+        budget -= depth[leaf]
         path = session.path_to(leaf)
         tracer = CallTracer()
         yield from check_runs(path, tracer, records=records, prefix=prefix)
@@ -143,41 +176,13 @@ def _path_findings(session: SessionFile) -> Iterable[Finding]:
         yield from trace.findings
         yield from promise_findings(session, trace, prefix=prefix, dispatched=dispatched)
         yield from env_findings(path)
-
-
-def _hash_findings(session: SessionFile) -> Iterable[Finding]:
-    """Recompute every recorded ``request_hash`` from the request context of its response."""
-    cache: HashCache = {}  # each item is canonicalised once, not once per later request
-    for entry in session.entries:
-        if not isinstance(entry, Response) or not isinstance(entry.request_hash, str):
-            continue
-        ident = entry.id or ""
-        if session.path_to(ident)[0].parent is not None:
-            continue  # the path is broken (reported by the reader): no request to rebuild
-        try:
-            ctx = request_context(session, ident)
-            got = request_hash(ctx, cache=cache)
-        except Exception as exc:  # a verifier reports what it cannot compute, never raises
-            yield Finding(
-                code="request-unbuildable",
-                message=f"the request cannot be rebuilt: {exc}",
-                entry=ident,
-            )
-            continue
-        if got is None:
-            why = "; ".join(ctx.problems) or "the instructions cannot be rebuilt"
-            yield Finding(
-                code="request-unbuildable",
-                message=f"request_hash recorded but the request cannot be rebuilt: {why}",
-                entry=ident,
-            )
-        elif got != entry.request_hash:
-            yield Finding(
-                code="request-hash",
-                message=f"recorded request_hash {entry.request_hash} but the request context "
-                f"hashes to {got}",
-                entry=ident,
-            )
+    if unchecked:
+        yield Finding(
+            code="paths-unchecked",
+            message=f"call, run and env rules not checked on {unchecked} of {len(leaves)} "
+            "branches: the file branches too often to walk every path in linear time",
+            kind=WARNING,
+        )
 
 
 def _finish(session: SessionFile, found: Iterable[Finding]) -> list[Finding]:
@@ -218,7 +223,7 @@ def verify_session(session: SessionFile, *, resolver: Resolver | None = None) ->
     found.extend(member_findings(session))
     found.extend(media_findings(session))
     # A redacted file had every hash recomputed (SPEC §2): it verifies against itself.
-    found.extend(_hash_findings(session))
+    found.extend(request_findings(session))
     return _finish(session, found)
 
 
