@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["balanced", "complete_json", "maybe_not_ijson"]
+__all__ = ["balanced", "complete_json", "lenient", "maybe_not_ijson"]
 
 #: Digits and the decimal point all become "0", for :func:`maybe_not_ijson`.
 _MANTISSA: Final = bytes.maketrans(b"0123456789.", b"00000000000")
@@ -68,3 +68,23 @@ def complete_json(raw: bytes) -> bool:
     except (ValueError, RecursionError):
         return False
     return True
+
+
+def _number(text: str) -> int | float | str:
+    """A number as Python holds it, or its text when it cannot (beyond a double, beyond the
+    digits an int is converted from)."""
+    try:
+        value: int | float = float(text) if any(c in text for c in ".eE") else int(text)
+    except ValueError:
+        return text
+    return value if value not in (float("inf"), float("-inf")) else text
+
+
+def lenient(raw: bytes) -> Any:
+    """A line the strict parse refused but that is whole JSON, read anyway: numbers no double
+    holds and NaN/Infinity kept as their text, a repeated name's last value. None when the line
+    is not whole JSON."""
+    try:
+        return json.loads(raw, parse_int=_number, parse_float=_number, parse_constant=str)
+    except (ValueError, RecursionError):
+        return None

@@ -86,10 +86,15 @@ class _Pass:
     # -- header -------------------------------------------------------------------------
 
     def _header(self, first: bytes) -> tuple[Header, tuple[int, int]]:
+        refused = ""
         try:
             obj = strict_json.parse(first)
-        except ValueError as exc:  # JsonError, TooDeep
+        except canonical.TooDeep as exc:
             raise FormatError(f"line 1 is not a session header: {exc}") from None
+        except ValueError as exc:  # a member that is not I-JSON costs that member only
+            obj, refused = raw_lines.lenient(first), str(exc)
+            if obj is None:
+                raise FormatError(f"line 1 is not a session header: {exc}") from None
         if not isinstance(obj, dict):
             raise FormatError("line 1 is not a session header (not a JSON object)")
         if obj.get("type") != "session":
@@ -111,7 +116,9 @@ class _Pass:
         if version < (0, 1):
             raise FormatError(f"{fmt} is not a format this reader knows")
         # The header is not hashed, but it is I-JSON all the same.
-        if raw_lines.maybe_not_ijson(first):
+        if refused:
+            self.report("not-ijson", f"header: {refused}", 1)
+        elif raw_lines.maybe_not_ijson(first):
             for why in canonical.ijson_problems(obj):
                 self.report("not-ijson", f"header: {why}", 1)
         for name in ("id", "created_at", "payload"):
@@ -383,7 +390,10 @@ def read_session(path: Path) -> SessionFile:
     Only a regular file or a pipe is read: a device (``/dev/zero``) or a socket raises
     ``OSError`` (EINVAL) instead of being read forever.
     """
-    mode = path.stat().st_mode
+    try:
+        mode = path.stat().st_mode
+    except ValueError:  # a NUL in the name: no file can have it
+        raise OSError(errno.EINVAL, "not a valid file name", str(path)) from None
     if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
         kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
         raise OSError(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL, kind, str(path))
