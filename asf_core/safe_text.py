@@ -21,6 +21,9 @@ _UNSAFE: Final = re.compile(
 )
 #: What :func:`json_safe` escapes: JSON already escapes C0 inside strings, and its layout
 #: (newlines, spaces) lies outside them.
+_UNSAFE_IN_LAYOUT: Final = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 _JSON_TERMINAL: Final = re.compile(
     "[\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
 )
@@ -38,13 +41,16 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def printable(text: str) -> str:
+def printable(text: str, *, layout: bool = False) -> str:
     """``text`` with every control character spelled out (``\\x1b``, ``\\u202e``, ``\\n``).
 
     Safe to write to a terminal and always encodable as UTF-8; plain text comes back as is.
+    With ``layout``, line feeds and tabs stay (text of many lines, such as a transcript).
     """
     if text.isascii() and text.isprintable():
         return text
+    if layout:
+        return _UNSAFE_IN_LAYOUT.sub(_escape, text)
     return _UNSAFE.sub(_escape, text)
 
 

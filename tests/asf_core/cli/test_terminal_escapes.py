@@ -44,6 +44,7 @@ _OBEYED = re.compile(
 
 def test_printable_escapes_what_a_terminal_obeys_and_nothing_else() -> None:
     assert printable(HOSTILE) == SHOWN
+    assert printable("a\n\tb\r\x1b", layout=True) == "a\n\tb\\r\\x1b"
     assert printable("plain text, ünïcödé, 中文, emoji 🙂 with ZWJ 👩\u200d💻") == (
         "plain text, ünïcödé, 中文, emoji 🙂 with ZWJ 👩\u200d💻"
     )
@@ -105,12 +106,15 @@ def _in_a_terminal(*argv: str | Path) -> bytes:
     return b"".join(chunks)
 
 
-@pytest.mark.parametrize("command", ["show", "verify", "show-json", "list", "missing"])
+@pytest.mark.parametrize(
+    "command", ["show", "verify", "show-json", "show-markdown", "list", "missing"]
+)
 def test_a_real_terminal_gets_no_control_character(command: str, tmp_path: Path) -> None:
     argv: list[str | Path] = {
         "show": ["show", _session(tmp_path)],
         "verify": ["verify", _session(tmp_path)],
         "show-json": ["show", "--json", _session(tmp_path)],
+        "show-markdown": ["show", _session(tmp_path), "--format", "markdown"],
         "list": ["list", _chatlog(tmp_path)],
         "missing": ["show", tmp_path / f"no-{NAME}.jsonl"],
     }[command]
