@@ -2,9 +2,9 @@
 
 Real processes (the installed ``asf``) are signalled at random moments of a conversion: only
 whole files remain, the exit code is 130 or 143 with one line, never a traceback from asf's
-code. The windows left are the interpreter's own start-up (site, before asf's first line) and
-shut-down (after asf's last): a signal there is Python's to handle, with nothing written yet or
-everything written, and these tests count it apart.
+code. The windows left are the interpreter's own start-up (site, and importing asf's entry
+point, a few milliseconds) and shut-down (after asf's last line): a signal there is Python's to
+handle, with nothing written yet or everything written, and these tests count it apart.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -50,13 +51,17 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("ASF_")}
 
 
+#: A frame of asf's code running a function (not a module body being imported).
+_RUNNING = re.compile(r'File "[^"]*/asf_core/[^"]*", line \d+, in (?!<module>)')
+
+
 def _outside_asf(code: int, stderr: str, signum: int) -> bool:
-    """The signal came while the interpreter ran none of asf's code (starting before asf's
-    first line, or shutting down after its last): killed by it, or a traceback holding no frame
-    of asf's own code."""
+    """The signal came before asf's handlers were in place (the interpreter starting, asf's
+    entry point still being imported) or after its work (the interpreter shutting down):
+    killed by it, or a traceback in which no function of asf's was running."""
     if code == -signum:
         return True
-    return "Traceback" in stderr and "/asf_core/" not in stderr
+    return "Traceback" in stderr and not _RUNNING.search(stderr)
 
 
 def _whole(out: Path) -> tuple[int, list[Path]]:
