@@ -1,6 +1,6 @@
 """Fuzzing: a hostile session file costs only itself, never a traceback, a hang or the terminal.
 
-Every case goes through :func:`asf_fuzz.check`: ``asf verify`` and ``asf show`` (with and
+Every case goes through :func:`asf_fuzz_check.check`: ``asf verify`` and ``asf show`` (with and
 without ``--json``) in this process, and the library's ``read``, ``verify_path``, contexts at
 the leaves and requests; a case fails on an exception, an exit code docs/cli.md does not give,
 a raw control character on stdout or stderr, output that is not JSON, a verifier that gave up
@@ -29,7 +29,8 @@ import random
 from pathlib import Path
 
 import pytest
-from asf_fuzz import ENTRY_TYPES, MUTATORS, PLAIN_VALUES, Raw, check, mutate, seeds, sweep
+from asf_fuzz import ENTRY_TYPES, MUTATORS, PLAIN_VALUES, Raw, mutate, seeds, sweep
+from asf_fuzz_check import check
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from asf_fuzz import run_cli
+from asf_fuzz_check import run_cli
 from fixture_paths import SHARED
 
 from asf_core.canonical import MAX_DEPTH
