@@ -29,7 +29,7 @@ import random
 from pathlib import Path
 
 import pytest
-from asf_fuzz import ENTRY_TYPES, MUTATORS, PLAIN_VALUES, Raw, mutate, seeds, sweep
+from asf_fuzz import ENTRY_TYPES, MUTATORS, PLAIN_VALUES, Raw, mutate, reseal, seeds, sweep
 from asf_fuzz_check import check
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -137,10 +137,21 @@ _STEPS = st.lists(
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(name=st.sampled_from(NAMES), steps=_STEPS, reseal=st.booleans())
-@example(name="sessions/basic.jsonl", steps=[("escapes", 3)], reseal=False)
+@given(name=st.sampled_from(NAMES), steps=_STEPS, resealed=st.booleans())
+# What the fuzzer found in the code before issue 12, each an example run every time:
+# a bidi override reached the terminal raw through asf show --json,
+@example(name="sessions/basic.jsonl", steps=[("escapes", 15)], resealed=False)
+# a header media that is an object stopped verification ("unhashable type: 'dict'"),
+@example(name="sessions/basic.jsonl", steps=[("set_member", 9141)], resealed=False)
+# a lone surrogate in queued_from was a UnicodeEncodeError traceback in show and verify,
+@example(name="sessions/queued.jsonl", steps=[("set_member", 1682)], resealed=True)
+# and a format spelled with thousands of digits a ValueError traceback in show.
+@example(name="sessions/basic.jsonl", steps=[("set_member", 4131)], resealed=False)
 def test_hypothesis_mutants(
-    name: str, steps: list[tuple[str, int]], reseal: bool, tmp_path_factory: pytest.TempPathFactory
+    name: str,
+    steps: list[tuple[str, int]],
+    resealed: bool,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     lines = SEEDS[name].split(b"\n")[:-1]
     done = []
@@ -151,10 +162,8 @@ def test_hypothesis_mutants(
             done.append(f"{mutator}: skipped")
         if not lines:
             lines.append(b"")
-    if reseal:
-        from asf_fuzz import reseal as reseal_ids
-
-        reseal_ids(lines)
+    if resealed:
+        reseal(lines)
     data = b"\n".join(lines) + b"\n"
     work = tmp_path_factory.mktemp("hypothesis")
     assert check(data, work) == [], (name, done)
