@@ -1,12 +1,12 @@
 """Mutation fuzzing of ASF session files, the mutations: hostile bytes from real files.
 
-Seeds are real files: the conformance vectors and Hermes fixture conversions (the golden
-files). A mutant is a seed changed by a few :data:`MUTATORS` (byte flips, truncation, line
-shuffles and repeats, lone surrogates, numbers no double holds, nesting beyond the recursion
-limit, wrong types in any member, terminal control sequences), ids optionally recomputed so
-the damage reaches the rules behind the id check; :func:`sweep` sets every member of every line
-to each hostile value in turn. :func:`asf_fuzz_check.check` runs a mutant through everything a
-user can point at a file.
+Seeds are real files: the conformance vectors and the golden conversions of real Hermes and
+Claude Code sessions (``tests/golden``). A mutant is a seed changed by a few :data:`MUTATORS`
+(byte flips, truncation, line shuffles and repeats, lone surrogates, numbers no double holds,
+nesting beyond the recursion limit, wrong types in any member, terminal control sequences), ids
+optionally recomputed so the damage reaches the rules behind the id check; :func:`sweep` sets
+every member of every line to each hostile value in turn. :func:`asf_fuzz_check.check` runs a
+mutant through everything a user can point at a file.
 
 ``tests/asf_core/test_fuzz.py`` runs a short fixed budget; ``ASF_FUZZ_CASES`` sets a long one.
 """
@@ -103,7 +103,7 @@ class Raw(str):
 
 
 def seeds() -> dict[str, bytes]:
-    """Every seed file by name: the vectors (0.4 ones too) and the Hermes golden files."""
+    """Every seed file by name: the vectors (0.4 ones too) and the golden conversions."""
     paths = [
         *sorted((VECTORS / "sessions").glob("*.jsonl")),
         *sorted((VECTORS / "sessions" / "v0.4").glob("*.jsonl")),
