@@ -14,6 +14,7 @@ import json
 import re
 import shutil
 import sqlite3
+import textwrap
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from asf_core.cli.main import main
 
 __all__ = [
     "DATABASES",
+    "RETRY_COUNTER",
     "Run",
     "affected",
     "asf",
@@ -34,6 +36,24 @@ __all__ = [
     "message_ids",
     "row_count",
 ]
+
+#: Python source that counts the times a ``hermes_state`` writer retried a locked database
+#: (Hermes retries "database is locked" after a random pause: each ``random.uniform`` call in
+#: ``hermes_state`` is one retry), in ``retries``; run after ``import hermes_state``.
+RETRY_COUNTER = textwrap.dedent(
+    """
+    import random
+    retries = 0
+    class CountingRandom:
+        def uniform(self, a, b):
+            global retries
+            retries += 1
+            return random.uniform(a, b)
+        def __getattr__(self, name):
+            return getattr(random, name)
+    hermes_state.random = CountingRandom()
+    """
+)
 
 _ID = re.compile(rb'"(?:id|session|parent_session)":"([0-9a-f-]{36})"')
 
@@ -109,7 +129,7 @@ def affected(baseline: Mapping[str, bytes], units: Iterable[str]) -> set[str]:
 
 def row_count(db: Path, table: str) -> int:
     """How many rows a table of a (copied) database holds, read the plain way."""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
     try:
         (count,) = conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()
     finally:
@@ -118,7 +138,7 @@ def row_count(db: Path, table: str) -> int:
 
 
 def message_ids(db: Path) -> list[int]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
     try:
         return [int(i) for (i,) in conn.execute("SELECT id FROM messages")]
     finally:

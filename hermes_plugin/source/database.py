@@ -145,15 +145,22 @@ class SqliteStore(ClosesOnExit):
         """The first row of ``schema_version``, as Hermes reads it."""
         return self._versions[0] if self._versions else None
 
-    def info(self) -> dict[str, str | int | None]:
-        """Facts about the store for a report: file, schema version, journal mode, access."""
-        return {
+    def info(self) -> dict[str, str | int | float | None]:
+        """Facts about the store for a report: file, schema version, journal mode, access;
+        how a copy was made when it was not SQLite's backup (``snapshot``), and how long a
+        writer's lock was waited for, when it was (``lock_wait_seconds``)."""
+        info: dict[str, str | int | float | None] = {
             "name": self._name,
             "path": str(self.path),
             "schema_version": self.version(),
             "journal_mode": self.journal_mode,
             "access": self.access,
         }
+        if self.db.snapshot not in (None, "backup"):
+            info["snapshot"] = self.db.snapshot
+        if self.db.waited >= 0.05:
+            info["lock_wait_seconds"] = round(self.db.waited, 1)
+        return info
 
     def columns(self, table: str) -> tuple[str, ...]:
         """A table's columns in order; empty when there is no such table (or it cannot be read)."""
