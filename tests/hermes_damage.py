@@ -138,9 +138,12 @@ def row_count(db: Path, table: str) -> int:
 
 
 def message_ids(db: Path) -> list[int]:
+    """The ids of the message rows that have one (an integer)."""
     conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+    conn.text_factory = bytes  # a damaged id may be text that is not UTF-8
     try:
-        return [int(i) for (i,) in conn.execute("SELECT id FROM messages")]
+        rows = conn.execute("SELECT id FROM messages").fetchall()
+        return [i for (i,) in rows if isinstance(i, int)]
     finally:
         conn.close()
 
@@ -152,7 +155,7 @@ def check_accounting(db: Path, report: Mapping[str, Any], files: Mapping[str, by
         f["data"] for f in report["findings"] if f["message"].startswith("row accounting")
     ]
     in_db = row_count(db, "messages")
-    assert accounting["message_rows_in_database"] == in_db
+    assert accounting["message_rows_in_database"] == in_db, (accounting, in_db)
     converted = accounting["message_rows_converted"] + accounting["message_rows_orphaned"]
     assert converted == in_db, accounting
     text = b"".join(files.values())

@@ -26,7 +26,7 @@ from hermes_plugin.convert.personal import personal_values
 from hermes_plugin.convert.plan import Clock, Plan
 from hermes_plugin.convert.segments import GroupBuilder
 from hermes_plugin.convert.session_entries import delegation_unit
-from hermes_plugin.source.columns import Columns
+from hermes_plugin.source.columns import Columns, cell_text
 from hermes_plugin.source.native import stray_finding
 from hermes_plugin.source.rows import Delegation, Session
 from hermes_plugin.source.store import Store, Stray, message_stray
@@ -386,7 +386,11 @@ def convert_store(
     yield from run.orphans()
     orphan_rows = len(run.orphan_strays)
     # A row naming no session as text is in no group of row_counts.
-    unkeyed = sum(1 for s in run.orphan_strays if not s.session)
+    unkeyed = sum(
+        1
+        for s in run.orphan_strays
+        if s.cols is None or cell_text(s.cols.get("session_id")) is None
+    )
     counts = store.row_counts()
     in_db = sum(c.active + c.inactive for c in counts.values()) + unkeyed
     yield Finding(

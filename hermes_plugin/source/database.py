@@ -180,7 +180,7 @@ class SqliteStore(ClosesOnExit):
         rows = self._select(
             "messages", '"session_id" = ?', (session_id,), order=self._order("messages")
         )
-        return tuple(self._rows.message(cols, i) for i, cols in enumerate(rows))
+        return tuple(self._rows.message(cols, f"{i}@{session_id}") for i, cols in enumerate(rows))
 
     def system_prompt(self, prompt_hash: str) -> str | None:
         if not {"hash", "prompt"} <= set(self._columns.get("system_prompts", ())):
@@ -213,7 +213,7 @@ class SqliteStore(ClosesOnExit):
         known = set(known_ids)
         keys = [k for (k,) in self.db.query('SELECT DISTINCT "session_id" FROM messages')]
         strays: list[Stray] = []
-        for key in keys:
+        for group, key in enumerate(keys):
             if isinstance(key, str) and not isinstance(key, RawText) and key in known:
                 continue
             where = '"session_id" IS ?'
@@ -221,7 +221,10 @@ class SqliteStore(ClosesOnExit):
                 where = 'typeof("session_id") = \'text\' AND CAST("session_id" AS BLOB) = ?'
             rows = self._select("messages", where, (key,), order=self._order("messages"))
             for i, cols in enumerate(rows):
-                message = self._rows.message(cols, i)
+                # A row without a usable id is named by its place: in its session, or in the
+                # group of rows naming no known session it was read with.
+                place = f"{i}@{key}" if type(key) is str else f"{i}?{group}"
+                message = self._rows.message(cols, place)
                 if isinstance(key, RawText):
                     why = "its session id is not valid UTF-8"
                 elif isinstance(key, str):

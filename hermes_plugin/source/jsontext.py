@@ -1,7 +1,8 @@
 """Strict JSON parsing for the JSON held in Hermes' text columns.
 
 Python's ``json.loads`` accepts ``NaN`` and ``Infinity``, reads ``1e400`` as infinity, builds
-integers no double can approach, and raises ``RecursionError`` or a ``ValueError`` on hostile
+integers no double can approach, takes member names with lone surrogates (which collide once
+made valid text), and raises ``RecursionError`` or a ``ValueError`` on hostile
 input; none of that can be written to ASF (I-JSON). Every decoder here parses through
 :func:`parse`, so such a cell always reads as "not JSON" (the caller keeps the cell as its text
 and notes why, :func:`why_not`), never as an exception and never as a value the writer would
@@ -30,6 +31,8 @@ MAX_DEPTH = 256
 _DOUBLE_LIMIT = 2**1024
 #: A run of digits long enough to spell such an integer (or to need the slow path at all).
 _LONG_DIGITS = re.compile(r"[0-9]{300}")
+#: A lone surrogate may only come from an escape: ``\ud800`` ... ``\udfff``.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 #: The tokens that change the nesting depth, strings (which may hold brackets) skipped whole.
 _NESTING_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 
@@ -57,9 +60,30 @@ def _in_range(text: str) -> int:
     return value
 
 
+def _members(pairs: list[tuple[str, JsonValue]]) -> dict[str, JsonValue]:
+    """An object whose member names are text: a name with a lone surrogate could collide
+    with another once the writer replaces the surrogate (``"\ud800"`` and ``"\ufffd"``)."""
+    for name, _ in pairs:
+        if _has_lone_surrogate(name):
+            raise _NotJson("a member name with a lone surrogate")
+    return dict(pairs)
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite)
-_LONG_DECODER = json.JSONDecoder(
-    parse_constant=_reject_constant, parse_float=_finite, parse_int=_in_range
+#: For text that spells a number with hundreds of digits, or a surrogate escape.
+_CAREFUL_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant,
+    parse_float=_finite,
+    parse_int=_in_range,
+    object_pairs_hook=_members,
 )
 
 
@@ -85,7 +109,8 @@ def _decode(text: str) -> JsonValue:
     """The value, or the exception saying why there is none."""
     if too_deep(text):
         raise _NotJson(f"arrays and objects nested deeper than {MAX_DEPTH} levels")
-    decoder = _LONG_DECODER if _LONG_DIGITS.search(text) else _DECODER
+    careful = _LONG_DIGITS.search(text) or _SURROGATE_ESCAPE.search(text)
+    decoder = _CAREFUL_DECODER if careful else _DECODER
     value: JsonValue = decoder.decode(text)
     return value
 
@@ -100,7 +125,8 @@ def parse(text: str) -> tuple[JsonValue, bool]:
 
 def why_not(text: str) -> str:
     """Why :func:`parse` refuses a text: ``invalid JSON``, or what JSON spells that I-JSON
-    cannot hold (a number beyond the double range, nesting deeper than :data:`MAX_DEPTH`)."""
+    cannot hold (a number beyond the double range, nesting deeper than :data:`MAX_DEPTH`, a
+    member name with a lone surrogate)."""
     try:
         _decode(text)
     except _NotJson as exc:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from fixture_paths import HERMES_FIXTURES
 from hermes_damage import Run, affected, asf, check_accounting, copy_database, files_of
+from hermes_sql_fuzz import untyped
 
 from asf_core.cli.main import ExitCode
 from hermes_plugin.convert import database as convert_database
@@ -85,6 +86,23 @@ def _warnings(run: Run, unit: str) -> list[str]:
     return [f["message"] for f in run.store["findings"] if f.get("unit") == f"state.db:{unit}"]
 
 
+def _one_bad_cell(
+    tmp_path: Path, baseline: dict[str, bytes], column: str, row: int, text: str
+) -> tuple[Run, dict[str, bytes], str]:
+    """Convert with one message cell damaged; check it costs only its conversation, and
+    return the run, its files and the row's one warning."""
+    db = _damaged(tmp_path, f"UPDATE messages SET {column} = ? WHERE id = {row}", params=(text,))
+    run, files = _converted(db, tmp_path / "out")
+    assert run.store["strays"] == []
+    _others_unchanged(baseline, files, f"messages/{row}")
+    (warning,) = _warnings(run, f"messages/{row}")
+    assert column in warning
+    listed = asf("list", db)
+    assert "Traceback" not in listed.err
+    assert listed.code == ExitCode.OK
+    return run, files, warning
+
+
 # -- numbers JSON can spell but no double holds ----------------------------------------------
 
 HUGE = ["1e400", "-1e999", "1" + "0" * 400]
@@ -108,18 +126,11 @@ def test_a_number_no_double_holds_costs_only_its_cell(
     tmp_path: Path, baseline: dict[str, bytes], column: str, row: int, cell: str, number: str
 ) -> None:
     text = cell.format(n=number)
-    db = _damaged(tmp_path, f"UPDATE messages SET {column} = ? WHERE id = {row}", params=(text,))
-    run, files = _converted(db, tmp_path / "out")
-    touched = _others_unchanged(baseline, files, f"messages/{row}")
-    (warning,) = _warnings(run, f"messages/{row}")
-    assert column in warning
+    _, files, warning = _one_bad_cell(tmp_path, baseline, column, row, text)
     assert "double range" in warning
     # The cell is kept as its text, exactly.
     kept = text.replace('"', '\\"').replace("\x00", "\\u0000").encode()
-    assert any(kept in files[name] for name in touched)
-    listed = asf("list", db)
-    assert listed.code == ExitCode.OK
-    assert "Traceback" not in listed.err
+    assert any(kept in data for data in files.values())
 
 
 def test_a_huge_number_in_session_json_costs_only_its_cell(
@@ -150,10 +161,7 @@ def test_json_nested_past_the_recursion_limit_costs_only_its_cell(
     tmp_path: Path, baseline: dict[str, bytes], column: str, row: int, prefix: str
 ) -> None:
     text = prefix + "[" * DEEP + "]" * DEEP
-    db = _damaged(tmp_path, f"UPDATE messages SET {column} = ? WHERE id = {row}", params=(text,))
-    run, files = _converted(db, tmp_path / "out")
-    _others_unchanged(baseline, files, f"messages/{row}")
-    (warning,) = _warnings(run, f"messages/{row}")
+    warning = _one_bad_cell(tmp_path, baseline, column, row, text)[2]
     assert f"deeper than {MAX_DEPTH}" in warning
 
 
@@ -342,3 +350,48 @@ def test_an_unreadable_session_row_and_its_orphans_are_one_stray_each(
     assert sum(listed.store["findings"].values()) >= 1
     assert listed.store["findings"].get("stray") == len(converted_strays)
     assert all(files[n] == d for n, d in baseline.items() if n != "fx-plain")
+
+
+# -- found by the SQL damage fuzzer (tests/hermes_sql_fuzz.py) ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("column", "row", "cell"),
+    [
+        ("reasoning_details", 23, '{"\\ud800": 1, "\\ufffd": 2}'),
+        ("codex_message_items", 29, '[{"\\ud800": 1, "\\ufffd": 2}]'),
+        ("content", 16, '\x00json:[{"type": "text", "text": {"\\ud800": 1, "\\ufffd": 2}}]'),
+    ],
+)
+def test_member_names_that_collide_once_made_valid_cost_only_their_cell(
+    tmp_path: Path, baseline: dict[str, bytes], column: str, row: int, cell: str
+) -> None:
+    """Fuzz cases 50, 54, 335: ``"\\ud800"`` and ``"\\ufffd"`` as names of one object are one
+    name once the lone surrogate is replaced; the writer refused the entry and the whole
+    conversation was kept raw. Such a cell is now kept as its text."""
+    assert "lone surrogate" in _one_bad_cell(tmp_path, baseline, column, row, cell)[2]
+
+
+def test_a_message_naming_the_empty_session_is_one_orphan(
+    tmp_path: Path, baseline: dict[str, bytes]
+) -> None:
+    """Fuzz case 457: a row whose ``session_id`` is ``''`` was counted twice in the row
+    accounting (in row_counts' groups and as naming no session)."""
+    db = _damaged(tmp_path, "UPDATE messages SET session_id = '' WHERE id = 4")
+    run, files = _converted(db, tmp_path / "out")
+    assert [s["unit"] for s in run.store["strays"]] == ["state.db:messages/4"]
+    _others_unchanged(baseline, files, "messages/4")
+
+
+def test_message_rows_without_ids_in_two_sessions_are_named_apart(tmp_path: Path) -> None:
+    """Fuzz case 5: in a schema where ``messages.id`` may be NULL, a row without an id was named
+    by its place in its session alone (``messages/#0``), so two sessions' rows shared a name."""
+    db = _damaged(tmp_path)
+    untyped(db)
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE messages SET id = NULL WHERE id IN (1, 6)")  # fx-plain, fx-tools
+    conn.commit()
+    conn.close()
+    run, _ = _converted(db, tmp_path / "out")
+    units = sorted(s["unit"] for s in run.store["strays"])
+    assert units == ["state.db:messages/#0@fx-plain", "state.db:messages/#0@fx-tools"]
