@@ -15,7 +15,12 @@ so any SQLite value fits any column, ids included), with one to three *mutations
 * ``leaf``: one value inside a JSON cell replaced by a hostile JSON value (a wrong shape);
 * ``lineage``: parent links made into cycles, self-links, dangling links, a chain of new
   sub-agent or continuation sessions hundreds deep;
-* ``delete`` and ``insert``: a row removed, a hostile message row added.
+* ``delete`` and ``insert``: a row removed, a hostile message row added;
+
+and, in one case of five, hostile *folders* beside the damaged home (a tree 1000 levels deep,
+names with control characters or bytes that are not UTF-8, a link loop, a FIFO, directory or
+empty file named ``state.db``, a directory that cannot be entered), the folder holding them
+converted too: the home must convert exactly as on its own.
 
 Each case runs ``asf convert`` and ``asf list`` (in process; some cases as a subprocess) and
 checks: no traceback; exit 0; the store completes; no conversation needed the safety net that
@@ -206,10 +211,13 @@ class Case:
     units: set[str] = field(factory=set)
     #: Whether every conversation may change (the schema version was damaged).
     everything: bool = False
+    #: Folder shapes built around the damaged home before the tree holding it is converted.
+    folders: list[str] = field(factory=list)
 
     def describe(self) -> str:
         lines = [f"case {self.number}: {self.seed.name} ({self.variant})"]
         lines += [f"  {m.describe()}" for m in self.mutations]
+        lines += [f"  folder: {shape}" for shape in self.folders]
         return "\n".join(lines)
 
 
@@ -392,6 +400,8 @@ def plan(number: int, seeds: Sequence[Seed]) -> Case:
     rng = random.Random(number)
     seed = rng.choice(seeds)
     case = Case(number=number, seed=seed, variant=rng.choice(("typed", "untyped")))
+    if rng.random() < 0.2:
+        case.folders = rng.sample(FOLDER_SHAPES, rng.choice((1, 2, 3)))
     for _ in range(rng.choice((1, 1, 1, 2, 3))):
         roll = rng.random()
         if roll < 0.6:
@@ -541,6 +551,68 @@ def _reach(seed: Seed, m: Mutation) -> set[str]:
     return units
 
 
+# --------------------------------------------------------------------------- folders
+
+#: Shapes of the folders beside a home under a searched path.
+FOLDER_SHAPES = (
+    "deep",
+    "control names",
+    "bad bytes",
+    "link loop",
+    "fifo state.db",
+    "directory state.db",
+    "empty state.db",
+    "closed directory",
+)
+
+
+def build_folders(root: Path, shapes: Sequence[str]) -> None:
+    """Build hostile folders under ``root`` (beside the home), without recursion."""
+    for shape in shapes:
+        place = root / shape.replace(" ", "-")
+        place.mkdir()
+        if shape == "deep":
+            for _ in range(1000):
+                place = place / "d"
+                place.mkdir()
+            (place / "state.db").write_bytes(b"SQLite format 3\x00")
+        elif shape == "control names":
+            for name in ("\x1b[31mred", "a\nb", "\u202eevil", " "):
+                (place / name).mkdir()
+                (place / name / "state.db").write_bytes(b"")
+        elif shape == "bad bytes":
+            (place / os.fsdecode(b"\xff\xfe")).mkdir()  # a name that is not UTF-8
+        elif shape == "link loop":
+            (place / "loop").symlink_to(place)
+            (place / "state.db").symlink_to(place / "state.db")
+        elif shape == "fifo state.db":
+            os.mkfifo(place / "state.db")
+        elif shape == "directory state.db":
+            (place / "state.db").mkdir()
+        elif shape == "empty state.db":
+            (place / "state.db").write_bytes(b"")
+        elif shape == "closed directory":
+            (place / "inner").mkdir()
+            (place / "inner" / "state.db").write_bytes(b"")
+            (place / "inner").chmod(0)
+
+
+def remove_tree(root: Path) -> None:
+    """Remove a tree of any depth (``shutil.rmtree`` recurses), links not followed."""
+    stack, directories = [root], []
+    while stack:
+        directory = stack.pop()
+        directories.append(directory)
+        directory.chmod(0o700)
+        for entry in os.scandir(directory):
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            else:
+                Path(entry.path).unlink()
+    for directory in reversed(directories):
+        directory.rmdir()
+
+
 # --------------------------------------------------------------------------- running
 
 
@@ -617,7 +689,7 @@ class Fuzzer:
             if self.save is not None:
                 self.save.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(db, self.save / f"case-{number}.db")
-        shutil.rmtree(where, ignore_errors=True)
+        remove_tree(where)
         return problems
 
     def _check(
@@ -657,6 +729,8 @@ class Fuzzer:
         if not report["complete"]:
             problems.append(f"convert: store incomplete: {report.get('error')}")
         problems.extend(self._files(case, db, report, baseline))
+        if case.folders:
+            problems.extend(self._tree(case, db, report))
         listed = asf("list", db)
         if "Traceback" in listed.err or listed.code != 0:
             problems.append(f"list: exit {listed.code}: {listed.err[-2000:]}")
@@ -668,6 +742,22 @@ class Fuzzer:
             if strays > len(converted):
                 problems.append(f"list: {strays} strays, convert: {len(converted)}")
         return problems
+
+    def _tree(self, case: Case, db: Path, report: dict[str, Any]) -> list[str]:
+        """Convert the folder holding the home, hostile folders beside it: the home converts
+        exactly as on its own; a folder that cannot be searched or a file that is no database
+        costs only itself (exit 0, or 2 for a state.db that cannot be read)."""
+        tree = db.parent.parent
+        build_folders(tree, case.folders)
+        run = asf("convert", tree, "-o", tree.parent / "tree-out")
+        if "Traceback" in run.err or run.code not in (0, 2):
+            return [f"convert of the tree: exit {run.code}: {run.err[-2000:]}"]
+        mine = [s for s in run.doc["stores"] if s["path"] == str(db)]
+        if len(mine) != 1 or not mine[0]["complete"]:
+            return [f"convert of the tree: the home is not converted whole: {run.err[-500:]}"]
+        if files_of(mine[0]) != files_of(report):
+            return ["convert of the tree: the home's files differ from its own conversion"]
+        return []
 
     def _files(
         self, case: Case, db: Path, report: dict[str, Any], baseline: dict[str, bytes]

@@ -1,7 +1,7 @@
 """The SQL damage fuzzer in the test suite (``tests/hermes_sql_fuzz.py`` says what a case is
 and what it must hold to).
 
-By default a short fixed budget runs (``ASF_FUZZ_DATABASES`` damaged databases, 24), the
+By default a short fixed budget runs (``ASF_FUZZ_DATABASES`` damaged databases, 96), the
 same cases every run, a few of them through a subprocess. The long budget, for manual runs::
 
     ASF_FUZZ_DATABASES=2000 .venv/bin/python -m pytest -q tests/hermes_plugin/test_sql_fuzz.py
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from hermes_sql_fuzz import Fuzzer
 
-CASES = int(os.environ.get("ASF_FUZZ_DATABASES", "24"))
+CASES = int(os.environ.get("ASF_FUZZ_DATABASES", "96"))
 START = int(os.environ.get("ASF_FUZZ_START", "0"))
 #: Every how many cases one runs as a subprocess (the command as a user starts it).
 AS_PROCESS = 8
