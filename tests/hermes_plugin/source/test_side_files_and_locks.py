@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -82,6 +83,8 @@ _HERMES_WRITER = (
         db.append_message("live", "user" if i % 2 == 0 else "assistant", f"message {i}")
         time.sleep(0.01)
     db.end_session("live", "cli_close")
+    print("written", flush=True)
+    sys.stdin.readline()  # the reader is done: Hermes closes, the last connection
     db.close()
     print(f"retries={retries}", flush=True)
     """
@@ -91,8 +94,9 @@ _HERMES_WRITER = (
 
 def test_a_live_hermes_writer_works_beside_the_reader(tmp_path: Path) -> None:
     """Hermes starts writing a database while asf reads it, over and over: every read
-    succeeds, Hermes never waits for a lock, and when Hermes closes it removes its side
-    files as usual (asf holds nothing open), so the directory ends as it began."""
+    succeeds, Hermes never waits for a lock, and when Hermes closes after the reads it
+    removes its side files as usual (asf left nothing open, created nothing), so the
+    directory ends as it began."""
     pytest.importorskip("hermes_state")
     db = copy_database(RELEASE, "state.db", tmp_path / "home")
     rows = 200
@@ -100,6 +104,7 @@ def test_a_live_hermes_writer_works_beside_the_reader(tmp_path: Path) -> None:
     script.write_text(_HERMES_WRITER)
     writer = subprocess.Popen(
         [sys.executable, str(script), str(db), str(rows)],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -108,11 +113,13 @@ def test_a_live_hermes_writer_works_beside_the_reader(tmp_path: Path) -> None:
     try:
         assert writer.stdout is not None
         assert writer.stdout.readline().strip() == "open"
-        while writer.poll() is None:
+        written = threading.Thread(target=writer.stdout.readline)  # "written"
+        written.start()
+        while written.is_alive() and writer.poll() is None:
             run = asf("convert", db, "-o", tmp_path / "out")
             assert run.code == ExitCode.OK, run.err
             reads += 1
-        out, err = writer.communicate(timeout=60)
+        out, err = writer.communicate("\n", timeout=60)
     finally:
         if writer.poll() is None:
             writer.kill()
