@@ -20,13 +20,13 @@ from attrs import define, field
 from asf_core import ids
 from asf_core.formats import ConvertedSession, Finding, StoreError
 from asf_core.model import Header, ParentRef
-from hermes_plugin.convert.kept import kept_session, session_rows
+from hermes_plugin.convert.kept import kept_session, orphans_session, session_rows
 from hermes_plugin.convert.lineage import SUBSESSION, Lineage, group_uuid
 from hermes_plugin.convert.personal import personal_values
 from hermes_plugin.convert.plan import Clock, Plan
 from hermes_plugin.convert.segments import GroupBuilder
 from hermes_plugin.convert.session_entries import delegation_unit
-from hermes_plugin.source.columns import Columns, cell_text
+from hermes_plugin.source.columns import cell_text
 from hermes_plugin.source.native import stray_finding
 from hermes_plugin.source.rows import Delegation, Session
 from hermes_plugin.source.store import Store, Stray, message_stray
@@ -295,30 +295,10 @@ class _Run:
     def orphans(self) -> Iterator[ConvertedSession]:
         """Rows whose session is not in the database, in one session (``read`` reports each
         as a stray)."""
-        strays = self.store.orphans(set(self.lineage.sessions))
-        self.orphan_strays = strays
-        if not strays:
-            return
-        rows = [
-            (
-                stray.unit,
-                stray.cols if stray.cols is not None else Columns(),
-                "timestamp",
-                {"kind": "message", "reason": "orphan", "detail": stray.why},
-            )
-            for stray in strays
-        ]
-        asf_id = group_uuid(f"{self.store.name}:{ORPHANS}")
-
-        def header(first: str) -> Header:
-            return Header(
-                id=asf_id,
-                created_at=first,
-                harness={"name": "hermes-agent"},
-                unknown={"hermes": {"database": self.store.name, "orphans": True}},
-            )
-
-        yield kept_session(header, ORPHANS, rows, {"orphan_rows": len(strays)})
+        self.orphan_strays = self.store.orphans(set(self.lineage.sessions))
+        if self.orphan_strays:
+            asf_id = group_uuid(f"{self.store.name}:{ORPHANS}")
+            yield orphans_session(asf_id, ORPHANS, self.store.name, self.orphan_strays)
 
     def _session_problems(self, sids: Iterable[str]) -> list[Finding]:
         """Warnings for the sessions of one conversation, in table order."""

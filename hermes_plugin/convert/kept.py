@@ -21,8 +21,9 @@ from hermes_plugin.convert.session_entries import delegation_unit, usage_unit
 from hermes_plugin.schema import EPOCH_MAX
 from hermes_plugin.source.columns import Columns
 from hermes_plugin.source.rows import Delegation, Message, Session
+from hermes_plugin.source.store import Stray
 
-__all__ = ["KeptRow", "kept_entry", "kept_session", "session_rows"]
+__all__ = ["KeptRow", "kept_entry", "kept_session", "orphans_session", "session_rows"]
 
 JSON = dict[str, Any]
 
@@ -94,3 +95,28 @@ def kept_session(
         sources=tuple(units),
         counts={**counts, "entries": len(entries)},
     )
+
+
+def orphans_session(
+    asf_id: str, name: str, database: str, strays: Sequence[Stray]
+) -> ConvertedSession:
+    """The session of the message rows whose session is not in the database."""
+    rows = [
+        (
+            stray.unit,
+            stray.cols if stray.cols is not None else Columns(),
+            "timestamp",
+            {"kind": "message", "reason": "orphan", "detail": stray.why},
+        )
+        for stray in strays
+    ]
+
+    def header(first: str) -> Header:
+        return Header(
+            id=asf_id,
+            created_at=first,
+            harness={"name": "hermes-agent"},
+            unknown={"hermes": {"database": database, "orphans": True}},
+        )
+
+    return kept_session(header, name, rows, {"orphan_rows": len(strays)})

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from fixture_paths import HERMES_FIXTURES
 from hermes_damage import Run, affected, asf, check_accounting, copy_database, files_of
-from hermes_sql_fuzz import untyped
+from hermes_sql_seeds import untyped
 
 from asf_core.cli.main import ExitCode
 from hermes_plugin.convert import database as convert_database
