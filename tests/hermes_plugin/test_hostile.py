@@ -395,3 +395,35 @@ def test_message_rows_without_ids_in_two_sessions_are_named_apart(tmp_path: Path
     run, _ = _converted(db, tmp_path / "out")
     units = sorted(s["unit"] for s in run.store["strays"])
     assert units == ["state.db:messages/#0@fx-plain", "state.db:messages/#0@fx-tools"]
+
+
+def test_gateway_origin_nested_past_the_recursion_limit_costs_nothing(
+    tmp_path: Path, baseline: dict[str, bytes]
+) -> None:
+    """Long-run case 192: ``origin_json`` (read for the values a redacting host replaces)
+    nested 1200 deep raised RecursionError for the whole store (exit 3)."""
+    deep = "[" * DEEP + "]" * DEEP
+    db = _damaged(
+        tmp_path, "UPDATE sessions SET origin_json = ? WHERE id = 'fx-gateway'", params=(deep,)
+    )
+    run, files = _converted(db, tmp_path / "out")
+    assert run.store["strays"] == []
+    _others_unchanged(baseline, files, "sessions/fx-gateway")
+
+
+def test_an_infinite_number_as_content_costs_only_its_cell(
+    tmp_path: Path, baseline: dict[str, bytes]
+) -> None:
+    """Long-run case 1763: a REAL content cell holding -infinity was carried into the item as
+    a number no JSON holds, and the conversation was kept raw; it now reads as its text. (In
+    Hermes' schema the column's text affinity turns the number into text.)"""
+    db = _damaged(tmp_path)
+    untyped(db)
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE messages SET content = -1e999 WHERE id = 16")
+    conn.commit()
+    conn.close()
+    run, files = _converted(db, tmp_path / "out")
+    assert run.store["strays"] == []
+    _others_unchanged(baseline, files, "messages/16")
+    assert _warnings(run, "messages/16") == ["content: float -inf, not text"]
