@@ -25,16 +25,19 @@ from asf_core.compiled_json import (
     _EXACT_OK,
     _LONG,
     _LONG_OK,
+    MAX_DEPTH,
     _compiled,
-    _scan,
+    _scan_value,
     _stdlib_bytes,
     fast_encoder,
 )
 
 __all__ = [
     "INF",
+    "MAX_DEPTH",
     "TWO53F",
     "JsonError",
+    "TooDeep",
     "dumps",
     "dumps_if_normal",
     "dumps_str",
@@ -42,6 +45,7 @@ __all__ = [
     "float_text",
     "ijson_problems",
     "int_is_ijson",
+    "nested_deeper",
     "pointer",
     "quote",
     "sha256_of",
@@ -56,6 +60,25 @@ INF: Final = math.inf
 
 class JsonError(ValueError):
     """Bad JSON, or a value that is not I-JSON; the message says what and where."""
+
+
+class TooDeep(JsonError):
+    """Arrays and objects nested deeper than :data:`MAX_DEPTH`."""
+
+    def __init__(self, where: str = "(root)") -> None:
+        super().__init__(f"{where}: arrays and objects nested deeper than {MAX_DEPTH} levels")
+
+
+def nested_deeper(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` nests arrays and objects more than ``limit`` levels (iteratively)."""
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list | tuple) else []
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list | tuple))
+    return False
 
 
 # --------------------------------------------------------------------------- pointers
@@ -144,7 +167,7 @@ def utf16_key(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
-def _encode(value: Any, parts: list[str]) -> None:
+def _encode(value: Any, parts: list[str], depth: int = 0) -> None:
     if isinstance(value, str):
         parts.append(quote(value))
     elif value is None:
@@ -159,6 +182,8 @@ def _encode(value: Any, parts: list[str]) -> None:
         if value != value or value in (INF, -INF):
             raise _Unencodable
         parts.append(float_text(float(value)))
+    elif depth >= MAX_DEPTH:
+        raise _Unencodable
     elif isinstance(value, dict):
         keys = list(value)
         for key in keys:
@@ -174,14 +199,14 @@ def _encode(value: Any, parts: list[str]) -> None:
             parts.append(sep)
             parts.append(quote(key))
             parts.append(":")
-            _encode(value[key], parts)
+            _encode(value[key], parts, depth + 1)
             sep = ","
         parts.append("}" if keys else "{}")
     elif isinstance(value, (list, tuple)):
         sep = "["
         for item in value:
             parts.append(sep)
-            _encode(item, parts)
+            _encode(item, parts, depth + 1)
             sep = ","
         parts.append("]" if value else "[]")
     else:
@@ -213,11 +238,12 @@ def dumps(value: Any) -> bytes:
     raise JsonError(problems[0] if problems else "value cannot be canonicalised") from None
 
 
-def dumps_if_normal(value: Any) -> bytes | None:
+def dumps_if_normal(value: Any, *, depth: int = 0) -> bytes | None:
     """Canonical bytes of a value the writer's :func:`normalise` would leave alone, else None.
 
     The writer's hot path: one scan and one encoding for the common case (no lone
     surrogate, no unsafe integer, no raw bytes), instead of a normalising walk first.
+    ``depth`` counts the containers around the value (1 for a member of a line).
     """
     kind = type(value)
     if kind is str:
@@ -225,7 +251,7 @@ def dumps_if_normal(value: Any) -> bytes | None:
             return (_compiled if len(value) <= _LONG else _stdlib_bytes)(value)
         except (ValueError, TypeError):
             return None  # a lone surrogate: normalise it
-    found = _scan(value) if kind is dict else _scan((value,))
+    found = _scan_value(value, depth)
     try:
         if found == _C_OK:
             return _compiled(value)
@@ -239,7 +265,7 @@ def dumps_if_normal(value: Any) -> bytes | None:
         pass  # a non-finite float: let normalise and dumps explain
     from asf_core.strict_json import normalise
 
-    fixed, records = normalise(value)
+    fixed, records = normalise(value, depth=depth)
     return None if records else dumps(fixed)
 
 
@@ -273,7 +299,9 @@ def _problems(value: Any, *, writer: bool, first: bool) -> list[str]:
     def walk(item: Any, path: list[str | int]) -> None:
         if first and out:
             return
-        if isinstance(item, str):
+        if len(path) >= MAX_DEPTH and isinstance(item, dict | list | tuple):
+            out.append(str(TooDeep(where(path[:4]) + "/...")))
+        elif isinstance(item, str):
             if has_lone_surrogate(item):
                 out.append(f"{where(path)}: lone surrogate in string")
         elif item is None or isinstance(item, bool):
@@ -306,7 +334,7 @@ def _problems(value: Any, *, writer: bool, first: bool) -> list[str]:
 
     try:
         walk(value, [])
-    except RecursionError:
+    except RecursionError:  # a circular value: what a writer is handed need not be JSON
         out.append("(root): nested too deeply (or circular)")
     return out
 

@@ -19,9 +19,16 @@ import json.encoder
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["fast_encoder"]
+__all__ = ["MAX_DEPTH", "fast_encoder"]
 
 _TWO53: Final = 2**53
+
+#: The deepest arrays and objects may nest in a line of a session file (the line's own object
+#: is level 1). JSON lets an implementation set such a limit (RFC 8259, section 9); this one is
+#: far beyond real data and keeps every walk over a value clear of Python's recursion limit,
+#: so the reader refuses a deeper line and the writer a deeper value
+#: (:class:`~asf_core.canonical.TooDeep`).
+MAX_DEPTH: Final = 512
 quote: Final[Callable[[str], str]] = json.encoder.encode_basestring
 
 
@@ -76,12 +83,16 @@ _FIX: Final = 3
 _LONG: Final = 32 * 1024
 
 
-def _scan(value: Any) -> int:
+def _scan(value: Any, depth: int = 1) -> int:
     """The worst of :data:`_C_OK`, :data:`_LONG_OK`, :data:`_EXACT_OK`, :data:`_FIX` over a
     container's values.
 
-    Lone surrogates are not checked here: encoding the result to UTF-8 fails on them.
+    ``depth`` is the container's own level; one deeper than :data:`MAX_DEPTH` needs fixing
+    (normalising refuses it). Lone surrogates are not checked here: encoding the result to
+    UTF-8 fails on them.
     """
+    if depth > MAX_DEPTH:
+        return _FIX
     worst = _C_OK
     if type(value) is dict:
         if not value:
@@ -104,7 +115,7 @@ def _scan(value: Any) -> int:
         if item is None or kind is bool:
             continue
         if kind is dict or kind is list or kind is tuple:
-            found = _scan(item)
+            found = _scan(item, depth + 1)
             if found == _FIX:
                 return _FIX
             worst = max(worst, found)
@@ -124,17 +135,17 @@ def _scan(value: Any) -> int:
     return worst
 
 
-def _fast_ok(value: Any) -> bool:
-    """True if the compiled encoder writes JCS for this container (recursing into
-    containers), and within its memory."""
-    return _scan(value) == _C_OK
+def _scan_value(value: Any, depth: int = 0) -> int:
+    """:func:`_scan` of any value with ``depth`` containers around it."""
+    return _scan(value, depth + 1) if type(value) is dict else _scan((value,), depth)
 
 
 def fast_encoder(value: Any) -> Callable[[Any], bytes] | None:
     """The C encoder that writes JCS for ``value`` (orjson, or the stdlib's for long
     strings), or None when only the exact path does. Either may still raise ``ValueError``
-    or ``TypeError`` (a lone surrogate, deep nesting): the caller then takes the exact path."""
-    found = _scan(value) if type(value) is dict else _scan((value,))
+    or ``TypeError`` (a lone surrogate, nesting beyond orjson's 255 levels): the caller then
+    takes the exact path."""
+    found = _scan_value(value)
     if found == _C_OK:
         return _compiled
     if found == _LONG_OK:

@@ -10,19 +10,13 @@ every rule here decides whether recorded hashes verify: the vectors under
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from attrs import define, field, frozen
+from attrs import frozen
 
-from asf_core.instructions import (
-    History,
-    depart,
-    join_parts,
-    resolve_omitted,
-    resolve_parts,
-)
 from asf_core.model import BranchSummary, Compaction, Config, Entry, Item
+from asf_core.replay import Replay, replay_step
 
 if TYPE_CHECKING:
     from asf_core.reader import SessionFile
@@ -33,9 +27,15 @@ __all__ = [
     "SettingsReplay",
     "build_context",
     "context_at",
+    "omit_in_force",
 ]
 
 JSON = dict[str, Any]
+
+#: The settings replay, public for consumers that walk a path entry by entry themselves (the
+#: exporters), so they apply config deltas and checkpoints exactly as the context does
+#: (:mod:`asf_core.replay`).
+SettingsReplay = Replay
 
 
 class ContextError(ValueError):
@@ -66,182 +66,6 @@ class Context:
     instructions_rebuilt: bool = True
 
 
-@define
-class _Replay:
-    """The settings being replayed along a path, plus what resolving later deltas needs.
-
-    Mutable on purpose: one replay walks a path once, entry by entry.
-    """
-
-    model: str | None = None
-    #: The instructions string in force; ``None`` when it cannot be rebuilt.
-    instructions: str | None = ""
-    #: The parts in force, or ``None`` when the instructions were set as one string.
-    parts: list[JSON] | None = None
-    history: History = field(factory=dict)
-    omitted: list[JSON] | None = None
-    #: Omitted lists put in force by config entries since the last replace/checkpoint (``of``).
-    omitted_lists: dict[str, list[JSON]] = field(factory=dict)
-    omit: JSON = field(factory=dict)
-    reasoning: JSON | None = None
-    text: JSON | None = None
-    tools: list[JSON] = field(factory=list)
-    extra: JSON = field(factory=dict)
-    problems: list[str] = field(factory=list)
-
-    @classmethod
-    def from_checkpoint(cls, entry: Compaction) -> _Replay:
-        """Settings from a compaction's full ``config``; history and ``of`` targets reset."""
-        out = cls()
-        cfg = entry.config or {}
-        model = cfg.get("model")
-        out.model = model if isinstance(model, str) else None
-        parts = cfg.get("instructions_parts")
-        instructions = cfg.get("instructions")
-        if isinstance(parts, list) and parts:
-            resolved = resolve_parts(parts, [], {})
-            out.parts = list(resolved.elements)
-            out.problems.extend(f"bad-checkpoint: {entry.id}: {p}" for p in resolved.problems)
-            joined = join_parts(out.parts)
-            out.instructions = instructions if isinstance(instructions, str) else joined
-        else:
-            out.instructions = instructions if isinstance(instructions, str) else ""
-        omitted = cfg.get("instructions_omitted")
-        if isinstance(omitted, list):
-            out.omitted = [dict(e) if isinstance(e, dict) else e for e in omitted]
-        omit = cfg.get("omit")
-        if isinstance(omit, dict):
-            out.omit = dict(omit)
-        for name in ("reasoning", "text"):
-            value = cfg.get(name)
-            if isinstance(value, dict):
-                setattr(out, name, value)
-        tools = cfg.get("tools")
-        if isinstance(tools, list):
-            out.tools = list(tools)
-        extra = cfg.get("extra")
-        if isinstance(extra, dict):
-            out.extra = {k: v for k, v in extra.items() if v is not None}
-        return out
-
-    def apply(self, c: Config) -> None:
-        """Apply one config delta (the caller starts a fresh replay for ``replace``)."""
-        mistyped = [k for k in _CONFIG_MEMBERS if c.unknown.get(k) is not None]
-        self.problems.extend(
-            f"mistyped-member: {c.id}: {k} has the wrong JSON type" for k in mistyped
-        )
-        if c.model is not None:
-            self.model = c.model
-        self._apply_instructions(c, mistyped)
-        if c.instructions_omitted is not None:
-            resolved = resolve_omitted(
-                c.instructions_omitted, self.omitted or [], self.omitted_lists
-            )
-            self.problems.extend(f"unresolved-omitted: {c.id}: {p}" for p in resolved.problems)
-            self.omitted = list(resolved.elements)
-            if c.id is not None:
-                self.omitted_lists[c.id] = self.omitted
-        if c.omit is not None:
-            self._apply_omit(c.omit)
-        if c.reasoning is not None:
-            self.reasoning = c.reasoning
-        if c.text is not None:
-            self.text = c.text
-        for gone in c.tools_removed or ():
-            self.tools = [t for t in self.tools if _tool_name(t) != gone]
-        for tool in c.tools_added or ():
-            # A tool re-added under a name in force moves to the end, as the reference
-            # library orders it: the order reaches the request, and so its hash.
-            name = _tool_name(tool)
-            if name is not None:
-                self.tools = [t for t in self.tools if _tool_name(t) != name]
-            self.tools.append(tool)
-        for key, value in (c.extra or {}).items():
-            if value is None:
-                self.extra.pop(key, None)
-            else:
-                self.extra[key] = value
-
-    def _apply_instructions(self, c: Config, mistyped: Sequence[str]) -> None:
-        before = self.parts or []
-        if "instructions_parts" in mistyped or "instructions" in mistyped:
-            # What the model was sent cannot be known from this entry.
-            depart(before, [], self.history)
-            self.parts = None
-            self.instructions = c.instructions
-        elif c.instructions_parts is not None:
-            resolved = resolve_parts(c.instructions_parts, before, self.history)
-            self.problems.extend(f"unresolved-part: {c.id}: {p}" for p in resolved.problems)
-            self.parts = list(resolved.elements)
-            depart(before, self.parts, self.history)
-            joined = join_parts(self.parts)
-            if c.instructions is not None and joined is not None and joined != c.instructions:
-                self.problems.append(
-                    f"instructions-mismatch: {c.id}: instructions differ from the joined parts"
-                )
-            self.instructions = joined if joined is not None else c.instructions
-        elif c.instructions is not None:
-            depart(before, [], self.history)
-            self.parts = None
-            self.instructions = c.instructions
-
-    def _apply_omit(self, delta: Mapping[str, Any]) -> None:
-        if not delta:
-            self.omit = {}
-            return
-        for key, value in delta.items():
-            if key == "items" and isinstance(value, list):
-                have = self.omit.get("items")
-                merged = list(have) if isinstance(have, list) else []
-                merged.extend(x for x in value if x not in merged)
-                self.omit["items"] = merged
-            elif value is None:
-                self.omit.pop(key, None)
-            else:
-                self.omit[key] = value
-
-    def settings(self) -> JSON:
-        """The settings object, members in checkpoint shape, empty ones left out."""
-        members: tuple[tuple[str, Any], ...] = (
-            ("model", self.model),
-            ("instructions", self.instructions),
-            ("instructions_parts", list(self.parts or ())),
-            ("instructions_omitted", list(self.omitted or ())),
-            ("omit", {k: v for k, v in self.omit.items() if v not in (None, [])}),
-            ("reasoning", self.reasoning),
-            ("text", self.text),
-            ("tools", list(self.tools)),
-            ("extra", dict(self.extra)),
-        )
-        return {name: value for name, value in members if value}
-
-
-#: The settings replay, public for consumers that walk a path entry by entry themselves (the
-#: exporters), so they apply config deltas and checkpoints exactly as the context does.
-SettingsReplay = _Replay
-
-
-#: Config members whose value, when of the wrong JSON type, the codec parks in ``unknown``.
-_CONFIG_MEMBERS = (
-    "model",
-    "instructions",
-    "instructions_parts",
-    "instructions_omitted",
-    "omit",
-    "reasoning",
-    "text",
-    "tools_added",
-    "tools_removed",
-    "extra",
-    "replace",
-)
-
-
-def _tool_name(tool: Any) -> str | None:
-    name = tool.get("name") if isinstance(tool, dict) else None
-    return name if isinstance(name, str) and name else None
-
-
 @frozen(kw_only=True)
 class _Omit:
     """The ``omit`` in force at the end of the path, ready to test entries against."""
@@ -266,7 +90,7 @@ class _Omit:
         return None
 
 
-def _omit_of(replay: _Replay) -> _Omit | None:
+def _omit_of(replay: Replay) -> _Omit | None:
     listed = replay.omit.get("items")
     items = frozenset(x for x in listed if isinstance(x, str)) if isinstance(listed, list) else ()
     other = replay.omit.get("reasoning") == "other_models"
@@ -275,25 +99,24 @@ def _omit_of(replay: _Replay) -> _Omit | None:
     return _Omit(items=frozenset(items), model=replay.model if other else None)
 
 
+def omit_in_force(replay: Replay) -> bool:
+    """Whether the ``omit`` of these settings leaves any item entry out of a context."""
+    return _omit_of(replay) is not None
+
+
 def build_context(path: Sequence[Entry]) -> Context:
     """Run the context algorithm over a root-first path of entries (root … leaf)."""
-    replay = _Replay()
+    replay = Replay()
     #: (path index, model in force from there on), for attributing reasoning to models.
     models: list[tuple[int, str | None]] = [(0, None)]
     cut = -1
     comp: Compaction | None = None
     for i, entry in enumerate(path):
-        if isinstance(entry, Config):
-            if entry.replace:
-                replay = _Replay(problems=replay.problems)
-            replay.apply(entry)
-        elif isinstance(entry, Compaction):
-            carried = replay.problems
-            replay = _Replay.from_checkpoint(entry)
-            replay.problems[:0] = carried
-            comp, cut = entry, i
-        else:
+        if not isinstance(entry, Config | Compaction):
             continue
+        replay = replay_step(replay, entry)
+        if isinstance(entry, Compaction):
+            comp, cut = entry, i
         if replay.model != models[-1][1]:
             models.append((i, replay.model))
     problems = list(replay.problems)

@@ -18,53 +18,38 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from asf_core import fingerprints, host
+from asf_core import host
 from asf_core.errors import OutputError, PluginError
-from asf_core.fingerprints import UnitRecord
+from asf_core.files import writable
 from asf_core.formats import (
-    ConvertedSession,
     Finding,
     NativeSession,
     Selection,
     StoreError,
     StoreHandle,
-    Unit,
 )
 from asf_core.host import Candidate
-from asf_core.layout import REPORT_NAME, store_dir
-from asf_core.model import Header
-from asf_core.planned import Stopped, Units
+from asf_core.inputs import Inputs
+from asf_core.layout import store_dir
+from asf_core.planned import Stopped
 from asf_core.plugins import AsfPluginManager
 from asf_core.redaction import SessionRedaction
 from asf_core.report import RunReport, StoreReport, write_report
 from asf_core.selecting import AMBIGUOUS_SESSION, NO_SESSION, filtered, pick
+from asf_core.store_run import OnSession, StoreRun, noter
 from asf_core.stores import find_stores
-from asf_core.units import DAMAGED, OUTPUT, PLUGIN, Outcome, Seen, Syncer, Written, apply
-from asf_core.units import write_session as _write_session
+from asf_core.units import DAMAGED, OUTPUT, PLUGIN
 
 if TYPE_CHECKING:
     from asf_core.workers import Workers
 
-__all__ = ["DAMAGED", "PLUGIN", "OnSession", "OnStore", "convert_paths", "convert_store"]
+__all__ = ["DAMAGED", "OUTPUT", "PLUGIN", "OnSession", "OnStore", "convert_paths", "convert_store"]
 
-#: Called after each session is written, with the store's report so far and the session
-#: (a session a worker wrote: its header id, name and native ids, without entries).
-OnSession = Callable[[StoreReport, ConvertedSession], None]
 #: Called as each store starts, with how many native sessions it will convert (None: not
 #: counted; counting lists the store first).
 OnStore = Callable[[Candidate, int | None], None]
-
-#: The report's name for redactions made outside any session (findings of the store).
-STORE_REDACTIONS = "(store)"
-
-
-def _noter(report: StoreReport, redaction: SessionRedaction | None) -> Callable[[Any], None]:
-    """How findings go into the report: as they are, or redacted."""
-    if redaction is None:
-        return report.note
-    return lambda findings: report.note(redaction.findings(findings))
 
 
 def _native(
@@ -77,7 +62,7 @@ def _native(
 ) -> Iterator[NativeSession]:
     """The store's (selected) native sessions for ``convert``; findings go to the report on
     the way."""
-    note = _noter(report, redaction)
+    note = noter(report, redaction)
     for item in filtered(host.read(pm, plugin, store, selection), selection):
         if isinstance(item, NativeSession):
             report.sessions_read += 1
@@ -85,115 +70,6 @@ def _native(
             yield item
         else:
             note([item])
-
-
-def _stub(written: Written) -> ConvertedSession:
-    """What ``on_session`` hears of a session a worker wrote (its entries stayed there)."""
-    header = Header(id=written.id, created_at="")
-    return ConvertedSession(
-        header=header, entries=(), name=written.name, native_ids=written.native_ids
-    )
-
-
-class _Store:
-    """One store's conversion in progress: its report, what it wrote, its unit records."""
-
-    def __init__(
-        self,
-        candidate: Candidate,
-        dest: Path,
-        report: StoreReport,
-        on_session: OnSession | None,
-        redaction: SessionRedaction | None,
-        selection: Selection,
-    ) -> None:
-        self.plugin = candidate.plugin
-        self.claim = candidate.claim
-        self.dest = dest
-        self.report = report
-        self.on_session = on_session
-        self.redaction = redaction
-        self.selection = selection
-        self.note = _noter(report, redaction)
-        self.seen = Seen(self.plugin)
-        self.syncer = Syncer()
-        #: Unit records read from the last run (None: the store is not planned).
-        self.old: dict[str, UnitRecord] | None = None
-        self.new: dict[str, UnitRecord] = {}
-
-    def take(self, items: Sequence[Written | Finding]) -> None:
-        """Apply a unit's items to the report, in order."""
-        for item in items:
-            apply(self.report, self.seen, [item])
-            if isinstance(item, Written) and self.on_session is not None:
-                self.on_session(self.report, _stub(item))
-
-    def flushed(self, outcome: Outcome) -> None:
-        """Have the files a unit wrote flushed to disk."""
-        self.syncer.add(outcome.written)
-
-    def write(self, session: ConvertedSession) -> None:
-        """Write a session the plugin yielded outside any unit (here, in this process),
-        redacted first when the run redacts."""
-        redaction = self.redaction
-        if redaction is not None:
-            self.report.add_redactions(STORE_REDACTIONS, redaction.redactor.take_counts())
-            session = redaction.session(session)
-        done = _write_session(self.plugin, self.dest, session)
-        if done.size is not None:
-            self.syncer.add([self.dest / done.file])
-        apply(self.report, self.seen, [done])
-        if redaction is not None:
-            self.report.add_redactions(session.name, redaction.redactor.take_counts())
-        if self.on_session is not None:
-            self.on_session(self.report, session)
-
-    def whole(
-        self, pm: AsfPluginManager, store: StoreHandle, sessions: Iterator[NativeSession]
-    ) -> None:
-        """A store that is not planned: ``convert``, every session written here."""
-        selection = self.selection
-        for item in host.convert(pm, self.plugin, store, sessions, selection):
-            if isinstance(item, Finding):
-                self.note([item])
-            else:
-                self.write(item)
-
-    def planned(self, units: Iterator[Unit | Finding], workers: Workers | None) -> None:
-        """Run the plugin's units (carried over, here, or on the workers), in plan order."""
-        self.old, warning = fingerprints.load(self.dest, self.claim.format, str(self.claim.path))
-        if warning is not None:
-            self.report.note([warning])
-        Units(self, workers).run(units)
-
-    def finish(self, pm: AsfPluginManager, store: StoreHandle) -> None:
-        for item in host.finish(pm, self.plugin, store, dict(self.report.counts)):
-            if isinstance(item, Finding):
-                self.report.note([item])
-            else:
-                self.write(item)
-
-    def close(self, store: StoreHandle | None) -> None:
-        """Make the files durable, close the store, write the records and the report."""
-        report = self.report
-        if self.redaction is not None:
-            report.add_redactions(STORE_REDACTIONS, self.redaction.redactor.take_counts())
-        try:
-            self.syncer.finish(self.dest)
-        except OSError as exc:
-            raise OutputError(f"cannot flush {self.dest}: {exc.strerror or exc}") from exc
-        if store is not None:
-            try:
-                host.close_store(self.plugin, store)
-            except PluginError as exc:
-                report.error = report.error or str(exc)
-        try:
-            if self.old is not None:
-                kept = self.new if report.complete else {**self.old, **self.new}
-                fingerprints.save(self.dest, self.claim.format, str(self.claim.path), kept)
-            write_report(self.dest / REPORT_NAME, report)
-        except OSError as exc:
-            raise OutputError(f"cannot write in {self.dest}: {exc.strerror or exc}") from exc
 
 
 def convert_store(
@@ -205,6 +81,7 @@ def convert_store(
     selection: Selection | None = None,
     redaction: SessionRedaction | None = None,
     workers: Workers | None = None,
+    inputs: Inputs | None = None,
 ) -> tuple[StoreReport, str | None]:
     """Convert one store into ``out_dir/<format>/<store label>/`` and write its report.
 
@@ -215,10 +92,13 @@ def convert_store(
     early, if it did: :data:`DAMAGED` (the plugin raised :class:`StoreError`) or
     :data:`PLUGIN`. Either ends this store (its report says where) but not the run. Ctrl-C
     and an unwritable output (:class:`OutputError`) go up after the report of the store in
-    progress is written.
+    progress is written. No file is written over one of ``inputs`` (default: this store):
+    that is an :class:`OutputError`.
     """
     claim = candidate.claim
     dest = store_dir(out_dir, claim.format, claim.path)
+    inputs = inputs if inputs is not None else Inputs.of([claim.path])
+    guard = inputs if inputs.near(dest) else None
     report = StoreReport(
         format=claim.format,
         plugin=candidate.plugin,
@@ -227,7 +107,7 @@ def convert_store(
         redacted=redaction is not None,
     )
     wanted = selection or Selection()
-    run = _Store(candidate, dest, report, on_session, redaction, wanted)
+    run = StoreRun(candidate, dest, report, on_session, redaction, wanted, guard)
     store: StoreHandle | None = None
     failure: str | None = None
     try:
@@ -279,6 +159,7 @@ def convert_paths(
     selection: Selection | None = None,
     redaction: SessionRedaction | None = None,
     processes: int = 1,
+    report_file: Path | None = None,
 ) -> tuple[RunReport, list[Finding]]:
     """Convert every store found under ``paths`` (none: the default locations), or the
     sessions ``selection`` picks among them (each with what it needs: its conversation).
@@ -291,10 +172,18 @@ def convert_paths(
     plugin claims, ties, plugin failures in ``discover``); a store that stopped early is in
     both. Ctrl-C ends the run after the store in progress has its report: the returned report
     says ``interrupted`` and the caller decides what to do next.
+
+    ``report_file`` also gets the run's report (through a link, to the file it names). An
+    output directory inside a store being converted, or a ``report_file`` that is one of the
+    stores or ``paths`` or is not a regular file, raises :class:`OutputError` before anything
+    is written.
     """
     if out_dir.exists() and not out_dir.is_dir():
         raise OutputError(f"{out_dir}: exists and is not a directory")
     found = find_stores(pm, paths, format)
+    inputs = Inputs.of([c.claim.path for c in found.stores], paths)
+    inputs.check_output_dir(out_dir)
+    target = _report_target(report_file, inputs) if report_file is not None else None
     problems = list(found.problems)
     run = RunReport(output=str(out_dir))
     stores: list[tuple[Candidate, Selection, int | None]] = [
@@ -328,6 +217,7 @@ def convert_paths(
                 selection=wanted,
                 redaction=redaction,
                 workers=workers,
+                inputs=inputs,
             )
             run.stores.append(report)
             if report.error:
@@ -347,4 +237,22 @@ def convert_paths(
             else:
                 workers.close()
     run.errors = [p.message for p in problems]
+    if target is not None:
+        try:
+            write_report(target, run)
+        except OSError as exc:
+            why = f"cannot write {report_file}: {exc.strerror or exc}"
+            problems.append(Finding(kind="error", code=OUTPUT, message=why))
     return run, problems
+
+
+def _report_target(report: Path, inputs: Inputs) -> Path:
+    """Where ``--report`` is written: the file it names (links followed), checked."""
+    inputs.check_write(report, named=True)
+    try:
+        target = report.resolve()
+        writable(target)
+    except (OSError, RuntimeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise OutputError(f"{report}: {why}") from exc
+    return target

@@ -7,12 +7,13 @@ Python API count, print and serialise them one way.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from attrs import field, frozen
 
-__all__ = ["DROPPED", "ERROR", "INFO", "KINDS", "STRAY", "WARNING", "Finding"]
+__all__ = ["DROPPED", "ERROR", "INFO", "KINDS", "STRAY", "WARNING", "Finding", "shown"]
 
 #: A rule the data breaks (a reader or verifier finding).
 ERROR = "error"
@@ -29,6 +30,28 @@ KINDS = (ERROR, WARNING, INFO, STRAY, DROPPED)
 
 #: How severe each kind is, for a reader that only cares whether something is wrong.
 _SEVERITY = {ERROR: ERROR, WARNING: WARNING, STRAY: WARNING, INFO: INFO, DROPPED: INFO}
+
+
+def _short_repr() -> reprlib.Repr:
+    short = reprlib.Repr()
+    short.maxlevel = 3
+    short.maxstring = short.maxother = 80
+    short.maxlong = 40
+    short.maxdict = short.maxlist = short.maxtuple = 6
+    return short
+
+
+_SHORT: Final = _short_repr()
+
+
+def shown(value: Any) -> str:
+    """A value from the data as a message quotes it: its ``repr``, cut short.
+
+    The value may be anything a hostile file holds (a megabyte string, an array nested
+    hundreds deep, an integer of thousands of digits): the result is one short line, and
+    building it neither recurses deeply nor renders a huge number.
+    """
+    return _SHORT.repr(value)
 
 
 @frozen(kw_only=True)

@@ -25,8 +25,8 @@ import cattrs
 from attrs import field, frozen
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
+from asf_core.files import write_atomic
 from asf_core.findings import Finding
-from asf_core.writer import write_atomic
 
 __all__ = [
     "FILE_NAME",

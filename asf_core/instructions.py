@@ -9,7 +9,8 @@ entries put in force (``of``). These functions are pure; :mod:`asf_core.context`
 
 An element that cannot be resolved is kept verbatim and reported: for parts the instructions
 string then cannot be rebuilt (unless the entry also carries it), for omitted lists the element
-simply stays as written.
+simply stays as written. So a list in force may hold anything a file wrote (a number, an array):
+every function here takes such elements as they come.
 """
 
 from __future__ import annotations
@@ -50,15 +51,21 @@ class Resolved:
 
 def text_hash(text: str) -> str:
     """The hash a part is named by: ``sha256:`` + hex SHA-256 of its UTF-8 text (not JCS)."""
-    return "sha256:" + sha256(text.encode("utf-8")).hexdigest()
+    return "sha256:" + sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def part_resolved(part: Mapping[str, Any]) -> bool:
+def part_resolved(part: Any) -> bool:
     """Whether a part in force has its text (an unresolved one is kept as written)."""
-    return isinstance(part.get("text"), str)
+    return isinstance(part, Mapping) and isinstance(part.get("text"), str)
 
 
-def join_parts(parts: Sequence[Mapping[str, Any]]) -> str | None:
+def _id_of(element: Any) -> str | None:
+    """An element's ``id`` when it is an object with a string one."""
+    ident = element.get("id") if isinstance(element, Mapping) else None
+    return ident if isinstance(ident, str) else None
+
+
+def join_parts(parts: Sequence[Any]) -> str | None:
     """The instructions string of resolved parts; ``None`` if any part lacks its text."""
     if not all(part_resolved(p) for p in parts):
         return None
@@ -83,11 +90,11 @@ class _Cursor:
     """The keep cursor over one list: naming an element of the list moves it past that element;
     ``keep n`` takes the next n. Taking an element twice (or past the end) fails."""
 
-    def __init__(self, elements: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(self, elements: Sequence[Any]) -> None:
         self.elements = elements
         self.pos = 0
         self.taken: set[int] = set()
-        self.index = {e["id"]: i for i, e in enumerate(elements) if isinstance(e.get("id"), str)}
+        self.index = {ident: i for i, e in enumerate(elements) if (ident := _id_of(e)) is not None}
 
     def name(self, ident: str) -> None:
         i = self.index.get(ident)
@@ -95,7 +102,7 @@ class _Cursor:
             self.pos = i + 1
             self.taken.add(i)
 
-    def keep(self, n: int) -> list[Mapping[str, Any]] | None:
+    def keep(self, n: int) -> list[Any] | None:
         span = range(self.pos, self.pos + n)
         if span.stop > len(self.elements) or self.taken.intersection(span):
             return None
@@ -104,9 +111,7 @@ class _Cursor:
         return [self.elements[i] for i in span]
 
 
-def resolve_parts(
-    delta: Sequence[Any], in_force: Sequence[Mapping[str, Any]], history: History
-) -> Resolved:
+def resolve_parts(delta: Sequence[Any], in_force: Sequence[Any], history: History) -> Resolved:
     """The parts in force after a delta's ``instructions_parts``.
 
     ``in_force`` is the list before the entry (empty after a ``replace``); ``history`` holds
@@ -114,7 +119,7 @@ def resolve_parts(
     the in-force part of that id first, then the most recent departed text with that hash.
     """
     cursor = _Cursor(in_force)
-    by_id = {p["id"]: p for p in in_force if isinstance(p.get("id"), str)}
+    by_id = {ident: p for p in in_force if (ident := _id_of(p)) is not None}
     out: list[dict[str, Any]] = []
     problems: list[str] = []
     for n, element in enumerate(delta):
@@ -138,8 +143,12 @@ def resolve_parts(
             out.append(dict(element))
             problems.append(f"instructions_parts[{n}]: no id and no keep that fits the list")
         else:
-            out.extend(dict(p) for p in kept)
+            out.extend(_copy(p) for p in kept)
     return Resolved(elements=tuple(out), problems=tuple(problems))
+
+
+def _copy(element: Any) -> Any:
+    return dict(element) if isinstance(element, Mapping) else element
 
 
 def _resolve_named_part(
@@ -165,14 +174,12 @@ def _resolve_named_part(
     return None
 
 
-def depart(
-    before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]], history: History
-) -> None:
+def depart(before: Sequence[Any], after: Sequence[Any], history: History) -> None:
     """Record in ``history`` every resolved part of ``before`` that ``after`` removed or changed."""
-    now = {p["id"]: p.get("text") for p in after if isinstance(p.get("id"), str)}
+    now = {ident: p.get("text") for p in after if (ident := _id_of(p)) is not None}
     for part in before:
-        ident = part.get("id")
-        if not isinstance(ident, str) or not part_resolved(part):
+        ident = _id_of(part)
+        if ident is None or not part_resolved(part):
             continue
         if ident not in now or now[ident] != part["text"]:
             source = part.get("source")
@@ -182,9 +189,7 @@ def depart(
 
 
 def resolve_omitted(
-    delta: Sequence[Any],
-    in_force: Sequence[Mapping[str, Any]],
-    lists: Mapping[str, Sequence[Mapping[str, Any]]],
+    delta: Sequence[Any], in_force: Sequence[Any], lists: Mapping[str, Sequence[Any]]
 ) -> Resolved:
     """The ``instructions_omitted`` list after a delta.
 
@@ -224,5 +229,5 @@ def resolve_omitted(
             where = f" of {of}" if isinstance(of, str) else ""
             problems.append(f"instructions_omitted[{n}]: keep{where} cannot be resolved")
         else:
-            out.extend(dict(e) for e in kept)
+            out.extend(_copy(e) for e in kept)
     return Resolved(elements=tuple(out), problems=tuple(problems))

@@ -3,6 +3,12 @@
 ``<out>/<format>/<store label>/<project key>/<created at>_<session id>.jsonl`` is the
 reference library's jsonl store layout below the store directory, so a converted store opens
 in the reference tooling; ``report.json`` sits beside the project directories.
+
+Names come from the data (a session's ``cwd`` and ``id``), so none may take a name asf keeps
+for itself: a project key that is a reserved name (:data:`RESERVED`, compared without case,
+as some file systems do) gets a ``_`` in front, and a session id that is not a safe file name
+is spelled safely with a hash of the real id, so two ids never share a file. Everything else is
+spelled as the reference library spells it, so existing outputs keep their names.
 """
 
 from __future__ import annotations
@@ -13,10 +19,12 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
+from asf_core.canonical import has_lone_surrogate
 from asf_core.model import Header
 
 __all__ = [
     "REPORT_NAME",
+    "RESERVED",
     "project_key",
     "session_file_name",
     "session_path",
@@ -27,6 +35,10 @@ __all__ = [
 
 #: The store's report, beside its project directories.
 REPORT_NAME = "report.json"
+#: Names in a store's directory that are asf's own, never a project directory's.
+RESERVED = frozenset({REPORT_NAME})
+#: A session id longer than this is cut (and told apart by its hash) in its file name.
+_ID_CHARS = 100
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -54,15 +66,21 @@ def project_key(cwd: str | None) -> str:
 
     The leading separator is stripped and separators and colons become ``-``: ``/home/u/proj``
     is ``home-u-proj``; no directory is ``default``. A key that would step out of the store
-    (``.``, ``..``) or hold a NUL is made safe with :func:`slug`.
+    (``.``, ``..``), holds a NUL or is too long is made safe with :func:`slug`; lone surrogates
+    become U+FFFD, as in the header written; a reserved name (``report.json``) gets a ``_`` in
+    front.
     """
     key = (cwd or "").replace("\\", "/").lstrip("/")
     for sep in ("/", "\\", ":"):
         key = key.replace(sep, "-")
     if not key:
         return "default"
+    if has_lone_surrogate(key):
+        key = "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in key)
     if key in (".", "..") or "\0" in key or len(key.encode()) > 200:
-        return slug(key)[:200]
+        key = slug(key)[:200]
+    if key.casefold() in RESERVED:
+        key = "_" + key
     return key
 
 
@@ -70,10 +88,10 @@ def _stamp(created_at: str) -> str:
     """``created_at`` spelled as the reference store does in names: ``2026-09-17T12-00-00.000Z``."""
     try:
         when = datetime.fromisoformat(created_at.replace("z", "Z").replace("t", "T"))
-    except ValueError:
+        if when.tzinfo is not None:
+            when = when.astimezone(UTC)
+    except (ValueError, OverflowError):  # not a date, or beyond the years datetime holds
         return "0000-00-00T00-00-00.000Z"
-    if when.tzinfo is not None:
-        when = when.astimezone(UTC)
     millis = when.microsecond // 1000
     return when.strftime("%Y-%m-%dT%H-%M-%S") + f".{millis:03d}Z"
 
@@ -83,10 +101,22 @@ def session_path(header: Header) -> Path:
 
     ``<project key>/<created at>_<session id>.jsonl``: the reference library's jsonl store
     layout, so a store's output directory is a store that library (and its command) opens. An
-    id that is not a safe file name is made one with :func:`slug`.
+    id that is not a safe file name (or is longer than 100 characters) is made one with
+    :func:`slug`, cut, and followed by the first 10 hex digits of its SHA-256: ``a/b`` and
+    ``a_b`` stay two files.
     """
-    ident = header.id if header.id and slug(header.id) == header.id else slug(header.id or "_")
-    return Path(project_key(header.cwd)) / f"{_stamp(header.created_at)}_{ident}.jsonl"
+    return (
+        Path(project_key(header.cwd)) / f"{_stamp(header.created_at)}_{_file_id(header.id)}.jsonl"
+    )
+
+
+def _file_id(ident: str) -> str:
+    """A session id as it appears in its file name: as it is when that is safe, else a slug
+    and the hash of the id."""
+    if ident and len(ident) <= _ID_CHARS and slug(ident) == ident:
+        return ident
+    digest = hashlib.sha256(ident.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{slug(ident)[:_ID_CHARS]}-{digest}"
 
 
 def session_file_name(name: str) -> str | None:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from asf_core import ids
-from asf_core.findings import WARNING
+from asf_core.findings import WARNING, shown
 from asf_core.model import CORE_TYPES
 
 __all__ = ["Migration"]
@@ -47,10 +47,10 @@ class Migration:
         if old is None:
             self.report("missing-id", "entry has no id", n)
         elif not isinstance(old, str):
-            self.report("bad-id", f"id {old!r} is not a string", n)
+            self.report("bad-id", f"id {shown(old)} is not a string", n)
             old = None
         elif old in self.legacy:
-            self.report("duplicate-id", f"id {old!r} repeats; the first is kept", n, old)
+            self.report("duplicate-id", f"id {shown(old)} repeats; the first is kept", n, old)
             return None
         ts = obj.get("ts")
         if isinstance(ts, str):
@@ -61,7 +61,9 @@ class Migration:
         if old is not None:
             was = obj.get("legacy_id", old)
             if was != old:
-                self.report("migration", f"legacy_id {was!r} replaced by the id", n, old, WARNING)
+                self.report(
+                    "migration", f"legacy_id {shown(was)} replaced by the id", n, old, WARNING
+                )
             obj["legacy_id"] = old
         parent = obj.get("parent")
         if isinstance(parent, str) and parent in self.legacy:
@@ -78,7 +80,7 @@ class Migration:
                 else:
                     self.report(
                         "migration",
-                        f"{member} {value!r} names no earlier entry; kept as written",
+                        f"{member} {shown(value)} names no earlier entry; kept as written",
                         n,
                         old,
                         WARNING,
@@ -88,7 +90,8 @@ class Migration:
                 if member not in ids.ENVELOPE and isinstance(value, str) and value in self.legacy:
                     self.report(
                         "migration",
-                        f"extension member {member!r} may name entry {value!r}; kept as written",
+                        f"extension member {shown(member)} may name entry {shown(value)}; "
+                        "kept as written",
                         n,
                         old,
                         WARNING,
@@ -111,7 +114,8 @@ class Migration:
         if session is not None and session != self.session:
             self.report(
                 "migration",
-                f"parents reference {ref['entry']!r} into session {session!r} kept as written",
+                f"parents reference {shown(ref['entry'])} into session {shown(session)} "
+                "kept as written",
                 n,
                 kind=WARNING,
             )

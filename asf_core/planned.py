@@ -16,6 +16,7 @@ from asf_core import fingerprints, host
 from asf_core.errors import PluginError
 from asf_core.fingerprints import UnitRecord
 from asf_core.formats import Finding, Unit
+from asf_core.inputs import Inputs
 from asf_core.units import Outcome, Written, record_of, replay, run_job
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ class Sink(Protocol):
 
     plugin: str
     dest: Path
+    guard: Inputs | None
     old: dict[str, UnitRecord] | None
     new: dict[str, UnitRecord]
 
@@ -94,13 +96,17 @@ class Units:
         with host.blame(store.plugin, f"plan (unit {unit.key})"):
             job = unit.prepare()
         workers = self.workers
-        message = None if workers is None else workers.pack(store.plugin, unit.key, job, store.dest)
+        message = (
+            None
+            if workers is None
+            else workers.pack(store.plugin, unit.key, job, store.dest, store.guard)
+        )
         self.tickets += 1
         ticket = self.tickets
         slot: list[object] = [ticket, None, unit.key, unit.fingerprint]
         self.slots.append(slot)
         if workers is None or message is None:
-            self._done(slot, run_job(store.plugin, unit.key, job, store.dest))
+            self._done(slot, run_job(store.plugin, unit.key, job, store.dest, store.guard))
             return
         workers.submit(ticket, message)
         while workers.pending >= 2 * workers.count:

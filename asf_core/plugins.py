@@ -22,6 +22,7 @@ from attrs import frozen
 
 from asf_core import hookspecs
 from asf_core.errors import one_line
+from asf_core.safe_text import printable
 
 __all__ = [
     "DISABLE_AUTOLOAD_ENV",
@@ -101,7 +102,7 @@ class AsfPluginManager(pluggy.PluginManager):
         self.broken.append(
             PluginRecord(name=name, distribution=dist, version=version, status="broken", error=why)
         )
-        sys.stderr.write(f"asf: warning: plugin {name!r}{where} not loaded: {why}\n")
+        _say(f"warning: plugin {name!r}{where} not loaded: {why}")
         return False
 
     def plugin_names(self) -> list[str]:
@@ -146,11 +147,16 @@ def _entry_points() -> Iterator[tuple[importlib.metadata.EntryPoint, str | None,
             yield ep, dist_name, dist.version
 
 
+def _say(line: str) -> None:
+    """One ``asf:`` line on stderr; plugin names and errors come from installed metadata."""
+    sys.stderr.write(f"asf: {printable(line)}\n")
+
+
 def _trace(pm: pluggy.PluginManager) -> None:
     def before(name: str, impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, Any]) -> None:
         who = ", ".join(impl.plugin_name for impl in impls)
         args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-        sys.stderr.write(f"asf: trace: {name}({args}) -> [{who}]\n")
+        _say(f"trace: {name}({args}) -> [{who}]")
 
     def after(
         outcome: pluggy.Result[Any],
@@ -159,9 +165,9 @@ def _trace(pm: pluggy.PluginManager) -> None:
         kwargs: Mapping[str, Any],
     ) -> None:
         if outcome.exception is not None:
-            sys.stderr.write(f"asf: trace: {name} raised {one_line(outcome.exception)}\n")
+            _say(f"trace: {name} raised {one_line(outcome.exception)}")
         else:
-            sys.stderr.write(f"asf: trace: {name} returned {outcome.get_result()!r:.200}\n")
+            _say(f"trace: {name} returned {outcome.get_result()!r:.200}")
 
     pm.add_hookcall_monitoring(before, after)
 
@@ -190,7 +196,7 @@ def make_plugin_manager(
             found.add(ep.name)
             pm.add_plugin(ep.name, ep.load, distribution=dist, version=version)
         for name in sorted(set(only or ()) - found):
-            sys.stderr.write(f"asf: warning: {ONLY_ENV} names {name!r}, which is not installed\n")
+            _say(f"warning: {ONLY_ENV} names {name!r}, which is not installed")
     pm.check_pending()
     if os.environ.get(TRACE_ENV):
         _trace(pm)

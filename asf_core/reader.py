@@ -15,16 +15,17 @@ than a good one.
 
 from __future__ import annotations
 
+import errno
 import io
-import json
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from asf_core import canonical, ids, strict_json
+from asf_core import canonical, ids, raw_lines, strict_json
 from asf_core.codec import entry_from_json, header_from_json
-from asf_core.findings import ERROR, WARNING, Finding
+from asf_core.findings import ERROR, WARNING, Finding, shown
 from asf_core.migration import Migration
 from asf_core.model import Entry, Header
 from asf_core.session_file import HASHED_FROM, SessionFile, id_of
@@ -41,10 +42,9 @@ __all__ = [
 READER_VERSION: Final = (0, 11)
 
 _FORMAT: Final = re.compile(r"agentsession/(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)")
-
-#: Digits and the decimal point all become "0", for :func:`_maybe_not_ijson`.
-_MANTISSA: Final = bytes.maketrans(b"0123456789.", b"00000000000")
-_SIXTEEN: Final = b"0" * 16
+#: Version numbers longer than this are read as "newer than this reader" without converting
+#: them (a hostile file may spell one with thousands of digits).
+_VERSION_DIGITS: Final = 9
 
 
 class FormatError(Exception):
@@ -86,32 +86,47 @@ class _Pass:
     # -- header -------------------------------------------------------------------------
 
     def _header(self, first: bytes) -> tuple[Header, tuple[int, int]]:
+        refused = ""
         try:
             obj = strict_json.parse(first)
-        except (ValueError, RecursionError) as exc:
+        except canonical.TooDeep as exc:
             raise FormatError(f"line 1 is not a session header: {exc}") from None
+        except ValueError as exc:  # a member that is not I-JSON costs that member only
+            obj, refused = raw_lines.lenient(first), str(exc)
+            if obj is None:
+                raise FormatError(f"line 1 is not a session header: {exc}") from None
         if not isinstance(obj, dict):
             raise FormatError("line 1 is not a session header (not a JSON object)")
         if obj.get("type") != "session":
-            raise FormatError(f"line 1 is not a session header (type {obj.get('type')!r})")
+            raise FormatError(f"line 1 is not a session header (type {shown(obj.get('type'))})")
         fmt = obj.get("format")
         if not isinstance(fmt, str):
             raise FormatError("the session header has no format")
         match = _FORMAT.fullmatch(fmt)
         if match is None:
-            raise FormatError(f"unknown format {fmt!r} (expected agentsession/<major>.<minor>)")
+            raise FormatError(
+                f"unknown format {shown(fmt)} (expected agentsession/<major>.<minor>)"
+            )
+        mine = "{}.{}".format(*READER_VERSION)
+        if max(len(match[1]), len(match[2])) > _VERSION_DIGITS:
+            raise FormatError(f"{shown(fmt)} is newer than this reader ({mine})")
         version = (int(match[1]), int(match[2]))
         if version > READER_VERSION:
-            mine = "{}.{}".format(*READER_VERSION)
             raise FormatError(f"{fmt} is newer than this reader ({mine})")
         if version < (0, 1):
             raise FormatError(f"{fmt} is not a format this reader knows")
+        # The header is not hashed, but it is I-JSON all the same.
+        if refused:
+            self.report("not-ijson", f"header: {refused}", 1)
+        elif raw_lines.maybe_not_ijson(first):
+            for why in canonical.ijson_problems(obj):
+                self.report("not-ijson", f"header: {why}", 1)
         for name in ("id", "created_at", "payload"):
             if not isinstance(obj.get(name), str):
                 self.report("bad-header", f"the header has no string {name!r}", 1)
         payload = obj.get("payload")
         if isinstance(payload, str) and not payload.startswith("openresponses/"):
-            self.report("bad-header", f"unknown payload profile {payload!r}", 1, kind=WARNING)
+            self.report("bad-header", f"unknown payload profile {shown(payload)}", 1, kind=WARNING)
         if "base" in obj:
             if not isinstance(obj["base"], str):
                 self.report("bad-header", "the header's base is not an entry id", 1)
@@ -132,7 +147,13 @@ class _Pass:
             return
         try:
             obj = strict_json.parse(raw)
-        except (ValueError, RecursionError) as exc:  # JsonError, and anything it lets through
+        except canonical.TooDeep as exc:
+            if raw_lines.balanced(raw):
+                self.report("too-deep", f"line not read: {exc}", n)
+            else:  # cut off or broken as well: say that, as for any other line
+                self._unparsable(n, raw, last, str(exc))
+            return
+        except ValueError as exc:  # JsonError
             self._unparsable(n, raw, last, str(exc))
             return
         if not isinstance(obj, dict):
@@ -164,7 +185,7 @@ class _Pass:
         self.line_of[ident] = n
 
     def _unparsable(self, n: int, raw: bytes, last: bool, why: str) -> None:
-        complete = _complete_json(raw)
+        complete = raw_lines.complete_json(raw)
         if complete:
             # Valid JSON the strict parse refuses: duplicate names or NaN, not damage.
             self.report("not-ijson", f"line cannot be hashed: {why}", n)
@@ -180,7 +201,7 @@ class _Pass:
 
     def _screen(self, n: int, obj: dict[str, Any], raw: bytes) -> bool:
         """Report I-JSON violations (cheaply ruled out for almost every line); False if any."""
-        if not _maybe_not_ijson(raw):
+        if not raw_lines.maybe_not_ijson(raw):
             return True
         found = canonical.ijson_problems(obj)
         stored = obj.get("id")
@@ -199,7 +220,7 @@ class _Pass:
         stored = obj.get("id")
         if "id" not in obj or not isinstance(stored, str):
             if "id" in obj:
-                self.report("bad-id", f"id {stored!r} is not a string", n, computed)
+                self.report("bad-id", f"id {shown(stored)} is not a string", n, computed)
                 del obj["id"]
             else:
                 self.report("missing-id", "entry has no id; filed under its computed id", n)
@@ -207,7 +228,7 @@ class _Pass:
                 obj["id"] = computed
             return computed
         if not stored.startswith("sha256:"):
-            self.report("bad-id", f"id {stored!r} does not use the sha256: prefix", n, stored)
+            self.report("bad-id", f"id {shown(stored)} does not use the sha256: prefix", n, stored)
         elif computed is not None and computed != stored:
             self.report("bad-id", f"id does not match the line's content ({computed})", n, stored)
         return stored
@@ -215,10 +236,10 @@ class _Pass:
     def _check_body(self, n: int, obj: dict[str, Any], ident: str) -> None:
         kind = obj.get("type")
         if "type" in obj and (not isinstance(kind, str) or not kind):
-            self.report("bad-entry", f"entry type {kind!r} is not a name", n, ident)
+            self.report("bad-entry", f"entry type {shown(kind)} is not a name", n, ident)
         ts = obj.get("ts")
         if "ts" in obj and not (isinstance(ts, str) and ids.ts_ok(ts)):
-            self.report("bad-ts", f"ts {ts!r} is not in the single 0.5 spelling", n, ident)
+            self.report("bad-ts", f"ts {shown(ts)} is not in the single 0.5 spelling", n, ident)
         if "content" in obj:
             self.report(
                 "reserved-member", "the body carries the reserved member 'content'", n, ident
@@ -233,7 +254,7 @@ class _Pass:
             if parent not in self.by_id:
                 self.pending_parent.append((n, ident, parent))
         else:
-            self.report("bad-entry", f"parent {parent!r} is not an entry id", n, ident)
+            self.report("bad-entry", f"parent {shown(parent)} is not an entry id", n, ident)
         if "parents" in obj:
             self._check_parents(n, obj["parents"], parent, ident)
 
@@ -250,7 +271,7 @@ class _Pass:
             entry = ref.get("entry") if isinstance(ref, dict) else None
             session = ref.get("session") if isinstance(ref, dict) else None
             if not isinstance(entry, str) or not (session is None or isinstance(session, str)):
-                self.report("bad-parents", f"reference {ref!r} needs an entry id", n, ident)
+                self.report("bad-parents", f"reference {shown(ref)} needs an entry id", n, ident)
                 continue
             keys.append((session is not None, session or "", entry))
             if entry in seen:
@@ -340,27 +361,6 @@ class _Pass:
                     )
 
 
-def _maybe_not_ijson(raw: bytes) -> bool:
-    """A necessary condition, checked at C speed on the raw line, for a non-I-JSON value.
-
-    The strict parse already refused duplicate names and non-finite numbers. A lone
-    surrogate can only come from a ``\\uD800``-``\\uDFFF`` escape. An integer value that is
-    not I-JSON has at least 16 significant digits (any value with 15 or fewer is the
-    canonical rendering of its nearest double), so its mantissa, written as digits and at
-    most one point, is a run of 16 or more characters from ``[0-9.]``.
-    """
-    return b"\\ud" in raw or b"\\uD" in raw or _SIXTEEN in raw.translate(_MANTISSA)
-
-
-def _complete_json(raw: bytes) -> bool:
-    """Whether a line the strict parse refused is nonetheless whole JSON (not cut off)."""
-    try:
-        json.loads(raw)
-    except (ValueError, RecursionError):
-        return False
-    return True
-
-
 def _lines(stream: Iterable[bytes]) -> Iterator[tuple[int, bytes, bool]]:
     """(line number, raw line, is last) for every line after the header."""
     it = iter(stream)
@@ -385,7 +385,18 @@ def _read(stream: Iterable[bytes], path: Path | None) -> SessionFile:
 
 
 def read_session(path: Path) -> SessionFile:
-    """Read a session file line by line; raises :class:`FormatError` or ``OSError``."""
+    """Read a session file line by line; raises :class:`FormatError` or ``OSError``.
+
+    Only a regular file or a pipe is read: a device (``/dev/zero``) or a socket raises
+    ``OSError`` (EINVAL) instead of being read forever.
+    """
+    try:
+        mode = path.stat().st_mode
+    except ValueError:  # a NUL in the name: no file can have it
+        raise OSError(errno.EINVAL, "not a valid file name", str(path)) from None
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        raise OSError(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL, kind, str(path))
     with path.open("rb") as stream:
         return _read(stream, path)
 

@@ -14,10 +14,11 @@ from typing import Any
 from attrs import define, field
 
 from asf_core.codec import report_converter as converter
+from asf_core.files import write_atomic
 from asf_core.findings import Finding
-from asf_core.writer import write_atomic
+from asf_core.safe_text import json_safe
 
-__all__ = ["RunReport", "StoreReport", "json_bytes", "store_json", "write_report"]
+__all__ = ["RunReport", "StoreReport", "json_bytes", "json_text", "store_json", "write_report"]
 
 
 @define(kw_only=True)
@@ -114,9 +115,15 @@ def store_json(report: StoreReport) -> dict[str, Any]:
     return obj
 
 
+def json_text(value: Any, *, terminal: bool = False) -> str:
+    """JSON for people and tools: indented, a final newline, lone surrogates escaped (and with
+    ``terminal``, every control character: see :func:`~asf_core.safe_text.json_safe`)."""
+    return json_safe(json.dumps(value, indent=2, ensure_ascii=False), terminal=terminal) + "\n"
+
+
 def json_bytes(value: Any) -> bytes:
-    """JSON for people and tools: indented, UTF-8, a final newline."""
-    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode()
+    """:func:`json_text` as UTF-8."""
+    return json_text(value).encode()
 
 
 def write_report(path: Path, report: StoreReport | RunReport) -> None:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HashCache",
+    "body_parts",
     "output_entries",
     "request_body",
     "request_context",
@@ -75,13 +76,16 @@ def request_body(ctx: Context) -> dict[str, Any]:
     """
     if not ctx.instructions_rebuilt:
         raise ContextError("the instructions cannot be rebuilt: " + "; ".join(ctx.problems))
-    s = ctx.settings
+    return {**_settings_members(ctx.settings), "input": list(ctx.items)}
+
+
+def _settings_members(s: dict[str, Any]) -> dict[str, Any]:
+    """The members of a request body that come from its settings (``input`` set after)."""
     body: JSON = dict(s.get("extra", {}))
     if "model" in s:
         body["model"] = s["model"]
     if s.get("instructions"):
         body["instructions"] = s["instructions"]
-    body["input"] = list(ctx.items)
     if s.get("tools"):
         body["tools"] = s["tools"]
     for name in ("reasoning", "text"):
@@ -89,6 +93,29 @@ def request_body(ctx: Context) -> dict[str, Any]:
             body[name] = s[name]
     body["store"] = False
     return body
+
+
+def _utf16(key: str) -> bytes:
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def body_parts(settings: dict[str, Any]) -> tuple[bytes, bytes]:
+    """The canonical bytes of a request body around its items: ``{...,"input":[`` and
+    ``],...}``, so that a hash can be fed the items in between one by one.
+
+    Raises :class:`~asf_core.canonical.JsonError` for a setting that is not I-JSON.
+    """
+    members = _settings_members(settings)
+    members.pop("input", None)
+    keys = sorted(members, key=_utf16)
+    split = sum(1 for k in keys if _utf16(k) < _utf16("input"))
+
+    def join(names: list[str]) -> bytes:
+        return b",".join(canonical.dumps(k) + b":" + canonical.dumps(members[k]) for k in names)
+
+    before, after = keys[:split], keys[split:]
+    head = b"{" + join(before) + (b"," if before else b"") + b'"input":['
+    return head, b"]" + (b"," + join(after) if after else b"") + b"}"
 
 
 #: Canonical bytes of items already hashed, keyed by ``id(item)``; the item itself is held so
@@ -102,29 +129,19 @@ def request_hash(ctx: Context, *, cache: HashCache | None = None) -> str | None:
     Requests along one path share ever longer item prefixes, so hashing every response of a
     session canonicalises the same items over and over; pass one ``cache`` dict for a run of
     calls over the same session to canonicalise each item once. The digest is identical.
+    Raises :class:`~asf_core.canonical.JsonError` when a value in the request is not I-JSON.
     """
     if not ctx.instructions_rebuilt:
         return None
-    body = request_body(ctx)
     if cache is None:
-        return canonical.sha256_of(body)
-    digest = sha256()
-    digest.update(b"{")
-    for n, key in enumerate(sorted(body, key=lambda k: k.encode("utf-16-be", "surrogatepass"))):
-        if n:
+        return canonical.sha256_of(request_body(ctx))
+    head, tail = body_parts(ctx.settings)
+    digest = sha256(head)
+    for i, item in enumerate(ctx.items):
+        if i:
             digest.update(b",")
-        digest.update(canonical.dumps(key))
-        digest.update(b":")
-        if key == "input":
-            digest.update(b"[")
-            for i, item in enumerate(body["input"]):
-                if i:
-                    digest.update(b",")
-                digest.update(_item_bytes(item, cache))
-            digest.update(b"]")
-        else:
-            digest.update(canonical.dumps(body[key]))
-    digest.update(b"}")
+        digest.update(_item_bytes(item, cache))
+    digest.update(tail)
     return "sha256:" + digest.hexdigest()
 
 

@@ -16,10 +16,13 @@ from typing import Any, Final
 
 from asf_core.canonical import (
     INF,
+    MAX_DEPTH,
     TWO53F,
     JsonError,
+    TooDeep,
     has_lone_surrogate,
     int_is_ijson,
+    nested_deeper,
     pointer,
     quote,
     utf16_key,
@@ -111,21 +114,19 @@ def _float_locate(text: str) -> Any:
     return f
 
 
-def _find_bad(value: Any, path: list[str | int]) -> str | None:
-    if isinstance(value, _Bad):
-        if value.member is not None:
-            path = [*path, value.member]
-        return f"{where(path)}: {value.reason}"
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = _find_bad(item, [*path, key])
-            if found:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _find_bad(item, [*path, index])
-            if found:
-                return found
+def _find_bad(value: Any) -> str | None:
+    """Where the first :class:`_Bad` placeholder is, in document order (without recursion)."""
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, _Bad):
+            if node.member is not None:
+                path = [*path, node.member]
+            return f"{where(path)}: {node.reason}"
+        if isinstance(node, dict):
+            stack.extend((item, [*path, key]) for key, item in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend((node[i], [*path, i]) for i in range(len(node) - 1, -1, -1))
     return None
 
 
@@ -143,6 +144,8 @@ def parse(data: str | bytes) -> Any:
     Integers stay exact ``int``; other numbers are ``float``, except that a fraction or
     exponent literal whose exact value is an integer breaking the I-JSON rule (e.g.
     ``9.007199254740993e15``) becomes that exact ``int`` so the violation stays visible.
+    Arrays and objects nested deeper than :data:`~asf_core.canonical.MAX_DEPTH` raise
+    :class:`~asf_core.canonical.TooDeep` (a :class:`JsonError`).
     """
     if isinstance(data, (bytes, bytearray, memoryview)):
         try:
@@ -152,22 +155,39 @@ def parse(data: str | bytes) -> Any:
     else:
         text = data
     try:
-        return _STRICT.decode(text)
+        value = _STRICT.decode(text)
     except _Reject:
         pass
     except json.JSONDecodeError as exc:
         raise JsonError(f"invalid JSON at char {exc.pos}: {exc.msg}") from None
     except RecursionError:
-        raise JsonError("JSON nested too deeply") from None
+        raise TooDeep from None
     except ValueError as exc:  # e.g. an integer literal beyond the int-str digit limit
-        raise JsonError(f"invalid JSON: {exc}") from None
+        raise JsonError(f"invalid JSON: {_clip(str(exc))}") from None
+    else:
+        if _may_nest_deeper(text) and nested_deeper(value):
+            raise TooDeep
+        return value
     try:
-        found = _find_bad(_LOCATE.decode(text), [])
+        located = _LOCATE.decode(text)
     except json.JSONDecodeError as exc:  # the reject came first; the text is broken too
         raise JsonError(f"invalid JSON at char {exc.pos}: {exc.msg}") from None
-    except (RecursionError, ValueError):
-        found = None
-    raise JsonError(found or "invalid JSON (duplicate name or non-finite number)")
+    except RecursionError:
+        raise TooDeep from None
+    except ValueError:
+        located = None
+    if _may_nest_deeper(text) and nested_deeper(located):
+        raise TooDeep
+    raise JsonError(_find_bad(located) or "invalid JSON (duplicate name or non-finite number)")
+
+
+def _may_nest_deeper(text: str) -> bool:
+    """A cheap necessary condition for nesting deeper than MAX_DEPTH: that many brackets."""
+    return text.count("[") + text.count("{") > MAX_DEPTH
+
+
+def _clip(text: str, width: int = 120) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 # --------------------------------------------------------------------------- normalise
@@ -184,13 +204,15 @@ def _string_source(text: str) -> str:
     ).join('""')
 
 
-def normalise(value: Any) -> tuple[Any, list[dict[str, Any]]]:
+def normalise(value: Any, *, depth: int = 0) -> tuple[Any, list[dict[str, Any]]]:
     """The writer's I-JSON normalisation (ASF section 3.2): a fixed copy plus ``normalised``.
 
     Lone surrogates become U+FFFD; unsafe integers become the (integer value of the) nearest
     double; a ``bytes`` value is a string whose UTF-8 may be invalid and is decoded with one
     U+FFFD per maximal ill-formed subpart, recorded with ``raw``.  Records are sorted by
-    ``at`` in UTF-16 order.  Non-finite numbers and colliding names raise :class:`JsonError`.
+    ``at`` in UTF-16 order.  Non-finite numbers and colliding names raise :class:`JsonError`,
+    and so does nesting deeper than ``MAX_DEPTH`` (counting ``depth`` containers around
+    ``value``) as :class:`~asf_core.canonical.TooDeep`, which no reader would take back.
     """
     records: list[dict[str, Any]] = []
 
@@ -226,6 +248,8 @@ def normalise(value: Any) -> tuple[Any, list[dict[str, Any]]]:
             if not math.isfinite(item):
                 raise JsonError(f"{where(path)}: non-finite number {item!r} cannot be normalised")
             return item
+        if isinstance(item, dict | list | tuple) and len(path) + depth >= MAX_DEPTH:
+            raise TooDeep(where(path[:4]) + "/...")
         if isinstance(item, dict):
             fixed: dict[str, Any] = {}
             for key, member in item.items():
@@ -243,7 +267,10 @@ def normalise(value: Any) -> tuple[Any, list[dict[str, Any]]]:
                 fixed[new_key] = walk(member, [*path, new_key])
             return fixed
         if isinstance(item, (list, tuple)):
-            return [walk(member, [*path, index]) for index, member in enumerate(item)]
+            items: list[Any] = []
+            for index, member in enumerate(item):  # a loop, not a comprehension: one frame
+                items.append(walk(member, [*path, index]))
+            return items
         raise JsonError(f"{where(path)}: {type(item).__name__} is not a JSON value")
 
     try:

@@ -9,9 +9,6 @@ and nothing of the entries. The host applies outcomes to the store's report in p
 
 from __future__ import annotations
 
-import os
-import queue
-import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -19,11 +16,13 @@ from attrs import frozen
 
 from asf_core import host
 from asf_core.errors import OutputError, PluginError
+from asf_core.files import write_if_changed
 from asf_core.fingerprints import FileStamp, SessionRecord, UnitItem, UnitRecord, stamp
 from asf_core.formats import ConvertedSession, Finding, Job, StoreError
+from asf_core.inputs import Inputs
 from asf_core.layout import session_file_name, session_path
 from asf_core.report import StoreReport
-from asf_core.writer import entry_line, header_line, write_if_changed
+from asf_core.writer import entry_line, header_line
 
 __all__ = [
     "DAMAGED",
@@ -31,7 +30,6 @@ __all__ = [
     "PLUGIN",
     "Outcome",
     "Seen",
-    "Syncer",
     "Written",
     "apply",
     "record_of",
@@ -101,12 +99,17 @@ class _Lines:
             yield line
 
 
-def write_session(plugin: str, dest: Path, session: ConvertedSession) -> Written:
-    """Write one session's file under ``dest`` unless it already holds these bytes."""
+def write_session(
+    plugin: str, dest: Path, session: ConvertedSession, guard: Inputs | None = None
+) -> Written:
+    """Write one session's file under ``dest`` unless it already holds these bytes; never
+    over one of the inputs ``guard`` holds (:class:`OutputError`)."""
     if session_file_name(session.name) is None:
         raise PluginError(plugin, "convert", f"session name {session.name!r} is not a file name")
     relative = session_path(session.header)
     path = dest / relative
+    if guard is not None:
+        guard.check_write(path)
     lines = _Lines(plugin, session)
     try:
         size = write_if_changed(path, lines)
@@ -133,10 +136,11 @@ def _pull(plugin: str, key: str, job: Job) -> Iterator[ConvertedSession | Findin
     yield from host.checked_items(plugin, hook, items, (ConvertedSession, Finding))
 
 
-def run_job(plugin: str, key: str, job: Job, dest: Path) -> Outcome:
-    """Convert one unit and write its files; never raises for the plugin's or the output's
-    failures (the outcome says what stopped it), so it can report back from a worker. The
-    files are renamed into place unflushed: the host flushes them (:class:`Syncer`)."""
+def run_job(plugin: str, key: str, job: Job, dest: Path, guard: Inputs | None = None) -> Outcome:
+    """Convert one unit and write its files (checked against ``guard``, as
+    :func:`write_session` does); never raises for the plugin's or the output's failures (the
+    outcome says what stopped it), so it can report back from a worker. The files are renamed
+    into place unflushed: the host flushes them (:class:`~asf_core.files.Syncer`)."""
     items: list[Written | Finding] = []
     written: list[Path] = []
 
@@ -146,7 +150,7 @@ def run_job(plugin: str, key: str, job: Job, dest: Path) -> Outcome:
     try:
         for item in _pull(plugin, key, job):
             if isinstance(item, ConvertedSession):
-                done = write_session(plugin, dest, item)
+                done = write_session(plugin, dest, item, guard)
                 items.append(done)
                 if done.size is not None:
                     written.append(dest / done.file)
@@ -159,63 +163,6 @@ def run_job(plugin: str, key: str, job: Job, dest: Path) -> Outcome:
     except (OutputError, OSError) as exc:
         return stopped(str(exc), OUTPUT)
     return Outcome(items=tuple(items), written=tuple(written))
-
-
-class Syncer:
-    """Flushes the files written to disk on a thread of its own, while conversion goes on,
-    then (:meth:`finish`) every directory from theirs up to the output's: exactly what was
-    written, never the whole machine. Flushing file by file costs a disk commit each, time
-    the conversion's work now hides."""
-
-    def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[Path | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._dirs: set[Path] = set()
-        self._error: OSError | None = None
-
-    def add(self, files: Iterable[Path]) -> None:
-        for path in files:
-            self._dirs.add(path.parent)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="asf-sync", daemon=True)
-                self._thread.start()
-            self._queue.put(path)
-
-    def _run(self) -> None:
-        while (path := self._queue.get()) is not None:
-            if self._error is None:
-                try:
-                    _fsync(path, os.O_RDONLY)
-                except OSError as exc:
-                    self._error = exc
-
-    def finish(self, top: Path) -> None:
-        """Wait for the files, then flush their directories up to ``top``'s parent;
-        ``OSError`` if a flush failed."""
-        if self._thread is not None:
-            self._queue.put(None)
-            self._thread.join()
-            self._thread = None
-        if self._error is not None:
-            raise self._error
-        dirs: set[Path] = set()
-        for parent in self._dirs:
-            while parent not in dirs:
-                dirs.add(parent)
-                if parent == top.parent or parent == parent.parent:
-                    break
-                parent = parent.parent
-        self._dirs.clear()
-        for directory in sorted(dirs, reverse=True):
-            _fsync(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-
-
-def _fsync(path: Path, flags: int) -> None:
-    fd = os.open(path, flags)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class Seen:

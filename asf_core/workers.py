@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from asf_core.formats import Job
+from asf_core.inputs import Inputs
 from asf_core.units import PLUGIN, Outcome, run_job
 
 if TYPE_CHECKING:  # multiprocessing is imported when workers start, not by every run
@@ -69,8 +70,8 @@ def _serve(conn: Connection, inherited: list[Connection]) -> None:
                 break
             if message is None:
                 break
-            plugin, key, job, dest = message
-            conn.send(run_job(plugin, key, job, dest))
+            plugin, key, job, dest, guard = message
+            conn.send(run_job(plugin, key, job, dest, guard))
     except (KeyboardInterrupt, BrokenPipeError, EOFError):
         code = 1
     finally:
@@ -109,11 +110,14 @@ class Workers:
             self._procs.append(proc)
             self._idle.append(ours)
 
-    def pack(self, plugin: str, key: str, job: Job, dest: Path) -> bytes | None:
+    def pack(
+        self, plugin: str, key: str, job: Job, dest: Path, guard: Inputs | None
+    ) -> bytes | None:
         """A job as the message a worker receives; None when it cannot be sent (the caller
         runs it in this process instead)."""
         try:
-            return pickle.dumps((plugin, key, job, dest), protocol=pickle.HIGHEST_PROTOCOL)
+            message = (plugin, key, job, dest, guard)
+            return pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
         except (pickle.PicklingError, TypeError, AttributeError):
             return None
 

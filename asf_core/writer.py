@@ -1,26 +1,30 @@
 """Writing ASF: appending entries with computed ids, canonical lines, atomic session files.
 
 A converter builds a whole session in memory with :class:`SessionBuilder` (one session at a
-time, never the whole store) and hands it to :func:`write_session`, which writes a temporary
-file beside the target and renames it into place: an interrupted run leaves either the old
-file or the new one, never half of one.
+time, never the whole store) and hands it to :func:`write_session`, which writes it whole
+(:mod:`asf_core.files`: a temporary file beside the target, renamed into place): an
+interrupted run leaves either the old file or the new one, never half of one.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
-import os
-import secrets
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO, Final
+from typing import Any, Final
 
 import attrs
 
 from asf_core import canonical, ids, strict_json
 from asf_core.codec import entry_from_json, entry_to_json, header_to_json
+from asf_core.files import (
+    remove_stale_temporaries,
+    temporary_path,
+    writable,
+    write_atomic,
+    write_if_changed,
+)
 from asf_core.model import Entry, Header, ParentRef
 
 __all__ = [
@@ -28,9 +32,12 @@ __all__ = [
     "SessionBuilder",
     "entry_line",
     "header_line",
+    "remove_stale_temporaries",
     "seal",
     "seal_draft",
     "session_lines",
+    "temporary_path",
+    "writable",
     "write_atomic",
     "write_if_changed",
     "write_session",
@@ -62,7 +69,7 @@ def _fragments(obj: dict[str, Any]) -> dict[str, bytes] | None:
     """Each top-level member as canonical ``"key":value`` bytes; None if one needs fixing."""
     out: dict[str, bytes] = {}
     for key, value in obj.items():
-        encoded = canonical.dumps_if_normal(value)
+        encoded = canonical.dumps_if_normal(value, depth=1)
         name = _name(key)
         if encoded is None or name is None:
             return None
@@ -283,83 +290,6 @@ def entry_line(entry: Entry) -> bytes:
     if line is None:
         line = canonical.dumps(entry_to_json(entry)) + b"\n"
     return line
-
-
-def write_atomic(path: Path, chunks: Iterable[bytes], *, durable: bool = True) -> int:
-    """Write ``chunks`` to ``path`` whole or not at all; return the number of bytes written.
-
-    The bytes go to a temporary name in the same directory, then are renamed over ``path``,
-    so a reader (or an interrupted run) never sees half a file. With ``durable`` the file is
-    flushed to disk before the rename; a caller writing many files may pass False and sync
-    once at the end instead (one flush instead of one per file). Creates missing parent
-    directories.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # The name is chosen before the file exists, so an interrupt at any point (even inside
-    # the call that creates it) leaves a name the cleanup below knows.
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
-    size = 0
-    try:
-        with tmp.open("xb") as out:
-            batch: list[bytes] = []
-            for chunk in chunks:
-                size += len(chunk)
-                batch.append(chunk)
-                if len(batch) >= 256:
-                    out.writelines(batch)
-                    batch.clear()
-            out.writelines(batch)
-            out.flush()
-            if durable:
-                os.fsync(out.fileno())
-        tmp.replace(path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    return size
-
-
-def _prefix_then(old: BinaryIO, size: int, chunk: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
-    """The first ``size`` bytes of ``old``, then ``chunk``, then ``rest``."""
-    old.seek(0)
-    left = size
-    while left:
-        block = old.read(min(left, 1 << 20))
-        if not block:  # the old file shrank under us: what we matched is what we read
-            raise OSError(f"{old.name}: changed while being compared")
-        left -= len(block)
-        yield block
-    yield chunk
-    yield from rest
-
-
-def write_if_changed(path: Path, chunks: Iterable[bytes]) -> int | None:
-    """Write ``chunks`` to ``path`` atomically unless the file already holds exactly these
-    bytes; then return None and leave it alone (times and inode too), so a re-run touches only
-    sessions that changed. Else return the bytes written.
-
-    The chunks are compared with the old file as they come; only when they differ is a
-    temporary file written (the matching prefix copied from the old file). Memory holds one
-    chunk at a time, however large the file. Not flushed to disk: the caller syncs a store's
-    files together once it is done.
-    """
-    stream = iter(chunks)
-    try:
-        old = path.open("rb") if path.is_file() else None
-    except OSError:
-        old = None
-    if old is None:
-        return write_atomic(path, stream, durable=False)
-    with old:
-        matched = 0
-        for chunk in stream:
-            if old.read(len(chunk)) != chunk:
-                return write_atomic(path, _prefix_then(old, matched, chunk, stream), durable=False)
-            matched += len(chunk)
-        if old.read(1) == b"":
-            return None
-        return write_atomic(path, _prefix_then(old, matched, b"", iter(())), durable=False)
 
 
 def session_lines(header: Header, entries: Iterable[Entry]) -> Iterator[bytes]:

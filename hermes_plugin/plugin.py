@@ -98,8 +98,7 @@ def convert(
 @hookimpl
 def plan(store: StoreHandle, sessions: Iterable[NativeSession]) -> Iterator[Unit | Finding] | None:
     """The conversations holding one of ``sessions`` as units (one conversation, or several
-    naming each other's sub-agents), each with its fingerprint; the unreadable session rows
-    first."""
+    naming each other's sub-agents), each with its fingerprint."""
     from hermes_plugin.source.handle import HermesHandle
 
     if not isinstance(store, HermesHandle):

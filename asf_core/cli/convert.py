@@ -21,7 +21,7 @@ from asf_core.host import Candidate
 from asf_core.layout import REPORT_NAME
 from asf_core.plugins import AsfPluginManager
 from asf_core.redaction import MissingDetector, Redactor, SessionRedaction
-from asf_core.report import RunReport, StoreReport, write_report
+from asf_core.report import RunReport, StoreReport
 from asf_core.single import convert_one
 from asf_core.writer import session_lines
 
@@ -144,6 +144,7 @@ def run_convert(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
             selection=selection,
             redaction=redaction,
             processes=args.jobs,
+            report_file=args.report,
         )
     except OutputError as exc:
         raise Fail(str(exc)) from exc
@@ -154,13 +155,6 @@ def run_convert(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
         for finding in store.findings:
             if finding.code == IGNORED:
                 err(f"warning: {finding.message}")
-    if run.interrupted:
-        troubles.code = worst(troubles.code, ExitCode.INTERRUPTED)
-    if args.report is not None:
-        try:
-            write_report(args.report, run)
-        except OSError as exc:
-            troubles.add(f"cannot write {args.report}: {exc.strerror or exc}", ExitCode.USAGE)
     if run.interrupted:
         raise KeyboardInterrupt
     if args.json:

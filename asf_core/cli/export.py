@@ -31,9 +31,9 @@ from asf_core.export.resolve import DirectoryIndex, session_files
 from asf_core.export.transcript import Href, transcript
 from asf_core.export.transcript_html import render_html
 from asf_core.export.transcript_text import render_markdown, render_text
+from asf_core.files import write_atomic
 from asf_core.reader import FormatError, read_session
 from asf_core.session_file import SessionFile
-from asf_core.writer import write_atomic
 
 __all__ = ["add_parser", "run_export"]
 

@@ -11,6 +11,8 @@ import shutil
 import sys
 from datetime import datetime
 
+from asf_core.safe_text import printable
+
 __all__ = ["age", "clip", "flat", "local", "terminal_width"]
 
 _AGES = ((365 * 86400, "y"), (30 * 86400, "mo"), (7 * 86400, "w"), (86400, "d"), (3600, "h"))
@@ -41,9 +43,9 @@ def age(moment: datetime | None, now: datetime | None = None) -> str:
 
 def flat(text: str) -> str:
     """Text on one line: whitespace runs folded to one space, other control characters
-    shown as ``?`` so nothing printed can move the cursor or change the terminal."""
-    folded = " ".join(text.split())
-    return "".join(c if c.isprintable() else "?" for c in folded)
+    escaped (:func:`~asf_core.safe_text.printable`: ``\\x1b``, ``\\u202e``) so nothing
+    printed can move the cursor or change the terminal, and the reader sees what is there."""
+    return printable(" ".join(text.split()))
 
 
 def clip(text: str, width: int) -> str:

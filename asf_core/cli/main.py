@@ -1,27 +1,39 @@
 """The ``asf`` command: convert session stores to ASF, list them, inspect and verify ASF files.
 
 ``main`` never lets an expected error out as a traceback: a :class:`~asf_core.cli.output.Fail`
-becomes one stderr line and its exit code, Ctrl-C exits 130 (files are written atomically, so
-only whole files remain), and a reader closing our stdout early ends the run quietly.
-Exit codes are the :class:`ExitCode` members (the ``--help`` epilog lists them).
+becomes one stderr line and its exit code, SIGINT (Ctrl-C) and SIGTERM exit 130 and 143
+(files are written atomically, so only whole files remain), and a reader closing our stdout
+early ends the run quietly. Exit codes are the :class:`ExitCode` members, documented in
+docs/cli.md.
+
+The signal handlers go in before anything heavy is imported: this module and
+:mod:`asf_core.cli.signals` load only light parts of the standard library, and the
+subcommands (with attrs, cattrs, pluggy and the plugins) are imported inside :func:`main`.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
-from importlib.metadata import PackageNotFoundError, version
 
-from asf_core import DISTRIBUTION, FORMAT, plugins
-from asf_core.cli.output import ExitCode, Fail, err
+from asf_core.cli import signals
 
-__all__ = ["ExitCode", "build_parser", "main"]
+TYPE_CHECKING = False  # as typing's, without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable, Sequence
+    from typing import Any, NoReturn
+
+    from asf_core.cli.exit_codes import ExitCode
+
+__all__ = ["ExitCode", "build_parser", "console", "main"]
 
 
 def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from asf_core import DISTRIBUTION
+
     try:
         return version(DISTRIBUTION)
     except PackageNotFoundError:
@@ -42,12 +54,15 @@ Run 'asf COMMAND --help' for a command's options.
 exit codes:
   0 done (strays and warnings included)   1 asf verify found errors
   2 bad arguments, unreadable path or damaged store   3 a format plugin failed
-  4 nothing found to work on   130 interrupted   141 stdout closed early
+  4 nothing found to work on   130 interrupted (SIGINT)   141 stdout closed early
+  143 terminated (SIGTERM)
 """
 
 
 def _subcommand(parser: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser:
     """The parser of subcommand ``name`` (the top-level one when there is none)."""
+    import argparse
+
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction) and name in action.choices:
             chosen: argparse.ArgumentParser = action.choices[name]
@@ -79,7 +94,19 @@ def _command(argv: Sequence[str] | None) -> str | None:
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The ``asf`` parser: every subcommand, or ``only`` that one."""
-    parser = argparse.ArgumentParser(
+    import argparse
+    import importlib
+
+    from asf_core import FORMAT
+    from asf_core.safe_text import printable
+
+    class Parser(argparse.ArgumentParser):
+        """argparse, with the arguments it quotes in an error made safe to print."""
+
+        def error(self, message: str) -> NoReturn:
+            super().error(printable(message))
+
+    parser = Parser(
         prog="asf",
         description=f"Turn AI agents' session logs into the Agent Session Format ({FORMAT}).",
         epilog=_EPILOG,
@@ -94,6 +121,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace | ExitCode:
+    from asf_core.cli.exit_codes import ExitCode
+
     parser = build_parser(_command(argv))
     try:
         args, extra = parser.parse_known_args(argv)
@@ -108,10 +137,29 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace | ExitCode:
 
 
 def _dispatch(args: argparse.Namespace) -> ExitCode:
+    from asf_core import plugins
+
     run: Callable[..., ExitCode] = args.run
     if not getattr(args, "plugins", True):  # works on ASF files alone
         return run(args)
     return run(args, plugins.make_plugin_manager())
+
+
+def _run(argv: Sequence[str] | None) -> ExitCode:
+    """Parse and run one command; an expected error becomes its line and its code."""
+    from asf_core.cli.exit_codes import ExitCode
+    from asf_core.cli.output import Fail, err
+
+    try:
+        parsed = _parse(argv)
+        if isinstance(parsed, ExitCode):
+            return parsed
+        code = _dispatch(parsed)
+        sys.stdout.flush()
+    except Fail as exc:
+        err(str(exc))
+        code = exc.code
+    return code
 
 
 def _silence_stdout() -> None:
@@ -127,25 +175,51 @@ def _silence_stdout() -> None:
         os.close(devnull)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``asf`` with ``argv`` (default: the process arguments); return the exit code."""
+def _guarded(argv: Sequence[str] | None, caught: signals.Catcher) -> int:
+    """:func:`_run`, with interrupts and a closed stdout turned into their exit codes.
+
+    Only what is loaded already is used here: an interrupt may come in the middle of an
+    import.
+    """
     try:
-        parsed = _parse(argv)
-        if isinstance(parsed, ExitCode):
-            return int(parsed)
-        code = _dispatch(parsed)
-        sys.stdout.flush()
-    except Fail as exc:
-        err(str(exc))
-        code = exc.code
-    except KeyboardInterrupt:
-        err("interrupted")
-        code = ExitCode.INTERRUPTED
+        return int(_run(argv))
+    except KeyboardInterrupt:  # SIGINT, SIGTERM (signals.Interrupted), or raised by code
+        sys.stderr.write(f"asf: {caught.what()}\n")
+        return caught.exit_code()
     except BrokenPipeError:
+        from asf_core.cli.exit_codes import ExitCode
+
         _silence_stdout()
-        code = ExitCode.BROKEN_PIPE
-    return int(code)
+        return int(ExitCode.BROKEN_PIPE)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``asf`` with ``argv`` (default: the process arguments); return the exit code.
+
+    SIGINT and SIGTERM are handled while it runs; the previous handlers come back after.
+    """
+    with signals.Trap() as caught:
+        return _guarded(argv, caught)
+
+
+def console() -> NoReturn:
+    """The ``asf`` script: :func:`main` for the whole process, signals handled to the end."""
+    with signals.Trap(restore=False) as caught:
+        try:
+            code = _guarded(None, caught)
+        except KeyboardInterrupt:  # a signal between the end of the work and this line
+            code = caught.exit_code()
+        caught.finished = True
+    sys.exit(code)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ExitCode":  # imported on demand: start-up stays light
+        from asf_core.cli.exit_codes import ExitCode
+
+        return ExitCode
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

@@ -2,60 +2,26 @@
 
 Results go to stdout, diagnostics to stderr, and an expected error (a missing file, a file
 that is not ASF, an unknown leaf) is one stderr line and an exit code, never a traceback.
+Every line goes through :func:`~asf_core.safe_text.printable` on its way out, so what the
+data holds is shown, never obeyed by the terminal.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from enum import IntEnum
 from typing import Any
 
 from attrs import define, field
 
 from asf_core import conversion, selecting, single, stores
+from asf_core.cli.exit_codes import ExitCode, worst
 from asf_core.codec import converter
 from asf_core.findings import Finding
-from asf_core.report import json_bytes
+from asf_core.report import json_text
+from asf_core.safe_text import printable
 
 __all__ = ["ExitCode", "Fail", "Troubles", "err", "exit_code_for", "out", "out_json", "worst"]
-
-
-class ExitCode(IntEnum):
-    """The exit status of ``asf``; documented in docs/cli.md."""
-
-    #: Done; strays and warnings do not change it.
-    OK = 0
-    #: ``asf verify`` found errors in a file.
-    PROBLEMS = 1
-    #: Bad arguments, a path that cannot be read or written, an ambiguous format, or a store
-    #: its plugin recognises but cannot read (damaged: the plugin raised ``StoreError``).
-    USAGE = 2
-    #: A format plugin raised, broke the hook contract, or could not be loaded.
-    PLUGIN = 3
-    #: Nothing to work on: no plugin recognised the input, or no session file was found.
-    NOTHING = 4
-    #: Interrupted with Ctrl-C; every file written is whole.
-    INTERRUPTED = 130
-    #: stdout was closed early (``asf show f | head``), as if killed by SIGPIPE.
-    BROKEN_PIPE = 141
-
-
-#: Which code wins when several things go wrong in one run: the later in this list.
-_SEVERITY = (
-    ExitCode.OK,
-    ExitCode.PROBLEMS,
-    ExitCode.NOTHING,
-    ExitCode.USAGE,
-    ExitCode.PLUGIN,
-    ExitCode.BROKEN_PIPE,
-    ExitCode.INTERRUPTED,
-)
-
-
-def worst(*codes: ExitCode) -> ExitCode:
-    """The most severe of ``codes`` (OK when none)."""
-    return max(codes, key=_SEVERITY.index, default=ExitCode.OK)
 
 
 class Fail(Exception):
@@ -67,18 +33,21 @@ class Fail(Exception):
 
 
 def out(text: str = "") -> None:
-    """One line of results on stdout."""
-    sys.stdout.write(text + "\n")
+    """One line of results on stdout, control characters from the data escaped."""
+    sys.stdout.write(printable(text) + "\n")
 
 
 def out_json(value: Any) -> None:
-    """A machine-readable result on stdout; attrs objects go through the library's converter."""
-    sys.stdout.write(json_bytes(converter().unstructure(value)).decode())
+    """A machine-readable result on stdout; attrs objects go through the library's converter.
+
+    Characters a terminal would obey are ``\\u`` escapes: the same JSON, safe on a screen.
+    """
+    sys.stdout.write(json_text(converter().unstructure(value), terminal=True))
 
 
 def err(message: str) -> None:
     """One diagnostic line on stderr, prefixed like every message of the command."""
-    sys.stderr.write(f"asf: {message}\n")
+    sys.stderr.write(f"asf: {printable(message)}\n")
 
 
 #: The exit code each code of :mod:`asf_core.stores` and :mod:`asf_core.conversion` calls for.
@@ -93,6 +62,7 @@ _EXIT_FOR = {
     selecting.NO_SESSION: ExitCode.NOTHING,
     selecting.AMBIGUOUS_SESSION: ExitCode.USAGE,
     single.SEVERAL: ExitCode.USAGE,
+    conversion.OUTPUT: ExitCode.USAGE,
 }
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from asf_core.cli.output import ExitCode, out, out_json
 from asf_core.plugins import AsfPluginManager
+from asf_core.safe_text import printable
 
 __all__ = ["add_parser", "run_plugins", "table"]
 
@@ -28,7 +29,8 @@ def run_plugins(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
 
 
 def table(rows: Sequence[Sequence[str]]) -> None:
-    """Rows in aligned columns; the last column is left ragged."""
+    """Rows in aligned columns, measured as printed (data escaped); the last left ragged."""
+    rows = [[printable(cell) for cell in row] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]

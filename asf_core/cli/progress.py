@@ -10,6 +10,8 @@ import sys
 import time
 from typing import TextIO
 
+from asf_core.safe_text import printable
+
 __all__ = ["Progress", "progress_for"]
 
 
@@ -32,7 +34,7 @@ class Progress:
         if not force and now - self._last < 0.1:
             return
         self._last = now
-        line = text[:150]
+        line = printable(text)[:150]
         self._stream.write("\r" + line.ljust(self._width))
         self._stream.flush()
         self._width = len(line)

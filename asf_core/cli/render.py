@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from asf_core.cli.humane import flat
 from asf_core.model import (
     BranchSummary,
     Compaction,
@@ -42,9 +43,10 @@ def short(entry_id: str | None) -> str:
 
 
 def clip(text: str, width: int | None = _WIDTH) -> str:
-    """``text`` on one line, cut to ``width`` characters with an ellipsis (None: whole)."""
-    flat = "".join(c if c.isprintable() else "?" for c in " ".join(text.split()))
-    return flat if width is None or len(flat) <= width else flat[: width - 1] + "…"
+    """``text`` on one line (:func:`~asf_core.cli.humane.flat`), cut to ``width`` characters
+    with an ellipsis (None: whole)."""
+    folded = flat(text)
+    return folded if width is None or len(folded) <= width else folded[: width - 1] + "…"
 
 
 def _text_of(content: Any) -> str:

@@ -20,6 +20,7 @@ from asf_core.export import SessionTree
 from asf_core.export.transcript import transcript
 from asf_core.export.transcript_text import render_markdown, render_text
 from asf_core.reader import SessionFile
+from asf_core.safe_text import printable
 
 __all__ = ["add_parser", "resolve_leaf", "run_show"]
 
@@ -64,7 +65,7 @@ def _transcript(session: SessionFile, leaf: str | None, form: str) -> ExitCode:
     view = SessionTree(session).view(leaf)
     render = render_markdown if form == "markdown" else render_text
     for chunk in render(transcript(view)):
-        sys.stdout.write(chunk)
+        sys.stdout.write(printable(chunk, layout=True))
     return ExitCode.OK
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from asf_core.cli.output import ExitCode, Fail, out, out_json
 from asf_core.cli.render import short
-from asf_core.verify.session import verify_path
+from asf_core.verify.session import check_path
 
 __all__ = ["add_parser", "run_verify"]
 
@@ -22,10 +22,13 @@ def run_verify(args: argparse.Namespace) -> ExitCode:
     path: Path = args.path
     if not path.exists():
         raise Fail(f"{path}: no such file or directory")
-    files = sum(1 for p in path.rglob("*.jsonl") if p.is_file()) if path.is_dir() else 1
+    checked = check_path(path)
+    files, findings = checked.files, checked.findings
     if not files:
+        root = [f.message for f in findings if f.code == "unsearchable" and f.path == str(path)]
+        if root:
+            raise Fail(f"{path}: {root[0]}")
         raise Fail(f"{path}: no *.jsonl session files under it", ExitCode.NOTHING)
-    findings = verify_path(path)
     severities = Counter(f.severity for f in findings)
     if args.json:
         out_json(
@@ -56,10 +59,10 @@ def run_verify(args: argparse.Namespace) -> ExitCode:
         counts = ", ".join(
             f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(severities.items())
         )
-        checked = [] if path.is_file() else [f"{files} file{'s' if files != 1 else ''}"]
-        detail = "; ".join([*checked, *([counts] if counts else [])])
+        counted = [] if not path.is_dir() else [f"{files} file{'s' if files != 1 else ''}"]
+        detail = "; ".join([*counted, *([counts] if counts else [])])
         out(f"{path}: {verdict}" + (f" ({detail})" if detail else ""))
-    if path.is_file() and any(f.code == "unreadable" for f in findings):
+    if not path.is_dir() and any(f.code == "unreadable" for f in findings):
         return ExitCode.USAGE
     return ExitCode.PROBLEMS if severities["error"] else ExitCode.OK
 

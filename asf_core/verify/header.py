@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
+from asf_core.findings import shown
 from asf_core.model import Header
 from asf_core.verify.common import ERROR, INFO, WARNING, Finding
 
@@ -31,7 +32,7 @@ _PROFILE: Final = re.compile(r"openresponses/\d{4}-\d{2}-\d{2}", re.ASCII)
 
 #: Optional members: how to tell a value the draft allows, and what to say otherwise.
 _OPTIONAL: Final[tuple[tuple[str, Callable[[Any], bool], str], ...]] = (
-    ("media", lambda v: v in MEDIA_MODES, "inline or sidecar"),
+    ("media", lambda v: isinstance(v, str) and v in MEDIA_MODES, "inline or sidecar"),
     ("redacted", lambda v: isinstance(v, bool), "a boolean"),
     (
         "records",
@@ -84,7 +85,7 @@ def _mistyped(header: Header) -> Iterable[str]:
         # A mistyped value (null included) is kept verbatim in ``unknown``.
         value = header.unknown[name] if name in header.unknown else getattr(header, name)
         if (value is not None or name in header.unknown) and not ok(value):
-            yield f"header {name} {value!r} should be {want}"
+            yield f"header {name} {shown(value)} should be {want}"
 
 
 def header_findings(header: Header, problems: Sequence[Finding] = ()) -> Iterable[Finding]:
@@ -97,11 +98,11 @@ def header_findings(header: Header, problems: Sequence[Finding] = ()) -> Iterabl
             INFO,
         )
     if not header.id.strip() and not _flagged(problems, "id"):
-        yield _finding("header-id", f"the header id {header.id!r} is empty", ERROR)
+        yield _finding("header-id", f"the header id {shown(header.id)} is empty", ERROR)
     if not _flagged(problems, "created_at") and not rfc3339_ok(header.created_at):
         yield _finding(
             "header-created-at",
-            f"created_at {header.created_at!r} is not an RFC 3339 date-time",
+            f"created_at {shown(header.created_at)} is not an RFC 3339 date-time",
             WARNING,
         )
     payload = header.payload
@@ -110,7 +111,7 @@ def header_findings(header: Header, problems: Sequence[Finding] = ()) -> Iterabl
     ):
         yield _finding(
             "payload-profile",
-            f"payload {payload!r} should be openresponses/<spec date YYYY-MM-DD>",
+            f"payload {shown(payload)} should be openresponses/<spec date YYYY-MM-DD>",
             WARNING,
         )
     for why in _mistyped(header):

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from asf_core import canonical
+from asf_core.findings import shown
 from asf_core.model import (
     BranchSummary,
     Compaction,
@@ -114,7 +115,7 @@ def first_kept_findings(session: SessionView) -> Iterable[Finding]:
             yield _finding(
                 "first-kept",
                 entry,
-                f"compaction first_kept {kept!r} is not an entry on the path before it",
+                f"compaction first_kept {shown(kept)} is not an entry on the path before it",
             )
 
 
@@ -230,7 +231,7 @@ def omitted_of_findings(session: SessionView) -> Iterable[Finding]:
                 yield _finding(
                     "omitted-of",
                     entry,
-                    f"instructions_omitted keep of {of!r} {why}; kept as written",
+                    f"instructions_omitted keep of {shown(of)} {why}; kept as written",
                     WARNING,
                 )
 
@@ -253,7 +254,7 @@ def env_findings(path: Iterable[Entry]) -> Iterable[Finding]:
             answered = True
         elif isinstance(entry, Env):
             ws = _workspace(entry)
-            if answered and canonical.dumps(ws) != canonical.dumps(in_force):
+            if answered and _differ(ws, in_force):
                 yield _finding(
                     "env-substitution",
                     entry,
@@ -264,12 +265,20 @@ def env_findings(path: Iterable[Entry]) -> Iterable[Finding]:
             in_force = ws
 
 
+def _differ(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two workspaces differ as JSON (``1`` is ``1.0``, ``true`` is not ``1``)."""
+    try:
+        return canonical.dumps(a) != canonical.dumps(b)
+    except canonical.JsonError:  # not I-JSON (the reader said so): compare as written
+        return a != b
+
+
 def _want(entry: Entry, name: str, ok: Callable[[Any], bool], what: str) -> Finding | None:
     value = member(entry, name)
     if ok(value):
         return None
-    shown = "missing" if value is None else f"{value!r}"
-    return _finding("bad-member", entry, f"{entry.type} {name} must be {what}, is {shown}")
+    actual = "missing" if value is None else shown(value)
+    return _finding("bad-member", entry, f"{entry.type} {name} must be {what}, is {actual}")
 
 
 def _is_str(v: Any) -> bool:
@@ -339,11 +348,14 @@ def _soft_checks(entry: Entry) -> Iterable[Finding]:
     """Values outside the draft's enumerations that a future minor might add: warnings."""
     if isinstance(entry, Decision) and entry.by is not None and entry.by not in DECIDERS:
         yield _finding(
-            "bad-member", entry, f"decision by {entry.by!r} is not human, policy or agent", WARNING
+            "bad-member",
+            entry,
+            f"decision by {shown(entry.by)} is not human, policy or agent",
+            WARNING,
         )
     if isinstance(entry, Link) and entry.rel is not None and entry.rel not in LINK_RELS:
         yield _finding(
-            "bad-member", entry, f"link rel {entry.rel!r} is not a rel of the draft", WARNING
+            "bad-member", entry, f"link rel {shown(entry.rel)} is not a rel of the draft", WARNING
         )
     if isinstance(entry, Env) and entry.workspace is not None:
         kind = entry.workspace.get("kind")
@@ -351,7 +363,7 @@ def _soft_checks(entry: Entry) -> Iterable[Finding]:
             yield _finding(
                 "bad-member",
                 entry,
-                f"workspace kind {kind!r} is not local, container or remote",
+                f"workspace kind {shown(kind)} is not local, container or remote",
                 WARNING,
             )
     mistyped = {
@@ -366,7 +378,7 @@ def _soft_checks(entry: Entry) -> Iterable[Finding]:
                     yield _finding(
                         "bad-member",
                         entry,
-                        f"{entry.type} {name} has the wrong type: {entry.unknown[name]!r}",
+                        f"{entry.type} {name} has the wrong type: {shown(entry.unknown[name])}",
                     )
 
 

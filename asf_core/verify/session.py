@@ -13,7 +13,12 @@ Reader problems keep the reader's code: ``truncated`` (warning), ``corrupt-line`
 ``base-parent``, ``bad-header``, ``bad-entry``, ... File level:
 
 * ``unreadable`` -- not an ASF session file at all (empty, garbage, newer format, I/O error).
+* ``unsearchable`` (warning) -- a folder under the directory verified that cannot be listed
+  (no permission, a name too long): skipped, the others go on.
 * ``verify-failed`` -- the verifier itself failed on a file (a bug; the other files go on).
+* ``paths-unchecked`` (warning) -- the file branches so often (thousands of leaves, each
+  thousands of entries deep) that the path rules were not walked on every branch: time stays
+  linear in the file; the number of branches left is in the message.
 
 Calls (§4.1, §4.7, §4.8):
 
@@ -46,9 +51,12 @@ the link); warnings ``label-target``, ``branch-from``, ``link-target``,
 ``queued-drained-twice``, ``queued-item``, ``queued-source``, ``omitted-of`` (an omitted-list
 ``keep`` whose ``of`` cannot be resolved: kept as written).
 
-Requests (§7): ``request-hash`` -- a recorded ``request_hash`` differs from the recomputed one;
+Requests (§7, :mod:`asf_core.verify.requests`, one walk of the tree for all of them):
+``request-hash`` -- a recorded ``request_hash`` differs from the recomputed one;
 ``request-unbuildable`` -- the request cannot be rebuilt (unresolvable instructions) although a
-hash was recorded. A response without ``request_hash`` is fine.
+hash was recorded; ``requests-unchecked`` (warning) -- requests whose rebuilding would take more
+than linear time (an ``omit`` in force, settings changing at every step of a long path) past a
+bound, counted. A response without ``request_hash`` is fine.
 
 Header (:mod:`asf_core.verify.header`; line 1): ``header-id`` (an empty ``id``),
 ``header-created-at`` (warning: ``created_at`` is no RFC 3339 date-time), ``payload-profile``
@@ -73,16 +81,15 @@ after a model call changed the workspace (§4.11).
 
 from __future__ import annotations
 
-import json
+import os
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import attrs
 
-from asf_core.model import Response
+from asf_core import strict_json
 from asf_core.reader import FormatError, SessionFile, read_session
-from asf_core.request import HashCache, request_context, request_hash
 from asf_core.verify.calls import (
     CallTracer,
     call_id_findings,
@@ -101,15 +108,19 @@ from asf_core.verify.refs import (
     queued_findings,
     target_findings,
 )
+from asf_core.verify.requests import request_findings
 from asf_core.verify.runs import check_runs
 
 __all__ = [
     "ERROR",
     "INFO",
     "WARNING",
+    "Checked",
     "Finding",
     "Resolver",
     "SessionIndex",
+    "check_path",
+    "session_files",
     "verify_path",
     "verify_session",
 ]
@@ -118,18 +129,46 @@ Resolver = Callable[[str], SessionFile | None]
 
 #: How much of a file's first line is read to learn its session id.
 _HEADER_LIMIT = 1 << 20
+#: How many entries the path rules may walk in all, before the per-entry allowance: every
+#: path of a real file (a few branches) fits; a file branching at every entry (a comb of
+#: thousands of leaves, each path thousands deep) would otherwise take quadratic time.
+PATH_BUDGET = 1_000_000
+PATH_BUDGET_PER_ENTRY = 20
 
 
 def _reader_findings(session: SessionFile) -> Iterable[Finding]:
     yield from session.problems
 
 
+def _depths(session: SessionFile) -> dict[str, int]:
+    """The length of each entry's :meth:`~SessionFile.path_to`, in one pass over the file."""
+    depth: dict[str, int] = {}
+    for pos, entry in enumerate(session.entries):
+        parent = entry.parent
+        up = session.index_of.get(parent) if parent is not None else None
+        above = depth.get(parent, 0) if parent is not None and up is not None and up < pos else 0
+        depth[entry.id or ""] = above + 1
+    return depth
+
+
 def _path_findings(session: SessionFile) -> Iterable[Finding]:
-    """Rules read along each root-to-leaf path: calls, runs, promises, env substitutions."""
+    """Rules read along each root-to-leaf path: calls, runs, promises, env substitutions.
+
+    The paths walked are bounded in all (:data:`PATH_BUDGET`): leaves past it are left
+    unchecked and counted in one ``paths-unchecked`` warning, so time stays linear in the file.
+    """
     prefix = prefix_ids(session)
     dispatched = dispatched_anywhere(session)
     records = frozenset(session.header.records or ())
-    for leaf in session.leaves():
+    depth = _depths(session)
+    budget = PATH_BUDGET + PATH_BUDGET_PER_ENTRY * len(session.entries)
+    leaves = session.leaves()
+    unchecked = 0
+    for leaf in leaves:
+        if depth[leaf] > budget:
+            unchecked += 1
+            continue
+        budget -= depth[leaf]
         path = session.path_to(leaf)
         tracer = CallTracer()
         yield from check_runs(path, tracer, records=records, prefix=prefix)
@@ -137,41 +176,13 @@ def _path_findings(session: SessionFile) -> Iterable[Finding]:
         yield from trace.findings
         yield from promise_findings(session, trace, prefix=prefix, dispatched=dispatched)
         yield from env_findings(path)
-
-
-def _hash_findings(session: SessionFile) -> Iterable[Finding]:
-    """Recompute every recorded ``request_hash`` from the request context of its response."""
-    cache: HashCache = {}  # each item is canonicalised once, not once per later request
-    for entry in session.entries:
-        if not isinstance(entry, Response) or not isinstance(entry.request_hash, str):
-            continue
-        ident = entry.id or ""
-        if session.path_to(ident)[0].parent is not None:
-            continue  # the path is broken (reported by the reader): no request to rebuild
-        try:
-            ctx = request_context(session, ident)
-            got = request_hash(ctx, cache=cache)
-        except Exception as exc:  # a verifier reports what it cannot compute, never raises
-            yield Finding(
-                code="request-unbuildable",
-                message=f"the request cannot be rebuilt: {exc}",
-                entry=ident,
-            )
-            continue
-        if got is None:
-            why = "; ".join(ctx.problems) or "the instructions cannot be rebuilt"
-            yield Finding(
-                code="request-unbuildable",
-                message=f"request_hash recorded but the request cannot be rebuilt: {why}",
-                entry=ident,
-            )
-        elif got != entry.request_hash:
-            yield Finding(
-                code="request-hash",
-                message=f"recorded request_hash {entry.request_hash} but the request context "
-                f"hashes to {got}",
-                entry=ident,
-            )
+    if unchecked:
+        yield Finding(
+            code="paths-unchecked",
+            message=f"call, run and env rules not checked on {unchecked} of {len(leaves)} "
+            "branches: the file branches too often to walk every path in linear time",
+            kind=WARNING,
+        )
 
 
 def _finish(session: SessionFile, found: Iterable[Finding]) -> list[Finding]:
@@ -212,7 +223,7 @@ def verify_session(session: SessionFile, *, resolver: Resolver | None = None) ->
     found.extend(member_findings(session))
     found.extend(media_findings(session))
     # A redacted file had every hash recomputed (SPEC §2): it verifies against itself.
-    found.extend(_hash_findings(session))
+    found.extend(request_findings(session))
     return _finish(session, found)
 
 
@@ -220,29 +231,35 @@ class SessionIndex:
     """Finds session files by header id among some files: the resolver of :func:`verify_path`.
 
     Only first lines are read to build the index, and only when a session is first asked
-    for; sessions read through it are kept in a small cache.
+    for; sessions read through it are kept in a small cache. Several files may claim one id
+    (a copy, or a damaged or hostile file beside the real one): the first of them that reads
+    as ASF answers, so a file that cannot be read never stands in for one that can.
     """
 
     def __init__(self, files: Sequence[Path], *, cache_size: int = 16) -> None:
         self._files = list(files)
-        self._ids: dict[str, Path] | None = None
+        self._ids: dict[str, list[Path]] | None = None
         self._cache: OrderedDict[Path, SessionFile | None] = OrderedDict()
         self._cache_size = cache_size
 
-    def _index(self) -> dict[str, Path]:
-        ids: dict[str, Path] = {}
+    def _index(self) -> dict[str, list[Path]]:
+        ids: dict[str, list[Path]] = {}
         for path in self._files:
             ident = _header_id(path)
             if ident is not None:
-                ids.setdefault(ident, path)
+                ids.setdefault(ident, []).append(path)
         return ids
 
     def __call__(self, session_id: str) -> SessionFile | None:
         if self._ids is None:
             self._ids = self._index()
-        path = self._ids.get(session_id)
-        if path is None:
-            return None
+        for path in self._ids.get(session_id, ()):
+            session = self._read(path)
+            if session is not None and session.header.id == session_id:
+                return session
+        return None
+
+    def _read(self, path: Path) -> SessionFile | None:
         if path in self._cache:
             self._cache.move_to_end(path)
             return self._cache[path]
@@ -261,7 +278,7 @@ def _header_id(path: Path) -> str | None:
     try:
         with path.open("rb") as stream:
             first = stream.readline(_HEADER_LIMIT)
-        obj = json.loads(first)
+        obj = strict_json.parse(first)
     except (OSError, ValueError):
         return None
     if isinstance(obj, dict) and obj.get("type") == "session" and isinstance(obj.get("id"), str):
@@ -274,28 +291,101 @@ def _unreadable(path: Path, why: str) -> Finding:
     return Finding(code="unreadable", message=why, path=str(path))
 
 
-def _files_under(path: Path) -> tuple[list[Path], list[Path]]:
-    """(files to verify, files a subsession may be found in)."""
+def _jsonl_files(folder: Path) -> Iterable[Path]:
+    """The ``*.jsonl`` regular files (or links to one) directly in ``folder``; OSError if it
+    cannot be listed."""
+    with os.scandir(folder) as listing:
+        for item in listing:
+            if item.name.endswith(".jsonl") and _is_file(item):
+                yield folder / item.name
+
+
+def _is_file(item: os.DirEntry[str]) -> bool:
+    try:
+        return item.is_file()
+    except OSError:
+        return False
+
+
+def session_files(path: Path) -> tuple[list[Path], list[Finding]]:
+    """Every ``*.jsonl`` file under a directory, sorted, and a warning per folder skipped.
+
+    The walk keeps its own stack (a tree thousands of folders deep is walked like a flat
+    one), does not follow links to folders (no cycles), and skips a folder it cannot list
+    with one ``unsearchable`` warning: the rest of the tree is still verified.
+    """
+    files: list[Path] = []
+    skipped: list[Finding] = []
+    stack = [path]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                for item in listing:
+                    if _is_dir(item):
+                        stack.append(folder / item.name)
+                    elif item.name.endswith(".jsonl") and _is_file(item):
+                        files.append(folder / item.name)
+        except OSError as exc:
+            why = (exc.strerror or str(exc)).lower()
+            skipped.append(
+                Finding(
+                    code="unsearchable",
+                    message=f"cannot search this folder: {why}; skipped",
+                    kind=WARNING,
+                    path=str(folder),
+                )
+            )
+    return sorted(files), skipped
+
+
+def _is_dir(item: os.DirEntry[str]) -> bool:
+    try:
+        return item.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+@attrs.frozen
+class Checked:
+    """What :func:`check_path` did: how many files it verified, and every finding."""
+
+    files: int
+    findings: list[Finding]
+
+
+def check_path(path: Path) -> Checked:
+    """Verify a session file, or every ``*.jsonl`` file under a directory, counting them.
+
+    See :func:`verify_path`; a directory is walked once, for the count and the check.
+    """
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*.jsonl") if p.is_file())
-        return files, files
-    siblings = sorted(p for p in path.parent.glob("*.jsonl") if p.is_file())
-    return [path], siblings
+        files, out = session_files(path)
+        candidates = files
+    else:
+        files, out = [path], []
+        try:
+            candidates = sorted(_jsonl_files(path.parent))
+        except OSError:  # siblings cannot be listed: subsessions are not looked for
+            candidates = []
+    return Checked(files=len(files), findings=_verify_files(files, candidates, out))
 
 
 def verify_path(path: Path) -> list[Finding]:
     """Verify a session file, or every ``*.jsonl`` file under a directory (recursively).
 
-    A file that cannot be read as ASF gives one ``unreadable`` finding; nothing raises.
-    Subsessions are looked up by header id among the files of the directory (for a single
-    file: its sibling ``*.jsonl`` files).
+    A file that cannot be read as ASF gives one ``unreadable`` finding, a folder that cannot
+    be searched one ``unsearchable`` warning; nothing raises. Subsessions are looked up by
+    header id among the files of the directory (for a single file: its sibling ``*.jsonl``
+    files).
     """
-    try:
-        files, candidates = _files_under(path)
-    except OSError as exc:
-        return [_unreadable(path, f"cannot list: {exc}")]
+    return check_path(path).findings
+
+
+def _verify_files(
+    files: Sequence[Path], candidates: Sequence[Path], out: list[Finding]
+) -> list[Finding]:
     index = SessionIndex(candidates)
-    out: list[Finding] = []
     for file in files:
         try:
             session = read_session(file)

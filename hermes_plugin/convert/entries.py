@@ -20,6 +20,7 @@ from asf_core.model import Compaction, Custom, Entry, Item, Response
 from hermes_plugin.convert.items import RowItems
 from hermes_plugin.convert.parts import hermes_parts
 from hermes_plugin.schema import CONTENT_PREFIX
+from hermes_plugin.source.jsontext import parse
 from hermes_plugin.source.rows import Message
 from hermes_plugin.source.toolcalls import ToolCall
 
@@ -154,11 +155,8 @@ def _codex_used(cols: Any, items: Sequence[JSON]) -> bool:
 
 def _in_items(cell: str, items: Sequence[JSON]) -> bool:
     """Whether a JSON array column's objects are, in order, a run of the items."""
-    try:
-        value = json.loads(cell)
-    except ValueError:
-        return False
-    if not isinstance(value, list) or not value or _dumps(value) != cell:
+    value, ok = parse(cell)
+    if not ok or not isinstance(value, list) or not value or _dumps(value) != cell:
         return False
     n = len(value)
     return any(list(items[i : i + n]) == value for i in range(len(items) - n + 1))

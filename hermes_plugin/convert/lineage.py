@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-from attrs import frozen
+from attrs import field, frozen
 
 from hermes_plugin.source.relations import Relation, classify, parent_cycles
 from hermes_plugin.source.rows import Message, Session
@@ -25,6 +25,7 @@ _NIL = uuid.UUID(int=0)
 
 #: Relations whose child is an ASF subsession of its parent's session.
 SUBSESSION = frozenset({Relation.DELEGATE, Relation.TOOL})
+_CONTINUATION = frozenset({Relation.CONTINUATION})
 
 
 def group_uuid(unit: str) -> str:
@@ -36,6 +37,32 @@ def group_uuid(unit: str) -> str:
 
 def _start_key(session: Session) -> tuple[float, str]:
     return (session.started_at if session.started_at is not None else math.inf, session.id)
+
+
+def _climb(
+    start: str,
+    step: Callable[[str], str | None],
+    memo: dict[str, str],
+    done: Callable[[str], bool],
+) -> str:
+    """Where a session ends up following ``step`` links until ``done`` (or a link leads
+    nowhere), remembering the answer for every session passed on the way: each session is
+    climbed once, so a chain of n sessions costs n steps, not n squared."""
+    path: list[str] = []
+    passed: set[str] = set()
+    sid = start
+    while sid not in memo and not done(sid):
+        up = step(sid)
+        if up is None or up in passed or up == sid:  # no cycle survives Lineage.of; be sure
+            break
+        path.append(sid)
+        passed.add(sid)
+        sid = up
+    end = memo.get(sid, sid)
+    for on_the_way in path:
+        memo[on_the_way] = end
+    memo[start] = end
+    return end
 
 
 @frozen(kw_only=True)
@@ -50,6 +77,9 @@ class Lineage:
     children: dict[str, tuple[str, ...]]
     #: Sessions whose parent link was cut because it closes a cycle.
     cut: frozenset[str]
+    #: Memos of :meth:`group_root` and :meth:`top` (filled as they are asked).
+    _roots: dict[str, str] = field(factory=dict, eq=False, repr=False)
+    _tops: dict[str, str] = field(factory=dict, eq=False, repr=False)
 
     @classmethod
     def of(cls, sessions: Iterable[Session]) -> Lineage:
@@ -96,11 +126,11 @@ class Lineage:
         return [c for c in self.children.get(sid, ()) if self.relation[c] in kinds]
 
     def group_root(self, sid: str) -> str:
-        seen: set[str] = set()
-        while sid not in seen and self._linked(sid, frozenset({Relation.CONTINUATION})):
-            seen.add(sid)
-            sid = self.parent[sid] or sid
-        return sid
+        """The first segment of the conversation a session is a segment of."""
+        return _climb(sid, self.parent.get, self._roots, self._opens_group)
+
+    def _opens_group(self, sid: str) -> bool:
+        return not self._linked(sid, _CONTINUATION)
 
     def segments(self, root: str) -> list[str]:
         """The group's sessions in the order they are written (depth first)."""
@@ -117,14 +147,15 @@ class Lineage:
 
     def top(self, sid: str) -> str:
         """The root of the outermost group a session is written under."""
-        seen: set[str] = set()
-        while sid not in seen:
-            seen.add(sid)
-            sid = self.group_root(sid)
-            if not self.is_subsession(sid):
-                return sid
-            sid = self.parent[sid] or sid
-        return sid
+        return _climb(self.group_root(sid), self._outer, self._tops, self._is_top)
+
+    def _outer(self, root: str) -> str | None:
+        """The root of the group a subsession's group hangs under (its parent's group)."""
+        up = self.parent.get(root)
+        return None if up is None else self.group_root(up)
+
+    def _is_top(self, root: str) -> bool:
+        return not self.is_subsession(root)
 
     def tops(self, selected: Iterable[str] | None = None) -> list[str]:
         """The top groups to convert (all, or those holding a selected session), oldest first."""

@@ -9,10 +9,10 @@ values, so a redacting host replaces them wherever they occur, in any session of
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from hermes_plugin.source.columns import Cell, Columns, cell_text
+from hermes_plugin.source.jsontext import parse
 from hermes_plugin.source.rows import Session
 
 __all__ = ["IDENTITY_COLUMNS", "personal_values"]
@@ -31,21 +31,23 @@ IDENTITY_COLUMNS = (
 _KINDS = frozenset({"platform", "chat_type", "source", "type"})
 
 
-def _leaves(value: object, key: str = "") -> Iterable[str]:
-    """The scalar members of a JSON value as text, but the ones naming a kind of place."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _leaves(v, str(k))
-    elif isinstance(value, list):
-        for v in value:
-            yield from _leaves(v, key)
-    elif (
-        isinstance(value, str | int | float)
-        and not isinstance(value, bool)
-        and key not in _KINDS
-        and str(value).strip()
-    ):
-        yield str(value)
+def _leaves(value: object) -> Iterator[str]:
+    """The scalar members of a JSON value as text, but the ones naming a kind of place; in
+    document order, walked with a stack of its own (a value may nest deep)."""
+    stack: list[tuple[object, str]] = [(value, "")]
+    while stack:
+        node, key = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((v, str(k)) for k, v in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend((v, key) for v in reversed(node))
+        elif (
+            isinstance(node, str | int | float)
+            and not isinstance(node, bool)
+            and key not in _KINDS
+            and str(node).strip()
+        ):
+            yield str(node)
 
 
 def _text(cell: Cell) -> str | None:
@@ -72,9 +74,8 @@ def personal_values(
             value = _text(cells.get(name))
             add(name, value)
             if name == "origin_json" and value is not None:
-                try:
-                    parsed = json.loads(value)
-                except ValueError:
+                parsed, ok = parse(value)
+                if not ok:
                     continue
                 for leaf in _leaves(parsed):
                     add(name, leaf)

@@ -82,6 +82,7 @@ class GroupBuilder:
     #: Readable rows with cells Hermes does not write (kept as stored, read as Hermes reads).
     damaged: list[Message] = field(factory=list)
     units: list[str] = field(factory=list)
+    session_ids: list[str] = field(factory=list)
     #: ASF call id -> the children it spawned.
     spawned_by_call: dict[str, list[str]] = field(factory=dict)
 
@@ -108,6 +109,7 @@ class GroupBuilder:
     def _segment(self, session: Session, attach: int | None, *, first: bool) -> int | None:
         lineage, store = self.lineage, self.store
         self.units.append(session.unit)
+        self.session_ids.append(session.id)
         rows = reader_order(store.messages(session.id), self.version)
         settings = session_settings(store, session)
         start = opening_member(store, lineage, session)

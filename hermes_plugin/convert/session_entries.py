@@ -20,10 +20,12 @@ from hermes_plugin.source.store import Store, session_prompt
 __all__ = [
     "closing_entry",
     "delegation_entry",
+    "delegation_unit",
     "opening_member",
     "session_settings",
     "settings_delta",
     "usage_entry",
+    "usage_unit",
     "with_settings",
 ]
 
@@ -110,10 +112,6 @@ def usage_entry(session: Session, cols: Columns, ts: str) -> Custom:
     ``data.usage`` counts them; the main loop's row (``task = ''``) totals calls the response
     entries already hold and carries no ``usage``, so cost totals do not count them twice."""
     row = cols.to_json_value(frozenset())
-    key = "/".join(
-        str(row.get(k, ""))
-        for k in ("model", "billing_provider", "billing_base_url", "billing_mode", "task")
-    )
     data: JSON = {"kind": "model_usage", "task": row.get("task") or "", "model": row.get("model")}
     if row.get("task"):
         inp, out = cols.int("input_tokens") or 0, cols.int("output_tokens") or 0
@@ -126,11 +124,28 @@ def usage_entry(session: Session, cols: Columns, ts: str) -> Custom:
         }
     values, encoded = cols.to_exact_json()
     columns = {k: v for k, v in values.items() if cols.get(k) is not None and k != "session_id"}
-    unit = session.unit.replace(":sessions/", ":session_model_usage/", 1) + f"/{key}"
     member = with_columns(
-        {"row": unit}, columns, {k: e for k, e in encoded.items() if k in columns}
+        {"row": usage_unit(session, cols)},
+        columns,
+        {k: e for k, e in encoded.items() if k in columns},
     )
     return Custom(ts=ts, ns="hermes", data=data, unknown={"hermes": member})
+
+
+def usage_unit(session: Session, cols: Columns) -> str:
+    """How findings name a ``session_model_usage`` row: its session's identity in that table,
+    then its primary key."""
+    row = cols.to_json_value(frozenset())
+    key = "/".join(
+        str(row.get(k, ""))
+        for k in ("model", "billing_provider", "billing_base_url", "billing_mode", "task")
+    )
+    return session.unit.replace(":sessions/", ":session_model_usage/", 1) + f"/{key}"
+
+
+def delegation_unit(database: str, delegation: Delegation) -> str:
+    """How findings name an ``async_delegations`` row."""
+    return f"{database}:async_delegations/{delegation.id}"
 
 
 def delegation_entry(database: str, delegation: Delegation, ts: str) -> Custom:
@@ -140,7 +155,7 @@ def delegation_entry(database: str, delegation: Delegation, ts: str) -> Custom:
     columns = {k: v for k, v in values.items() if delegation.cols.get(k) is not None}
     data: JSON = {"kind": "async_delegation", "state": delegation.state}
     member = with_columns(
-        {"row": f"{database}:async_delegations/{delegation.id}"},
+        {"row": delegation_unit(database, delegation)},
         columns,
         {k: e for k, e in encoded.items() if k in columns},
     )

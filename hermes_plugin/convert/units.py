@@ -272,7 +272,9 @@ class UnitStore:
         names = self.columns
         index = index_of(names)
         return tuple(
-            r if isinstance(r, Message) else reader.message(Columns(names, r, index), i)
+            r
+            if isinstance(r, Message)
+            else reader.message(Columns(names, r, index), f"{i}@{session_id}")
             for i, r in enumerate(rows)
         )
 
@@ -327,13 +329,9 @@ class UnitJob:
 
 
 def plan_units(handle: HermesHandle, selected: Iterable[str]) -> Iterator[Unit | Finding]:
-    """The ``plan`` hook: the session rows that cannot be read, then every unit (the plan
-    stays on the handle, for ``finish``)."""
-    from hermes_plugin.source.native import stray_finding
-
+    """The ``plan`` hook: every unit (the plan stays on the handle, for ``finish``). The
+    session rows that cannot be read are not reported here: ``read`` reports them."""
     planner = handle.planner = Planner(handle.store)
-    for stray in planner.session_strays:
-        yield stray_finding(stray)
     units = planner.units(selected)
     prints = planner.fingerprints(units)
     for unit in units:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hermes_plugin.schema import MARKER_BRANCH, MARKER_DELEGATE, MARKER_RESET
+from hermes_plugin.schema import CONTENT_PREFIX, MARKER_BRANCH, MARKER_DELEGATE, MARKER_RESET
 from hermes_plugin.source.columns import Cell, RawText, cell_text
 from hermes_plugin.source.decode import (
     decode_content,
@@ -22,7 +22,7 @@ from hermes_plugin.source.decode import (
     decode_json_column,
     describe,
 )
-from hermes_plugin.source.jsontext import JsonValue
+from hermes_plugin.source.jsontext import JsonValue, why_not
 from hermes_plugin.source.toolcalls import ToolCalls, decode_tool_calls
 
 __all__ = [
@@ -159,16 +159,26 @@ def _decoded(decode: Callable[[Cell], tuple[Any, bool]], why: Callable[[Cell], s
     return factory
 
 
-json = _decoded(decode_json_column, lambda _: "invalid JSON")
+def _json_problem(cell: Cell) -> str:
+    """Why a JSON column's cell holds no JSON Hermes writes (and I-JSON can hold)."""
+    text = cell_text(cell)
+    return "invalid JSON" if text is None else why_not(text)
+
+
+json = _decoded(decode_json_column, _json_problem)
 display_metadata = _decoded(decode_display_metadata, lambda _: "not a JSON object; dropped")
-content = _decoded(
-    decode_content,
-    lambda cell: (
-        "'\\x00json:' prefix without valid JSON; kept as text"
-        if isinstance(cell, str | RawText)
-        else f"{describe(cell)}, not text"
-    ),
-)
+
+
+def _content_problem(cell: Cell) -> str:
+    if not isinstance(cell, str | RawText):
+        return f"{describe(cell)}, not text"
+    why = _json_problem(cell[len(CONTENT_PREFIX) :])
+    if why == "invalid JSON":
+        return "'\\x00json:' prefix without valid JSON; kept as text"
+    return f"'\\x00json:' prefix with {why}; kept as text"
+
+
+content = _decoded(decode_content, _content_problem)
 
 
 def json_object(note: Note, column: str) -> Hook:

@@ -145,15 +145,22 @@ class SqliteStore(ClosesOnExit):
         """The first row of ``schema_version``, as Hermes reads it."""
         return self._versions[0] if self._versions else None
 
-    def info(self) -> dict[str, str | int | None]:
-        """Facts about the store for a report: file, schema version, journal mode, access."""
-        return {
+    def info(self) -> dict[str, str | int | float | None]:
+        """Facts about the store for a report: file, schema version, journal mode, access;
+        how a copy was made when it was not SQLite's backup (``snapshot``), and how long a
+        writer's lock was waited for, when it was (``lock_wait_seconds``)."""
+        info: dict[str, str | int | float | None] = {
             "name": self._name,
             "path": str(self.path),
             "schema_version": self.version(),
             "journal_mode": self.journal_mode,
             "access": self.access,
         }
+        if self.db.snapshot not in (None, "backup"):
+            info["snapshot"] = self.db.snapshot
+        if self.db.waited >= 0.05:
+            info["lock_wait_seconds"] = round(self.db.waited, 1)
+        return info
 
     def columns(self, table: str) -> tuple[str, ...]:
         """A table's columns in order; empty when there is no such table (or it cannot be read)."""
@@ -168,11 +175,12 @@ class SqliteStore(ClosesOnExit):
         return read_sessions(self._rows, self._select("sessions", order=self._order("sessions")))
 
     def messages(self, session_id: str) -> tuple[Message, ...]:
-        return tuple(self._rows.message(c, i) for i, c in enumerate(self.message_cells(session_id)))
+        cells = self.message_cells(session_id)
+        return tuple(self._rows.message(c, f"{i}@{session_id}") for i, c in enumerate(cells))
 
     def message_cells(self, session_id: str) -> list[Columns]:
         """A session's rows of ``messages`` as read, in id order, not yet decoded (a worker
-        decodes them: :meth:`RowReader.message` with each row's position)."""
+        decodes them: :meth:`RowReader.message` with each row's place, ``<n>@<session>``)."""
         if "session_id" not in self._columns["messages"]:
             return []
         return self._select(
@@ -251,7 +259,7 @@ class SqliteStore(ClosesOnExit):
         known = set(known_ids)
         keys = [k for (k,) in self.db.query('SELECT DISTINCT "session_id" FROM messages')]
         strays: list[Stray] = []
-        for key in keys:
+        for group, key in enumerate(keys):
             if isinstance(key, str) and not isinstance(key, RawText) and key in known:
                 continue
             where = '"session_id" IS ?'
@@ -259,7 +267,10 @@ class SqliteStore(ClosesOnExit):
                 where = 'typeof("session_id") = \'text\' AND CAST("session_id" AS BLOB) = ?'
             rows = self._select("messages", where, (key,), order=self._order("messages"))
             for i, cols in enumerate(rows):
-                message = self._rows.message(cols, i)
+                # A row without a usable id is named by its place: in its session, or in the
+                # group of rows naming no known session it was read with.
+                place = f"{i}@{key}" if type(key) is str else f"{i}?{group}"
+                message = self._rows.message(cols, place)
                 if isinstance(key, RawText):
                     why = "its session id is not valid UTF-8"
                 elif isinstance(key, str):

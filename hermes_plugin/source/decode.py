@@ -68,7 +68,8 @@ def decode_content(value: Cell, present: bool = True) -> tuple[Content, bool]:
     Text behind :data:`CONTENT_PREFIX` is JSON; a prefix holding no valid JSON
     stays the text it is (prefix included) and ``ok`` is False. A blob or a
     number, which Hermes returns unchanged, reads as its text with ``ok``
-    False (a number's ``value`` stays the number).
+    False (a number's ``value`` stays the number, but for an infinity, which no JSON
+    holds: its text).
     """
     if not present or value is None:
         return NULL_CONTENT, True
@@ -77,6 +78,8 @@ def decode_content(value: Cell, present: bool = True) -> tuple[Content, bool]:
         if isinstance(value, bytes):
             text = value.decode("utf-8", errors="replace")
             return Content(text=text, value=text), False
+        if isinstance(value, float) and not math.isfinite(value):  # no JSON holds it
+            return Content(text=repr(value), value=repr(value)), False
         return Content(text=repr(value), value=value), False
     if not text.startswith(CONTENT_PREFIX):
         return Content(text=text, value=text), True

@@ -63,19 +63,36 @@ def _entries(home: Path) -> list[Path]:
 def find_databases(root: str | os.PathLike[str]) -> list[Path]:
     """The Hermes databases under root: each state.db, a directory's before its subdirectories'.
 
-    A file root is returned as it is. Directories that cannot be read are
-    passed over and symbolic links (to directories or files) are not followed.
+    A file root is returned as it is. Directories that cannot be read (closed to us, a path
+    too long to name) are passed over and symbolic links (to directories or files) are not
+    followed. The walk keeps its own stack, so a tree of any depth is searched.
     """
     root = Path(root)
     if sniff.kind(root) == "file":
         return [root]
     found: list[Path] = []
-    for directory, subdirs, files in os.walk(root, followlinks=False):
-        subdirs.sort()
-        if DATABASE_NAME in files:
-            candidate = Path(directory) / DATABASE_NAME
-            if not candidate.is_symlink() and sniff.kind(candidate) == "file":
-                found.append(candidate)
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except (OSError, ValueError):
+            continue
+        subdirs: list[Path] = []
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    subdirs.append(Path(entry.path))
+                elif (
+                    entry.name == DATABASE_NAME
+                    and not entry.is_symlink()
+                    and sniff.kind(Path(entry.path)) == "file"
+                ):
+                    found.append(Path(entry.path))
+            except OSError:
+                continue
+        stack.extend(reversed(subdirs))
     return found
 
 

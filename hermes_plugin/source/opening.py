@@ -26,6 +26,19 @@ Opening rules, so that reading never disturbs Hermes:
   must roll them back before anyone reads, which a read-only open cannot do.
   Then the database and its journal are copied, SQLite rolls the copy back,
   and the copy (the last committed state) is read; the source is untouched.
+* Reading a WAL database in place creates its ``-wal`` and ``-shm`` files when they are
+  missing (no connection has it open), and a read-only connection cannot remove them again.
+  So such a database is copied instead (:func:`~hermes_plugin.source.snapshots.copy_quiet`:
+  the copy is kept only if no file changed meanwhile) and the copy is read: the directory is
+  left as it was found. With its side files present (Hermes is running) it is read in place.
+* A writer may hold its lock longer than a read should wait (a long rollback-journal
+  transaction; a WAL database in exclusive locking mode). Opening waits for it with growing
+  pauses up to :func:`lock_wait` seconds, then copies the database with the writer's journal
+  (:func:`~hermes_plugin.source.snapshots.copy_locked`) and reads the copy rolled back to the
+  last commit. ``snapshot`` says how a copy was made and ``waited`` how long was waited.
+
+Private copies live in their own directories (:mod:`hermes_plugin.source.snapshots`), removed
+on close; ones a killed run left are removed by the next.
 
 A file that cannot be read raises the host's :class:`~asf_core.formats.StoreError`, its message
 what is wrong in the user's words: the file itself is looked at first
@@ -36,22 +49,28 @@ is missing; else SQLite's.
 
 from __future__ import annotations
 
-import shutil
+import os
 import sqlite3
-import tempfile
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 from urllib.parse import quote
 
 from asf_core.formats import StoreError
-from hermes_plugin.source import sniff
+from hermes_plugin.source import snapshots, sniff
 from hermes_plugin.source.columns import Cell, text_cell
 
-__all__ = ["Access", "ReadOnlyConnection"]
+__all__ = ["Access", "ReadOnlyConnection", "Snapshot", "lock_wait"]
 
 #: How the file was opened: in place, in place as immutable, or as a private copy.
 Access = Literal["direct", "immutable", "copy"]
+#: How a private copy was made: SQLite's backup under one read lock; the files copied as
+#: they are (a WAL database without side files); with a hot journal, rolled back; with the
+#: journal of a writer holding its lock, rolled back.
+Snapshot = Literal["backup", "files", "rolled back", "locked"]
+
+_T = TypeVar("_T")
 
 #: What SQLite raises on a damaged file; its message may itself be undecodable
 #: (it quotes the damaged schema), which Python raises as UnicodeDecodeError.
@@ -62,6 +81,30 @@ _SIDECAR_ERRORS = frozenset(
 )
 #: What SQLite gives a read-only open of a database whose ``-journal`` is hot.
 _HOT_JOURNAL = "SQLITE_READONLY_ROLLBACK"
+#: How long SQLite itself waits for a lock on each try; the pauses between tries grow.
+_BUSY_TIMEOUT = 0.5
+#: How many times a copy is tried before giving up on it.
+_COPY_TRIES = 5
+
+
+def lock_wait() -> float:
+    """How long to wait for a writer's lock before reading a copy: ``ASF_HERMES_LOCK_WAIT``
+    seconds, 10 by default."""
+    try:
+        return max(0.0, float(os.environ.get("ASF_HERMES_LOCK_WAIT", "10")))
+    except ValueError:
+        return 10.0
+
+
+class _Locked(Exception):
+    """A writer held its lock past :func:`lock_wait`."""
+
+
+def _busy(exc: BaseException) -> bool:
+    name = getattr(exc, "sqlite_errorname", "")
+    return isinstance(exc, sqlite3.Error) and (
+        name.startswith("SQLITE_BUSY") or name == "SQLITE_LOCKED"
+    )
 
 
 def _one_line(text: str) -> str:
@@ -77,16 +120,17 @@ def _uri(path: Path, options: str) -> str:
 class ReadOnlyConnection:
     """One ``state.db`` opened read-only, reading one committed state until refreshed.
 
-    ``access`` says how it was opened, ``journal_mode`` is the database's, ``tmpdir`` the
-    private directory a copy is read from (removed on close). Raises
-    :class:`~asf_core.formats.StoreError` when the file cannot be opened.
+    ``access`` says how it was opened, ``snapshot`` how a copy was made (None in place),
+    ``waited`` the seconds spent waiting for a writer's lock, ``journal_mode`` is the
+    database's, ``tmpdir`` the private directory a copy is read from (removed on close).
+    Raises :class:`~asf_core.formats.StoreError` when the file cannot be opened.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.tmpdir: str | None = None
-        #: Whether the connection reads a backup snapshot (rollback-journal mode).
-        self._backup = False
+        self.snapshot: Snapshot | None = None
+        self.waited = 0.0
         #: Whether it reads inside one read transaction (WAL mode).
         self._snapshot = False
         try:
@@ -94,12 +138,7 @@ class ReadOnlyConnection:
             # which would block the open).
             if not sniff.is_sqlite(path):
                 raise self.failure("not a SQLite database")
-            self._conn, self.access = self._connect()
-            self.journal_mode = str(self.scalar("PRAGMA journal_mode") or "").lower()
-            if self.journal_mode != "wal" and self.access == "direct":
-                self._take_snapshot()
-            self._snapshot = self.journal_mode == "wal" and self.access != "immutable"
-            self._begin()
+            self._settle()
         except OSError as exc:  # e.g. a directory on the way that cannot be searched
             self.close()
             raise self.failure(str(exc)) from None
@@ -107,11 +146,20 @@ class ReadOnlyConnection:
             self.close()
             raise
 
+    def _settle(self) -> None:
+        """Open the database (or a copy) and start reading one committed state."""
+        self._conn, self.access = self._connect()
+        self.journal_mode = str(self.scalar("PRAGMA journal_mode") or "").lower()
+        if self.journal_mode != "wal" and self.access == "direct":
+            self._take_snapshot()
+        self._snapshot = self.journal_mode == "wal" and self.access != "immutable"
+        self._begin()
+
     def _open(self, path: Path, options: str) -> sqlite3.Connection:
         conn = sqlite3.connect(
             _uri(path.absolute(), options),
             uri=True,
-            timeout=5.0,
+            timeout=_BUSY_TIMEOUT,
             isolation_level=None,
             check_same_thread=False,
         )
@@ -123,9 +171,35 @@ class ReadOnlyConnection:
             raise
         return conn
 
+    def _patiently(self, attempt: Callable[[], _T]) -> _T:
+        """``attempt()``, tried again while a writer holds the database locked, with growing
+        pauses, until :func:`lock_wait` seconds have passed: then :class:`_Locked`."""
+        deadline = time.monotonic() + lock_wait()
+        pause = 0.05
+        while True:
+            started = time.monotonic()
+            try:
+                return attempt()
+            except _READ_ERRORS as exc:
+                self.waited += time.monotonic() - started
+                if not _busy(exc):
+                    raise
+                if time.monotonic() + pause > deadline:
+                    raise _Locked from None
+            time.sleep(pause)
+            self.waited += pause
+            pause = min(pause * 2, 2.0)
+
     def _connect(self) -> tuple[sqlite3.Connection, Access]:
+        if self._quiet_wal():
+            copy = self._copy(snapshots.copy_quiet, tries=3)
+            if copy is not None:
+                self.snapshot = "files"
+                return self._open_copy(copy), "copy"
         try:
-            return self._open(self.path, "mode=ro"), "direct"
+            return self._patiently(lambda: self._open(self.path, "mode=ro")), "direct"
+        except _Locked:
+            return self._open_copy(self._locked_copy()), "copy"
         except _READ_ERRORS as exc:
             name = getattr(exc, "sqlite_errorname", "")
             if name not in _SIDECAR_ERRORS and name != _HOT_JOURNAL:
@@ -136,34 +210,74 @@ class ReadOnlyConnection:
         try:
             if wal is None and journal is None:
                 return self._open(self.path, "mode=ro&immutable=1"), "immutable"
-            # Read-write on the private copy only, so SQLite can roll a hot journal back.
-            return self._open(self._private_copy(wal, journal), "mode=rw"), "copy"
+            copy = self._copy(snapshots.copy_quiet, tries=_COPY_TRIES)
+            if copy is None:
+                raise self.failure("cannot read: the database kept changing while it was copied")
+            self.snapshot = "rolled back" if journal is not None else "files"
+            return self._open_copy(copy), "copy"
         except _READ_ERRORS as exc:
             raise self.error(exc) from None
-        except OSError as exc:
-            raise self.failure(f"cannot read: {exc.strerror or exc}") from None
+
+    def _quiet_wal(self) -> bool:
+        """Whether reading in place would create side files no connection is using: a WAL
+        database without its ``-wal`` or ``-shm``, in a directory we may write."""
+        if not sniff.wal_format(self.path) or not os.access(self.path.parent, os.W_OK):
+            return False
+        return not all(Path(f"{self.path}{s}").exists() for s in ("-wal", "-shm"))
 
     def _sidecar(self, suffix: str) -> Path | None:
         """The database's ``-wal`` or ``-journal`` file when it holds anything."""
         path = Path(f"{self.path}{suffix}")
         return path if path.is_file() and path.stat().st_size > 0 else None
 
-    def _private_copy(self, wal: Path | None, journal: Path | None) -> Path:
-        self.tmpdir = tempfile.mkdtemp(prefix="asf-hermes-")
-        copy = Path(self.tmpdir) / self.path.name
-        shutil.copyfile(self.path, copy)
-        for sidecar, suffix in ((wal, "-wal"), (journal, "-journal")):
-            if sidecar is not None:
-                shutil.copyfile(sidecar, Path(f"{copy}{suffix}"))
+    def _copy(self, how: Callable[[Path, Path], Path | None], *, tries: int) -> Path | None:
+        """A private copy made ``how``, tried a few times; None when none held."""
+        for attempt in range(tries):
+            self._drop_copy()
+            self.tmpdir = snapshots.make_dir()
+            try:
+                copy = how(self.path, Path(self.tmpdir))
+            except OSError as exc:
+                raise self.failure(f"cannot copy: {exc.strerror or exc}") from None
+            if copy is not None:
+                return copy
+            time.sleep(0.05 * (attempt + 1))
+        self._drop_copy()
+        return None
+
+    def _locked_copy(self) -> Path:
+        """A copy of a database a writer holds locked, rolled back to its last commit."""
+        copy = self._copy(snapshots.copy_locked, tries=_COPY_TRIES)
+        if copy is None:
+            raise self.failure(
+                f"database is locked: a writer held it for more than {lock_wait():g} s"
+                " and kept changing it while it was copied"
+            )
+        self.snapshot = "locked"
         return copy
+
+    def _open_copy(self, copy: Path) -> sqlite3.Connection:
+        """Open a private copy read-write, so SQLite can roll back a journal or recover a WAL
+        there (never in the source's directory)."""
+        try:
+            return self._open(copy, "mode=rw")
+        except _READ_ERRORS as exc:
+            raise self.error(exc) from None
 
     def _take_snapshot(self) -> None:
         """Replace the connection by one to a private copy of the committed database, made by
-        SQLite's backup in one step (one read lock, released when the copy is done)."""
-        if self.tmpdir is None:
-            self.tmpdir = tempfile.mkdtemp(prefix="asf-hermes-")
+        SQLite's backup in one step under one read lock (released when the copy is done); a
+        writer holding its lock past the wait gets a rolled-back copy instead."""
+        try:
+            self._patiently(self._read_lock)
+        except _Locked:
+            self._conn.close()
+            self._conn = self._open_copy(self._locked_copy())
+            self.access = "copy"
+            return
+        self._drop_copy()
+        self.tmpdir = snapshots.make_dir()
         copy = Path(self.tmpdir) / "snapshot.db"
-        copy.unlink(missing_ok=True)
         try:
             target = sqlite3.connect(copy)
             try:
@@ -177,7 +291,17 @@ class ReadOnlyConnection:
         except OSError as exc:
             raise self.failure(f"cannot copy: {exc.strerror or exc}") from None
         self.access = "copy"
-        self._backup = True
+        self.snapshot = "backup"
+
+    def _read_lock(self) -> None:
+        """Take the read lock the backup copies under (it would wait for it forever)."""
+        try:
+            self._conn.execute("BEGIN")
+            self._conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        except BaseException:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise
 
     def failure(self, reason: str) -> StoreError:
         """The error for a file that cannot be read: what the file shows, else ``reason``."""
@@ -208,24 +332,29 @@ class ReadOnlyConnection:
 
     def refresh(self) -> None:
         """Move to the newest committed state (the store reads from one snapshot)."""
-        if self._snapshot:
+        if self.access == "direct" and self._snapshot:
             self.query("COMMIT")
             self._begin()
-        elif self._backup:
+        elif self.access == "copy":  # a new copy, made as the first was
+            self._close_connection()
+            self._drop_copy()
+            self.snapshot, self._snapshot = None, False
             try:
-                source = self._open(self.path, "mode=ro")
-            except _READ_ERRORS as exc:
-                raise self.error(exc) from None
-            self._conn.close()
-            self._conn = source
-            self._take_snapshot()
+                self._settle()
+            except OSError as exc:
+                raise self.failure(str(exc)) from None
 
-    def close(self) -> None:
-        """Close the connection and remove a private copy; safe to call twice."""
+    def _close_connection(self) -> None:
         conn = getattr(self, "_conn", None)
         if conn is not None:
             conn.close()
             self._conn = None  # type: ignore[assignment]
-        if self.tmpdir is not None:
-            shutil.rmtree(self.tmpdir, ignore_errors=True)
-            self.tmpdir = None
+
+    def _drop_copy(self) -> None:
+        snapshots.remove_dir(self.tmpdir)
+        self.tmpdir = None
+
+    def close(self) -> None:
+        """Close the connection and remove a private copy; safe to call twice."""
+        self._close_connection()
+        self._drop_copy()

@@ -196,8 +196,10 @@ class RowReader:
         except cattrs.BaseValidationError as exc:
             return self._session_of({**ident, "error": _unstructurable(exc)})
 
-    def message(self, cols: Columns, position: int = 0) -> Message:
-        """A row of ``messages``; ``position`` names a row whose id is unusable."""
+    def message(self, cols: Columns, position: int | str = 0) -> Message:
+        """A row of ``messages``; ``position`` names a row whose id is unusable (``#<position>``:
+        the database reader makes it unique in the store, ``<n>@<session>`` for the n-th row
+        of a session, ``<n>?<group>`` for rows naming no session as text)."""
         cells: dict[str, Any] = cols.mapping()
         self._noted = problems = _raw_text_problems(cols)
         raw_id = cells.get("id")

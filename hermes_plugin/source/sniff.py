@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import quote
 
-__all__ = ["SQLITE_MAGIC", "Kind", "hermes_schema", "is_sqlite", "kind", "problem"]
+__all__ = [
+    "SQLITE_MAGIC",
+    "Kind",
+    "hermes_schema",
+    "is_sqlite",
+    "kind",
+    "problem",
+    "wal_format",
+]
 
 #: The first 16 bytes of every SQLite 3 database file.
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -52,6 +60,18 @@ def is_sqlite(path: Path) -> bool:
             return f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
     except OSError:
         return False
+
+
+def wal_format(path: Path) -> bool:
+    """Whether a database's header says it is in WAL mode (its read and write versions 2)."""
+    if kind(path) != "file":
+        return False
+    try:
+        with path.open("rb") as f:
+            header = f.read(20)
+    except OSError:
+        return False
+    return header[:16] == SQLITE_MAGIC and header[18:20] == b"\x02\x02"
 
 
 def problem(path: Path) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from attrs import frozen
 
 from hermes_plugin.source.columns import Cell, cell_text
-from hermes_plugin.source.jsontext import JsonValue, compact, parse
+from hermes_plugin.source.jsontext import JsonValue, compact, parse, why_not
 
 __all__ = ["NO_CALLS", "Function", "ToolCall", "ToolCalls", "decode_tool_calls", "result_aliases"]
 
@@ -172,5 +172,5 @@ def decode_tool_calls(value: Cell) -> ToolCalls:
         return ToolCalls(error="not text")
     decoded, ok = parse(text)
     if not ok:
-        return ToolCalls(error="invalid JSON")
+        return ToolCalls(error=why_not(text))
     return ToolCalls.of(decoded)

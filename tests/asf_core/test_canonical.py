@@ -19,7 +19,15 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from asf_core import canonical, strict_json
-from asf_core.canonical import JsonError, dumps, dumps_str, ijson_problems
+from asf_core.canonical import (
+    MAX_DEPTH,
+    JsonError,
+    TooDeep,
+    dumps,
+    dumps_if_normal,
+    dumps_str,
+    ijson_problems,
+)
 from asf_core.ids import body_of
 from asf_core.strict_json import normalise, parse
 
@@ -59,7 +67,7 @@ _fast_values = _json(_fast_scalars)
 
 
 def _uses_fast_path(value: Any) -> bool:
-    return canonical._scan((value,)) == canonical._C_OK
+    return canonical._scan_value(value) == canonical._C_OK
 
 
 # ----------------------------------------------------------------------------- dumps
@@ -259,14 +267,39 @@ def test_dumps_refuses_cycles_and_deep_nesting() -> None:
     deep: Any = 1
     for _ in range(100_000):
         deep = {"k": [deep]}
+    too_deep = f"nested deeper than {MAX_DEPTH} levels"
     for value in (cycle, {"a": cycle}, deep):
-        with pytest.raises(JsonError, match="nested too deeply"):
+        with pytest.raises(JsonError, match=too_deep):
             dumps(value)
-        with pytest.raises(JsonError, match="nested too deeply"):
+        with pytest.raises(TooDeep, match=too_deep):
             normalise(value)
-        assert ijson_problems(value) == ["(root): nested too deeply (or circular)"]
-    with pytest.raises(JsonError, match="nested too deeply"):
+        (problem,) = ijson_problems(value)
+        assert problem.endswith("/...: arrays and objects " + too_deep)
+    with pytest.raises(TooDeep, match=too_deep):
         parse("[" * 100_000 + "]" * 100_000)
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1])
+def test_the_depth_limit_is_the_same_for_reading_and_writing(depth: int) -> None:
+    """A line the writer writes, the reader reads: one level more is refused by both."""
+    text = '{"a":' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+    value: Any = []
+    for _ in range(depth - 2):
+        value = [value]
+    if depth <= MAX_DEPTH:
+        assert dumps(parse(text)) == text.encode()
+        assert dumps_if_normal(value, depth=1) == text[5:-1].encode()
+        assert normalise({"a": value}) == ({"a": value}, [])
+    else:
+        with pytest.raises(TooDeep):
+            parse(text)
+        for refuse in (
+            lambda: dumps({"a": value}),
+            lambda: dumps_if_normal(value, depth=1),
+            lambda: normalise({"a": value}),
+        ):
+            with pytest.raises(JsonError, match=f"nested deeper than {MAX_DEPTH} levels"):
+                refuse()
 
 
 def test_sha256_of_is_over_canonical_bytes() -> None:

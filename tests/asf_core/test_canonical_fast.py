@@ -1,7 +1,7 @@
 """The compiled fast path of canonical JSON against the exact path, the reference.
 
 :func:`asf_core.canonical.dumps` hands a value to a compiled encoder (orjson) only when
-:func:`~asf_core.canonical._scan` says the encoder writes RFC 8785 for it. These tests compare
+:func:`~asf_core.compiled_json._scan` says the encoder writes RFC 8785 for it. These tests compare
 the two paths on arbitrary JSON, on every float, and on every member of every entry of every
 fixture conversion; ``rfc8785`` is the oracle.
 """
@@ -46,7 +46,7 @@ _values = st.recursive(
 
 
 def _fast(value: Any) -> bool:
-    return canonical._scan((value,)) == canonical._C_OK
+    return canonical._scan_value(value) == canonical._C_OK
 
 
 @given(_values)

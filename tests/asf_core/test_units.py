@@ -16,9 +16,9 @@ import pytest
 
 from asf_core import fingerprints
 from asf_core.conversion import convert_paths
+from asf_core.files import Syncer
 from asf_core.plugins import AsfPluginManager, make_plugin_manager
 from asf_core.report import RunReport, StoreReport
-from asf_core.units import Syncer
 from asf_core.writer import session_lines
 
 LINES = ["a one two three", "b four", "c five six", "d seven eight nine ten"]

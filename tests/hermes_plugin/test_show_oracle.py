@@ -15,6 +15,7 @@ from fixture_homes import HOMES, copy_home, oracles
 from fixture_paths import RELEASES, label
 
 from asf_core.cli.main import ExitCode, main
+from asf_core.safe_text import printable
 
 _HEADINGS = {"user": "### User", "assistant": "### Assistant", "system": "### System"}
 #: A compaction's summary is a message Hermes returns in its role; the transcript shows it
@@ -116,7 +117,9 @@ def test_markdown_transcript_shows_what_hermes_reads(
                 turn = at  # a turn's calls and outputs are shown together, each with its call
             for text, heading in _expectations(message):
                 role_text = heading in _HEADINGS.values()
-                found = _find(page, _flat(text), at if role_text else turn, heading)
+                # Shown as asf shows data to people: control characters escaped.
+                shown_text = _flat(printable(text, layout=True))
+                found = _find(page, shown_text, at if role_text else turn, heading)
                 assert found >= 0, (session, message.get("role"), heading, text[:80])
                 if heading == "Output:":
                     assert page.rfind("Output:", turn, found) >= 0, (session, text[:80])

@@ -24,6 +24,7 @@ from asf_core.verify.session import verify_session
 from asf_core.writer import entry_line, header_line
 from hermes_plugin.convert.database import ORPHANS, convert_store
 from hermes_plugin.source.columns import RawText
+from hermes_plugin.source.native import native_sessions
 from hermes_plugin.source.rows import Delegation
 
 T0 = 1_790_000_000.0
@@ -75,8 +76,9 @@ def _call(cid: str, name: str = "terminal") -> dict[str, Any]:
 
 
 def _convert(store: MemoryStore) -> tuple[dict[str, SessionFile], list[Finding]]:
+    """Convert as the host does: ``read``'s findings (its strays), then ``convert``'s."""
     files: dict[str, SessionFile] = {}
-    findings: list[Finding] = []
+    findings = [f for f in native_sessions(store) if isinstance(f, Finding)]
     for item in convert_store(store):
         if isinstance(item, ConvertedSession):
             data = header_line(item.header) + b"".join(entry_line(e) for e in item.entries)

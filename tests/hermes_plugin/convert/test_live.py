@@ -175,10 +175,11 @@ def test_interrupted_convert_leaves_whole_files(
     assert _survivors(out) == []
     written = list(out.rglob("*.jsonl"))
     assert written
-    assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
+    assert not [p for p in out.rglob("*") if ".asf-tmp-" in p.name]
     for path in written:
         assert read_session(path).problems == [], path
-    assert proc.returncode in (130, -sig), "the conversion finished before the signal"
+    expected = {signal.SIGINT: 130, signal.SIGTERM: 143}[sig]  # docs/cli.md's exit codes
+    assert proc.returncode == expected, "the conversion finished before the signal"
     assert len(written) < 6000 // 2 + 22
     assert [f for f in verify_path(out) if f.severity == "error"] == []
 

@@ -83,8 +83,11 @@ def test_every_row_reads(release: Path, db: str, tmp_path: Path) -> None:
     manifest = _manifest(release, db)
     path = _copy(release, db, tmp_path)
     with SqliteStore(path, name="state.db") as store:
-        # A rollback-journal database is read from a snapshot copy (one short read lock).
-        assert store.access == ("direct" if manifest["journal_mode"] == "wal" else "copy")
+        # A rollback-journal database is read from a snapshot copy (one short read lock); a
+        # WAL database without its side files (no connection has it open) from a copy of its
+        # files, so that none are created beside it.
+        assert store.access == "copy"
+        assert store.db.snapshot == ("files" if manifest["journal_mode"] == "wal" else "backup")
         assert store.journal_mode == manifest["journal_mode"]
         assert manifest["schema_version_rows"] == [store.version()]
         sessions, strays = store.sessions()
@@ -260,4 +263,5 @@ def test_both_stores_are_databases(tmp_path: Path) -> None:
         "name",
         "path",
         "schema_version",
+        "snapshot",  # a WAL database without side files is read from a copy
     )

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from hermes_damage import RETRY_COUNTER
 
 from asf_core.formats import StoreError
 from hermes_plugin.source.database import SqliteStore
@@ -23,23 +24,19 @@ pytest.importorskip("hermes_state")
 SESSIONS = 3
 MESSAGES = 40
 
-WRITER = textwrap.dedent(
-    """
-    import logging, random, sys, time
+WRITER = (
+    textwrap.dedent(
+        """
+    import logging, sys, time
     from pathlib import Path
     import hermes_state
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    retries = 0
-    class CountingRandom:
-        def uniform(self, a, b):
-            global retries
-            retries += 1
-            return random.uniform(a, b)
-        def __getattr__(self, name):
-            return getattr(random, name)
-    hermes_state.random = CountingRandom()
-
+    """
+    )
+    + RETRY_COUNTER
+    + textwrap.dedent(
+        """
     path, sessions, messages = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
     db = hermes_state.SessionDB(path)
     for s in range(sessions):
@@ -54,6 +51,7 @@ WRITER = textwrap.dedent(
     db.close()
     print(f"retries={retries}", flush=True)
     """
+    )
 )
 
 

@@ -164,7 +164,8 @@ def test_read_only_directories(root: Path) -> None:
 
 
 def test_wal_of_a_crashed_writer_is_read_and_left_alone(tmp_path: Path) -> None:
-    """A -wal left behind (no -shm): its committed rows are read, nothing is checkpointed."""
+    """A -wal left behind (no -shm): its committed rows are read, nothing is checkpointed, no
+    -shm is created beside it (a copy is read)."""
     work = tmp_path / "work.db"
     shutil.copyfile(FIXTURE_DB, work)
     writer = sqlite3.connect(work)
@@ -179,9 +180,10 @@ def test_wal_of_a_crashed_writer_is_read_and_left_alone(tmp_path: Path) -> None:
     wal = Path(f"{crashed}-wal")
     before = (_sha(crashed), _sha(wal))
     with SqliteStore(crashed) as store:
-        assert store.access == "direct"
+        assert (store.access, store.db.snapshot) == ("copy", "files")
         assert "late" in {s.id for s in store.sessions()[0]}
     assert (_sha(crashed), _sha(wal)) == before
+    assert sorted(p.name for p in crashed.parent.iterdir()) == ["state.db", "state.db-wal"]
 
 
 _CRASH_MID_TRANSACTION = textwrap.dedent(

@@ -1,0 +1,232 @@
+"""Files written whole, and made durable: the one way asf puts a file on disk.
+
+Every file is written to a temporary name beside its target and renamed into place
+(:func:`write_atomic`), so an interrupted run leaves either the old file or the new one, never
+half of one. A temporary file is named ``.<name>.asf-tmp-<pid>-<16 hex>``. A run killed
+outright (SIGKILL, a power cut) cannot remove its own, so the first write into a directory
+removes the ones there whose process is gone: only names of that shape, only regular files,
+never a file of a process still running (a worker process of a run in progress included).
+
+A conversion writes many files unflushed and hands them to a :class:`Syncer`, which flushes
+each file and then their directories: exactly what was written, never the whole machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import queue
+import re
+import secrets
+import stat
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import BinaryIO, Final
+
+__all__ = [
+    "Syncer",
+    "remove_stale_temporaries",
+    "temporary_path",
+    "writable",
+    "write_atomic",
+    "write_if_changed",
+]
+
+
+#: A temporary file of ours: ``.<name>.asf-tmp-<pid>-<16 hex>``.
+_TEMPORARY: Final = re.compile(r"\..+\.asf-tmp-([0-9]{1,10})-[0-9a-f]{16}", re.DOTALL)
+#: Directories this process has cleaned of stale temporaries (once each is enough).
+_cleaned: set[Path] = set()
+
+
+def temporary_path(path: Path) -> Path:
+    """A fresh temporary name beside ``path``, recognisably ours and naming this process."""
+    return path.with_name(f".{path.name}.asf-tmp-{os.getpid()}-{secrets.token_hex(8)}")
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OverflowError, OSError):  # no process can have that number
+        return False
+    return True
+
+
+def remove_stale_temporaries(folder: Path) -> int:
+    """Remove the temporary files in ``folder`` left by asf processes that are gone.
+
+    Only regular files named like :func:`temporary_path` names them, and only when the
+    process named in them no longer exists; returns how many were removed. A folder that
+    cannot be listed is left alone.
+    """
+    removed = 0
+    try:
+        listing = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for item in listing:
+        found = _TEMPORARY.fullmatch(item.name)
+        if found is None or int(found[1]) == os.getpid() or _alive(int(found[1])):
+            continue
+        with contextlib.suppress(OSError):
+            if item.is_file(follow_symlinks=False):
+                (folder / item.name).unlink()
+                removed += 1
+    return removed
+
+
+def writable(path: Path) -> None:
+    """Refuse (``OSError``) to replace what is not a regular file: a directory, a device, a
+    FIFO, a socket (the rename would put a file in its place, or fail half way)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EEXIST, "exists and is not a regular file", str(path))
+
+
+def write_atomic(path: Path, chunks: Iterable[bytes], *, durable: bool = True) -> int:
+    """Write ``chunks`` to ``path`` whole or not at all; return the number of bytes written.
+
+    The bytes go to a temporary name in the same directory, then are renamed over ``path``,
+    so a reader (or an interrupted run) never sees half a file. With ``durable`` the file is
+    flushed to disk before the rename; a caller writing many files may pass False and sync
+    once at the end instead (one flush instead of one per file). Creates missing parent
+    directories; the first write into a directory removes stale temporaries there. Raises
+    ``OSError`` when ``path`` exists and is not a regular file.
+    """
+    writable(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.parent not in _cleaned:
+        _cleaned.add(path.parent)
+        remove_stale_temporaries(path.parent)
+    # The name is chosen before the file exists, so an interrupt at any point (even inside
+    # the call that creates it) leaves a name the cleanup below knows.
+    tmp = temporary_path(path)
+    size = 0
+    try:
+        with tmp.open("xb") as out:
+            batch: list[bytes] = []
+            for chunk in chunks:
+                size += len(chunk)
+                batch.append(chunk)
+                if len(batch) >= 256:
+                    out.writelines(batch)
+                    batch.clear()
+            out.writelines(batch)
+            out.flush()
+            if durable:
+                os.fsync(out.fileno())
+        tmp.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return size
+
+
+def _prefix_then(old: BinaryIO, size: int, chunk: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    """The first ``size`` bytes of ``old``, then ``chunk``, then ``rest``."""
+    old.seek(0)
+    left = size
+    while left:
+        block = old.read(min(left, 1 << 20))
+        if not block:  # the old file shrank under us: what we matched is what we read
+            raise OSError(f"{old.name}: changed while being compared")
+        left -= len(block)
+        yield block
+    yield chunk
+    yield from rest
+
+
+def write_if_changed(path: Path, chunks: Iterable[bytes]) -> int | None:
+    """Write ``chunks`` to ``path`` atomically unless the file already holds exactly these
+    bytes; then return None and leave it alone (times and inode too), so a re-run touches only
+    sessions that changed. Else return the bytes written.
+
+    The chunks are compared with the old file as they come; only when they differ is a
+    temporary file written (the matching prefix copied from the old file). Memory holds one
+    chunk at a time, however large the file. Not flushed to disk: the caller syncs a store's
+    files together once it is done.
+    """
+    stream = iter(chunks)
+    try:
+        old = path.open("rb") if path.is_file() else None
+    except OSError:
+        old = None
+    if old is None:
+        return write_atomic(path, stream, durable=False)
+    with old:
+        matched = 0
+        for chunk in stream:
+            if old.read(len(chunk)) != chunk:
+                return write_atomic(path, _prefix_then(old, matched, chunk, stream), durable=False)
+            matched += len(chunk)
+        if old.read(1) == b"":
+            return None
+        return write_atomic(path, _prefix_then(old, matched, b"", iter(())), durable=False)
+
+
+class Syncer:
+    """Flushes the files written to disk on a thread of its own, while conversion goes on,
+    then (:meth:`finish`) every directory from theirs up to the output's: exactly what was
+    written, never the whole machine. Flushing file by file costs a disk commit each, time
+    the conversion's work now hides."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[Path | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._dirs: set[Path] = set()
+        self._error: OSError | None = None
+
+    def add(self, files: Iterable[Path]) -> None:
+        for path in files:
+            self._dirs.add(path.parent)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="asf-sync", daemon=True)
+                self._thread.start()
+            self._queue.put(path)
+
+    def _run(self) -> None:
+        while (path := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    _fsync(path, os.O_RDONLY)
+                except OSError as exc:
+                    self._error = exc
+
+    def finish(self, top: Path) -> None:
+        """Wait for the files, then flush their directories up to ``top``'s parent;
+        ``OSError`` if a flush failed."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+        if self._error is not None:
+            raise self._error
+        dirs: set[Path] = set()
+        for parent in self._dirs:
+            while parent not in dirs:
+                dirs.add(parent)
+                if parent == top.parent or parent == parent.parent:
+                    break
+                parent = parent.parent
+        self._dirs.clear()
+        for directory in sorted(dirs, reverse=True):
+            _fsync(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+
+
+def _fsync(path: Path, flags: int) -> None:
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

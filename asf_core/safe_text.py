@@ -1,0 +1,70 @@
+"""Text from the data, made safe to show: no control character reaches a terminal raw.
+
+Session files, titles and paths are written by others. An escape sequence in a title can
+recolour, retitle or clear the terminal of whoever lists it, a bidirectional override can
+make a line read backwards, and a lone surrogate cannot even be encoded. So everything
+``asf`` prints for people goes through :func:`printable`, and every JSON document it prints
+or writes through :func:`json_safe`: the data is shown, its controls are not obeyed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["json_safe", "printable"]
+
+#: C0 and C1 controls, DEL, the invisible bidirectional controls (ALM, LRM, RLM, LRE ... RLO,
+#: LRI ... PDI), the Unicode line and paragraph separators, and lone surrogates.
+_UNSAFE: Final = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+#: What :func:`json_safe` escapes: JSON already escapes C0 inside strings, and its layout
+#: (newlines, spaces) lies outside them.
+_UNSAFE_IN_LAYOUT: Final = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+_JSON_TERMINAL: Final = re.compile(
+    "[\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+#: Only lone surrogates: the characters UTF-8 cannot encode at all.
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_NAMED: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    named = _NAMED.get(ch)
+    if named is not None:
+        return named
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str, *, layout: bool = False) -> str:
+    """``text`` with every control character spelled out (``\\x1b``, ``\\u202e``, ``\\n``).
+
+    Safe to write to a terminal and always encodable as UTF-8; plain text comes back as is.
+    With ``layout``, line feeds and tabs stay (text of many lines, such as a transcript).
+    """
+    if text.isascii() and text.isprintable():
+        return text
+    if layout:
+        return _UNSAFE_IN_LAYOUT.sub(_escape, text)
+    return _UNSAFE.sub(_escape, text)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def json_safe(document: str, *, terminal: bool = False) -> str:
+    """A JSON document (``json.dumps(..., ensure_ascii=False)``) that UTF-8 can encode.
+
+    Lone surrogates become ``\\udXXX`` escapes, which JSON has for them; with ``terminal``
+    every character :func:`printable` escapes does, so the document is safe on a screen.
+    Such characters only occur inside JSON strings, where an escape means the same string.
+    """
+    if document.isascii() and (not terminal or "\x7f" not in document):
+        return document
+    return (_JSON_TERMINAL if terminal else _SURROGATE).sub(_json_escape, document)
