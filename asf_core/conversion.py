@@ -110,13 +110,14 @@ def convert_store(
     run = StoreRun(candidate, dest, report, on_session, redaction, wanted, guard)
     store: StoreHandle | None = None
     failure: str | None = None
+    planned = redaction is None and wanted.everything()
+    if workers is not None and planned:
+        workers.start()  # before the store is open and planned: see Workers.start
     try:
         store = host.open_store(pm, candidate)
         report.store = host.store_info(candidate.plugin, store)
         sessions = _native(pm, candidate.plugin, store, report, wanted, redaction)
-        units = None
-        if redaction is None and wanted.everything():
-            units = host.plan(pm, candidate.plugin, store, sessions)
+        units = host.plan(pm, candidate.plugin, store, sessions) if planned else None
         if units is None:
             run.whole(pm, store, sessions)
         else:

@@ -22,6 +22,7 @@ __all__ = [
     "Finding",
     "Job",
     "NativeSession",
+    "NeedsHost",
     "Selection",
     "StoreError",
     "StoreHandle",
@@ -228,7 +229,9 @@ class Unit:
     ids, states: never the rows themselves); ``""`` means "cannot tell": always converted.
     ``prepare`` is called in the host's process, with the store open, only for a unit that
     must be converted, in plan order (possibly while earlier units convert elsewhere): it
-    reads what the unit needs from the store and returns the :data:`Job`.
+    returns the :data:`Job`, with what the unit needs from the store or how to read it where
+    the job runs (then, when that would not give what the host's store holds, the job raises
+    :class:`NeedsHost`).
     """
 
     key: str
@@ -258,3 +261,10 @@ class StoreError(Exception):
     the store's path before the message and exits 2, not 3. The message is one line saying what
     is wrong ("truncated: 20480 of 389120 bytes"), without the path.
     """
+
+
+class NeedsHost(Exception):
+    """Raised by a unit's :data:`Job` run in a worker process when it cannot give there the
+    result it would give in the host's (e.g. the store changed since the host read the plan,
+    and the job read its data itself): the host runs the job again in its own process, where
+    it reads what the host's open store holds. Raised in the host's process, it is a bug."""

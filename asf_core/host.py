@@ -23,6 +23,7 @@ from asf_core.formats import (
     ConvertedSession,
     Finding,
     NativeSession,
+    NeedsHost,
     Selection,
     StoreError,
     StoreHandle,
@@ -84,11 +85,12 @@ def blame(plugin: str, hook: str, *, store_errors: bool = True) -> Iterator[None
     """Run plugin code, turning its exceptions into a :class:`PluginError` naming it.
 
     A :class:`StoreError` (the input is damaged: not the plugin's fault) goes up as it is,
-    unless ``store_errors`` is false (``discover`` must never raise, whatever the input).
+    unless ``store_errors`` is false (``discover`` must never raise, whatever the input); so
+    does :class:`NeedsHost` (a job asking to be run in the host's process).
     """
     try:
         yield
-    except PluginError:
+    except (PluginError, NeedsHost):
         raise
     except StoreError as exc:
         if store_errors:

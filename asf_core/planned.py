@@ -12,12 +12,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from attrs import define
+
 from asf_core import fingerprints, host
 from asf_core.errors import PluginError
 from asf_core.fingerprints import UnitRecord
-from asf_core.formats import Finding, Unit
+from asf_core.formats import Finding, Job, Unit
 from asf_core.inputs import Inputs
-from asf_core.units import Outcome, Written, record_of, replay, run_job
+from asf_core.units import HOST, PLUGIN, Outcome, Written, record_of, replay, run_job
 
 if TYPE_CHECKING:
     from asf_core.workers import Workers
@@ -48,6 +50,23 @@ class Sink(Protocol):
     def flushed(self, outcome: Outcome) -> None: ...
 
 
+@define
+class _Slot:
+    """One place in plan order: a finding, a carried-over unit's items, or a unit's outcome
+    once its job is done (``ticket`` names a job sent to a worker)."""
+
+    key: str = ""
+    fingerprint: str = ""
+    items: tuple[Written | Finding, ...] | None = None
+    outcome: Outcome | None = None
+    job: Job | None = None
+    ticket: int | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.items is not None or self.outcome is not None
+
+
 class Units:
     """The units of one store, run in plan order: carried over, run here, or on workers.
 
@@ -58,7 +77,7 @@ class Units:
     def __init__(self, store: Sink, workers: Workers | None) -> None:
         self.store = store
         self.workers = workers
-        self.slots: deque[list[object]] = deque()  # [ticket, items | None, key, fingerprint]
+        self.slots: deque[_Slot] = deque()
         self.keys: set[str] = set()
         self.tickets = 0
 
@@ -66,7 +85,7 @@ class Units:
         try:
             for item in units:
                 if isinstance(item, Finding):
-                    self.slots.append([None, (item,), "", ""])
+                    self.slots.append(_Slot(items=(item,)))
                 else:
                     self._unit(item)
                 self._flush()
@@ -91,24 +110,22 @@ class Units:
             and fingerprints.trusted(store.dest, old)
         ):
             store.new[unit.key] = old
-            self.slots.append([None, replay(old), unit.key, ""])
+            self.slots.append(_Slot(key=unit.key, items=replay(old)))
             return
         with host.blame(store.plugin, f"plan (unit {unit.key})"):
             job = unit.prepare()
-        workers = self.workers
-        message = (
-            None
-            if workers is None
-            else workers.pack(store.plugin, unit.key, job, store.dest, store.guard)
-        )
-        self.tickets += 1
-        ticket = self.tickets
-        slot: list[object] = [ticket, None, unit.key, unit.fingerprint]
+        slot = _Slot(key=unit.key, fingerprint=unit.fingerprint, job=job)
         self.slots.append(slot)
+        workers = self.workers
+        message = None
+        if workers is not None:
+            message = workers.pack(store.plugin, unit.key, job, store.dest, store.guard)
         if workers is None or message is None:
-            self._done(slot, run_job(store.plugin, unit.key, job, store.dest, store.guard))
+            self._done(slot, self._here(slot, job))
             return
-        workers.submit(ticket, message)
+        self.tickets += 1
+        slot.ticket = self.tickets
+        workers.submit(self.tickets, message)
         while workers.pending >= 2 * workers.count:
             self._collect()
 
@@ -117,23 +134,41 @@ class Units:
             return
         for ticket, outcome in self.workers.collect():
             for slot in self.slots:
-                if slot[0] == ticket and slot[1] is None:
+                if slot.ticket == ticket and not slot.done:
                     self._done(slot, outcome)
                     break
 
-    def _done(self, slot: list[object], outcome: Outcome) -> None:
-        slot[1] = outcome
+    def _here(self, slot: _Slot, job: Job) -> Outcome:
+        """Run a slot's job in this process (a job asking for the host again is a bug)."""
+        store = self.store
+        outcome = run_job(store.plugin, slot.key, job, store.dest, store.guard)
+        if outcome.failure == HOST:
+            why = f"convert (unit {slot.key}): asked for the host's process in it: {outcome.error}"
+            return Outcome(items=outcome.items, error=why, failure=PLUGIN, written=outcome.written)
+        return outcome
+
+    def _done(self, slot: _Slot, outcome: Outcome) -> None:
+        if outcome.failure == HOST and slot.job is not None:
+            # A worker could not give the host's result: run the job here, from the host's
+            # store; what the worker wrote is rewritten or found unchanged, and flushed.
+            again = self._here(slot, slot.job)
+            written = (*outcome.written, *again.written)
+            outcome = Outcome(
+                items=again.items, error=again.error, failure=again.failure, written=written
+            )
+        slot.outcome, slot.job = outcome, None
 
     def _flush(self) -> None:
         """Apply every slot whose turn it is: the first ones that are done."""
-        while self.slots and self.slots[0][1] is not None:
-            _ticket, result, key, fingerprint = self.slots.popleft()
-            if isinstance(result, Outcome):
+        while self.slots and self.slots[0].done:
+            slot = self.slots.popleft()
+            if slot.outcome is not None:
+                result = slot.outcome
                 self.store.flushed(result)
                 self.store.take(result.items)
                 if result.failure is not None:
                     raise Stopped(result.failure, result.error or "failed")
-                if fingerprint:
-                    self.store.new[str(key)] = record_of(str(fingerprint), result)
-            else:
-                self.store.take(result)  # type: ignore[arg-type]
+                if slot.fingerprint:
+                    self.store.new[slot.key] = record_of(slot.fingerprint, result)
+            elif slot.items is not None:
+                self.store.take(slot.items)

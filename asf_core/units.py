@@ -18,7 +18,7 @@ from asf_core import host
 from asf_core.errors import OutputError, PluginError
 from asf_core.files import write_if_changed
 from asf_core.fingerprints import FileStamp, SessionRecord, UnitItem, UnitRecord, stamp
-from asf_core.formats import ConvertedSession, Finding, Job, StoreError
+from asf_core.formats import ConvertedSession, Finding, Job, NeedsHost, StoreError
 from asf_core.inputs import Inputs
 from asf_core.layout import session_file_name, session_path
 from asf_core.report import StoreReport
@@ -26,6 +26,7 @@ from asf_core.writer import entry_line, header_line
 
 __all__ = [
     "DAMAGED",
+    "HOST",
     "OUTPUT",
     "PLUGIN",
     "Outcome",
@@ -42,8 +43,10 @@ __all__ = [
 DAMAGED = "damaged"
 #: ... the plugin failed, ...
 PLUGIN = "plugin"
-#: ... or a file of the output could not be written.
+#: ... or a file of the output could not be written. Not a stop: the job asked to be run in
+#: the host's process (:class:`~asf_core.formats.NeedsHost`).
 OUTPUT = "output"
+HOST = "host"
 
 
 @frozen(kw_only=True)
@@ -162,6 +165,8 @@ def run_job(plugin: str, key: str, job: Job, dest: Path, guard: Inputs | None = 
         return stopped(str(exc), PLUGIN)
     except (OutputError, OSError) as exc:
         return stopped(str(exc), OUTPUT)
+    except NeedsHost as exc:
+        return stopped(str(exc), HOST)
     return Outcome(items=tuple(items), written=tuple(written))
 
 

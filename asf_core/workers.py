@@ -91,6 +91,12 @@ class Workers:
         self._busy: dict[Connection, int] = {}
         self._queue: deque[tuple[int, bytes]] = deque()
 
+    def start(self) -> None:
+        """Start the workers now, while this process is small (they are forked from it: what
+        it holds later, such as a plan, is then not in their memory); once."""
+        if not self._procs:
+            self._start()
+
     def _start(self) -> None:
         from asf_core.codec import converter
 
@@ -122,8 +128,7 @@ class Workers:
             return None
 
     def submit(self, ticket: int, message: bytes) -> None:
-        if not self._procs:
-            self._start()
+        self.start()
         self._queue.append((ticket, message))
         self._dispatch()
 

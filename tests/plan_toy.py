@@ -3,13 +3,16 @@
 Module-level (and importable by name) so that its jobs pickle to worker processes. Its
 fingerprint is the line's text; ``PREPARED`` records the units the host asked it to read, in
 the host's process, so a test can tell a converted unit from a carried-over one. A line
-``id !damaged`` makes its job raise ``StoreError``, ``id !bug`` a ``KeyError``.
+``id !damaged`` makes its job raise ``StoreError``, ``id !bug`` a ``KeyError``; a line
+``id ~text`` converts as ``text`` but raises ``NeedsHost`` outside the process that prepared
+it (``~~text``: everywhere, a bug).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ from asf_core.formats import (
     ConvertedSession,
     Finding,
     NativeSession,
+    NeedsHost,
     StoreError,
     Unit,
 )
@@ -62,7 +66,10 @@ def session_of(ident: str, text: str) -> ConvertedSession:
     )
 
 
-def job(ident: str, text: str) -> Iterator[ConvertedSession | Finding]:
+def job(ident: str, text: str, host: int = 0) -> Iterator[ConvertedSession | Finding]:
+    if text.startswith("~~") or (text.startswith("~") and os.getpid() != host):
+        raise NeedsHost(f"{ident} reads only in the host")
+    text = text.lstrip("~")
     if text == "!damaged":
         raise StoreError(f"line {ident} is damaged")
     if text == "!bug":
@@ -73,7 +80,7 @@ def job(ident: str, text: str) -> Iterator[ConvertedSession | Finding]:
 
 def _prepare(ident: str, text: str) -> functools.partial[Iterator[ConvertedSession | Finding]]:
     PREPARED.append(ident)
-    return functools.partial(job, ident, text)
+    return functools.partial(job, ident, text, os.getpid())
 
 
 class PlanToy:

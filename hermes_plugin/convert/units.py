@@ -5,29 +5,34 @@ conversations), or several when one names a sub-agent of another (its ASF id is 
 once the other is converted, so they convert together, in order). :class:`Planner` reads
 the ``sessions`` rows (the lineage) and a few aggregates, never the message rows, and gives
 each unit a fingerprint; only for a unit the host must convert does
-:meth:`Planner.prepare` read its rows, into a :class:`UnitJob` that converts them in any
-process (:mod:`hermes_plugin.convert.database` does the converting).
+:meth:`Planner.prepare` make a :class:`UnitJob`, which reads the unit's rows and converts them
+in any process (:mod:`hermes_plugin.source.rowsource` reads them in a worker,
+:mod:`hermes_plugin.convert.database` converts).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Collection, Iterable, Iterator, Mapping
+import os
+import weakref
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 
-from attrs import frozen
+from attrs import field, frozen
 
-from asf_core.formats import ConvertedSession, Finding, Unit
+from asf_core.formats import ConvertedSession, Finding, NeedsHost, Unit
 from hermes_plugin.convert.lineage import SUBSESSION, Lineage, group_uuid
 from hermes_plugin.convert.personal import personal_values
+from hermes_plugin.source import rowsource
 from hermes_plugin.source.columns import Cell, Columns, index_of
 from hermes_plugin.source.database import SqliteStore
 from hermes_plugin.source.handle import HermesHandle
 from hermes_plugin.source.relations import Relation
 from hermes_plugin.source.rowreader import RowReader
 from hermes_plugin.source.rows import Delegation, Message, Session
+from hermes_plugin.source.rowsource import RowSource
 from hermes_plugin.source.store import RowCounts, Store, Stray
 
 __all__ = ["Planned", "Planner", "UnitJob", "UnitStore", "converter_version", "plan_units"]
@@ -73,6 +78,11 @@ class Planner:
             else:
                 self.loose_delegations.append(delegation)
         self._prompts: dict[str, str | None] = {}
+        #: What :meth:`fingerprints` read: the message rows' marks (None: not read), the
+        #: usage rows by session, and how a worker reads the rows.
+        self._marks: dict[str, tuple[object, ...]] | None = None
+        self._usage: dict[str, list[Columns]] = {}
+        self._source: RowSource | None = None
 
     # -- units ------------------------------------------------------------------------------
 
@@ -150,8 +160,9 @@ class Planner:
         store = self.store
         if not isinstance(store, SqliteStore):
             return {}
-        marks = store.message_marks()
-        usage = store.usage_by_session()
+        marks = self._marks = store.message_marks()
+        usage = self._usage = store.usage_by_session()
+        self._source = store.row_source()
         lineage = self.lineage
         out = {}
         for unit in units:
@@ -190,11 +201,11 @@ class Planner:
     # -- jobs -------------------------------------------------------------------------------
 
     def prepare(self, unit: Planned) -> UnitJob:
-        """Read everything the unit's conversion reads, into a job that needs nothing else."""
+        """The unit's job: its part of the plan, and its message rows or, from a SQLite store
+        whose marks were read for the plan, where to read them (the job reads them where it
+        runs: the host never holds a unit's rows for a worker)."""
         store = self.store
         inside = set(unit.sessions)
-        cells = store.message_cells if isinstance(store, SqliteStore) else store.messages
-        _reader(store.name)  # built before the host forks its workers, not in each
         lineage = self.lineage
         keep = inside | {k for s in inside for k in lineage.children.get(s, ())}
         part = Lineage(
@@ -209,30 +220,43 @@ class Planner:
             prompt_hash = lineage.sessions[sid].system_prompt_hash
             if prompt_hash:
                 prompts[prompt_hash] = self._prompt(prompt_hash)
-        messages: dict[str, tuple[Message | tuple[Cell, ...], ...]] = {}
-        names: tuple[str, ...] = ()
-        for sid in unit.sessions:
-            rows: list[Message | tuple[Cell, ...]] = []
-            for row in cells(sid):
-                if isinstance(row, Columns):  # sent as its cells: one row of names per unit
-                    names = row.names()
-                    rows.append(row.values())
-                else:
-                    rows.append(row)
-            messages[sid] = tuple(rows)
+        messages: dict[str, tuple[Message, ...]] | None = None
+        marks: dict[str, tuple[object, ...]] = {}
+        host = ""
+        if isinstance(store, SqliteStore) and self._marks is not None:
+            usage = {sid: tuple(self._usage.get(repr(sid), ())) for sid in unit.sessions}
+            known = self._marks
+            marks = {repr(s): known[repr(s)] for s in unit.sessions if repr(s) in known}
+            host = _hosted(store)
+        else:
+            usage = {sid: store.model_usage(sid) for sid in unit.sessions}
+            messages = {sid: store.messages(sid) for sid in unit.sessions}
         return UnitJob(
             name=store.name,
             version=store.version(),
             tops=unit.tops,
             lineage=part,
             peers=self.peers(unit, inside),
-            columns=names,
-            messages=messages,
-            usage={sid: store.model_usage(sid) for sid in unit.sessions},
+            usage=usage,
             prompts=prompts,
             delegations={s: tuple(self.delegations[s]) for s in inside if s in self.delegations},
             personal=self.personal,
+            messages=messages,
+            source=self._source if host else None,
+            marks=marks,
+            host=host,
         )
+
+
+#: The SQLite stores jobs were prepared from in this process, by :func:`_hosted` key: a job
+#: run in the host's process reads its rows from the host's open store (its snapshot).
+_HOSTS: weakref.WeakValueDictionary[str, SqliteStore] = weakref.WeakValueDictionary()
+
+
+def _hosted(store: SqliteStore) -> str:
+    key = f"{os.getpid()}:{id(store)}"
+    _HOSTS[key] = store
+    return key
 
 
 @cache
@@ -245,14 +269,14 @@ def _reader(database: str) -> RowReader:
 class UnitStore:
     """The rows one unit's conversion reads, held in memory: a :class:`Store` for it alone.
 
-    Message rows read but not decoded (``Columns``) are decoded here, in the worker.
+    Message rows read but not decoded (cells) are decoded here, where the job runs.
     """
 
     store_name: str
     schema: int | None
     #: The message rows' column names (every undecoded row has them).
     columns: tuple[str, ...]
-    rows: Mapping[str, tuple[Message | tuple[Cell, ...], ...]]
+    rows: Mapping[str, Sequence[Message | tuple[Cell, ...]]]
     usage: Mapping[str, tuple[Columns, ...]]
     prompts: Mapping[str, str | None]
 
@@ -299,29 +323,50 @@ class UnitStore:
 
 @frozen(kw_only=True)
 class UnitJob:
-    """One unit's conversion with its rows: picklable, run wherever the host sends it."""
+    """One unit's conversion: picklable, run wherever the host sends it.
+
+    Its message rows are either in ``messages`` (a store that is not SQLite), or read where
+    the job runs: in the host's process from the host's open store (``host``), elsewhere from
+    ``source``, checked against the plan's ``marks`` (:mod:`hermes_plugin.source.rowsource`).
+    """
 
     name: str
     version: int | None
     tops: tuple[str, ...]
     lineage: Lineage
     peers: Mapping[str, str]
-    #: The message rows' column names; each undecoded row is its cells in this order.
-    columns: tuple[str, ...]
-    messages: Mapping[str, tuple[Message | tuple[Cell, ...], ...]]
     usage: Mapping[str, tuple[Columns, ...]]
     prompts: Mapping[str, str | None]
     delegations: Mapping[str, tuple[Delegation, ...]]
     personal: Mapping[str, tuple[str, ...]]
+    messages: Mapping[str, tuple[Message, ...]] | None = None
+    source: RowSource | None = None
+    marks: Mapping[str, tuple[object, ...]] = field(factory=dict)
+    host: str = ""
+
+    def _rows(self) -> tuple[tuple[str, ...], Mapping[str, Sequence[Message | tuple[Cell, ...]]]]:
+        """The column names and each session's rows (cells, or decoded messages)."""
+        if self.messages is not None:
+            return (), self.messages
+        sessions = tuple(self.lineage.sessions)
+        local = _HOSTS.get(self.host)
+        if local is not None:
+            cells = {sid: local.message_cells(sid) for sid in sessions}
+            names = local.columns("messages")
+            return names, {sid: [c.values() for c in rows] for sid, rows in cells.items()}
+        if self.source is None:  # pragma: no cover - prepare gives one or the other
+            raise NeedsHost("no rows and no source to read them from")
+        return self.source.columns, rowsource.read_rows(self.source, sessions, self.marks)
 
     def __call__(self) -> Iterator[ConvertedSession | Finding]:
         from hermes_plugin.convert.database import convert_unit
 
+        columns, rows = self._rows()
         store = UnitStore(
             store_name=self.name,
             schema=self.version,
-            columns=self.columns,
-            rows=self.messages,
+            columns=columns,
+            rows=rows,
             usage=self.usage,
             prompts=self.prompts,
         )

@@ -20,6 +20,7 @@ from hermes_plugin.source.decode import Content, decode_content
 from hermes_plugin.source.opening import Access, ReadOnlyConnection
 from hermes_plugin.source.rowreader import RowReader
 from hermes_plugin.source.rows import Delegation, Message, Session
+from hermes_plugin.source.rowsource import RowSource, marks
 from hermes_plugin.source.store import (
     ClosesOnExit,
     RowCounts,
@@ -188,35 +189,29 @@ class SqliteStore(ClosesOnExit):
         )
 
     def message_marks(self) -> dict[str, tuple[object, ...]]:
-        """Per session id: what changes when Hermes adds, deletes or alters a session's rows,
-        without reading them. Rows are only appended (ids never reused: AUTOINCREMENT) or
-        deleted, and only ``active``, ``compacted`` and ``api_content`` change in place: so
-        the count, highest and summed ids (from an index where there is one), and every row
-        whose state is not the plain one (live, not compacted, no ``api_content``) with that
-        state."""
+        """Per session id (``repr``), what changes when Hermes adds, deletes or alters a
+        session's rows, without reading them (:func:`~hermes_plugin.source.rowsource.marks`)."""
+        return marks(self.db.query, self._columns["messages"])
+
+    def row_source(self) -> RowSource:
+        """How another process reads this store's message rows as this one does: the file
+        this connection reads (the database, or its private copy), opened read-only, and the
+        statement :meth:`message_cells` runs."""
+        path, options = self.db.opened
         names = self._columns["messages"]
-        if "session_id" not in names or "id" not in names:
-            return {}
-        marks: dict[str, tuple[object, ...]] = {}
-        rows = self.db.query(
-            'SELECT "session_id", count(*), max("id"), total("id") FROM messages '
-            'GROUP BY "session_id"'
+        sql = ""
+        if "session_id" in names:
+            sql = (
+                f"SELECT {', '.join(map(_quote_ident, names))} FROM messages"
+                f' WHERE "session_id" = ? ORDER BY {self._order("messages")}'
+            )
+        return RowSource(
+            path=str(path),
+            options=options.replace("mode=rw", "mode=ro"),
+            source=str(self.path),
+            columns=names,
+            select=sql,
         )
-        for key, count, top, total in rows:
-            marks[repr(key)] = (count, top, total)
-        changed = [c for c in ("active", "compacted", "api_content") if c in names]
-        if not changed:
-            return marks
-        plain = {"active": '"active" IS 1', "compacted": '"compacted" IS 0'}
-        where = " AND ".join(plain.get(c, f'"{c}" IS NULL') for c in changed)
-        cells = ", ".join(f'"{c}"' for c in changed)
-        rows = self.db.query(
-            f'SELECT "session_id", "id", {cells} FROM messages WHERE NOT ({where}) ORDER BY "id"'
-        )
-        odd: dict[str, list[tuple[Cell, ...]]] = {}
-        for row in rows:
-            odd.setdefault(repr(row[0]), []).append(row[1:])
-        return {key: (*mark, tuple(odd.get(key, ()))) for key, mark in marks.items()}
 
     def usage_by_session(self) -> dict[str, list[Columns]]:
         """Every row of ``session_model_usage`` by session id, in each session's order."""

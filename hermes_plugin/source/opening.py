@@ -131,6 +131,9 @@ class ReadOnlyConnection:
         self.tmpdir: str | None = None
         self.snapshot: Snapshot | None = None
         self.waited = 0.0
+        #: The file the connection reads (the database or its private copy) and the URI
+        #: options it was opened with.
+        self.opened: tuple[Path, str] = (path, "mode=ro")
         #: Whether it reads inside one read transaction (WAL mode).
         self._snapshot = False
         try:
@@ -156,6 +159,7 @@ class ReadOnlyConnection:
         self._begin()
 
     def _open(self, path: Path, options: str) -> sqlite3.Connection:
+        self.opened = (path.absolute(), options)
         conn = sqlite3.connect(
             _uri(path.absolute(), options),
             uri=True,

@@ -107,6 +107,29 @@ def test_one_worker_and_two_write_the_same_bytes(pm: AsfPluginManager, tmp_path:
     assert _files(tmp_path / "one") == _files(tmp_path / "two")
 
 
+def test_a_job_a_worker_sends_back_runs_in_the_host(pm: AsfPluginManager, tmp_path: Path) -> None:
+    """A job that cannot give its result in a worker (``NeedsHost``) is run again in the
+    host's process: the same files, report and order as on one worker."""
+    lines = ["a one two three", "b ~four five", "c five six"]
+    src = _store(tmp_path, lines)
+    one = _run(pm, src, tmp_path / "one", 1)
+    two = _run(pm, src, tmp_path / "two", 2)
+    assert one.error is two.error is None
+    assert _files(tmp_path / "one") == _files(tmp_path / "two")
+    path = Path(two.output) / two.files["b"]
+    assert path.read_bytes() == _expected("b", "four five")
+
+
+def test_a_job_asking_for_the_host_in_the_host_is_a_plugin_failure(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    src = _store(tmp_path, ["a one", "b ~~two"])
+    report = _run(pm, src, tmp_path / "out", 2)
+    assert report.error is not None
+    assert "asked for the host's process" in report.error
+    assert "b reads only in the host" in report.error
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_an_unchanged_store_is_carried_over_without_reading_a_unit(
     pm: AsfPluginManager, tmp_path: Path, jobs: int

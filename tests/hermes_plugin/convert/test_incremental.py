@@ -1,8 +1,9 @@
 """A Hermes home converted in units: the same bytes on one worker or two, and a re-run that
 reads only the conversations Hermes changed since (with Hermes' own ``SessionDB`` writing).
 
-Which conversations a run reads is seen through ``SqliteStore.message_cells``, the one read
-of a unit's message rows (made in the host's process, whatever the number of workers).
+Which conversations a run reads is seen through the two reads of a unit's message rows:
+``SqliteStore.message_cells`` in the host's process, ``rowsource.read_rows`` in a worker (each
+writes down the sessions it reads in a file, which every process sees).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from asf_core import fingerprints
 from asf_core.cli.main import main
 from asf_core.reader import read_session
 from asf_core.verify.session import verify_path
+from hermes_plugin.source import rowsource
 from hermes_plugin.source.database import SqliteStore
 
 HOME = SHARED / "hermes" / "fixtures" / "hermes-0.19.0"
@@ -50,17 +52,45 @@ def _tree(out: Path, *, reports: bool = True) -> dict[str, bytes]:
     return found
 
 
+class Reads:
+    """The session ids whose message rows a run reads, in any process."""
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+
+    def note(self, sessions: object) -> None:
+        with self.log.open("a") as f:
+            f.writelines(f"{sid}\n" for sid in sessions)  # type: ignore[attr-defined]
+
+    def seen(self) -> list[str]:
+        return self.log.read_text().split() if self.log.exists() else []
+
+    def __eq__(self, other: object) -> bool:
+        return self.seen() == other
+
+    def __bool__(self) -> bool:
+        return bool(self.seen())
+
+    def clear(self) -> None:
+        self.log.unlink(missing_ok=True)
+
+
 @pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+def reads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Reads:
     """The session ids whose message rows a run reads."""
-    seen: list[str] = []
-    real = SqliteStore.message_cells
+    seen = Reads(tmp_path / "reads.log")
+    cells, rows = SqliteStore.message_cells, rowsource.read_rows
 
-    def spy(self: SqliteStore, session_id: str) -> object:
-        seen.append(session_id)
-        return real(self, session_id)
+    def host(self: SqliteStore, session_id: str) -> object:
+        seen.note([session_id])
+        return cells(self, session_id)
 
-    monkeypatch.setattr(SqliteStore, "message_cells", spy)
+    def worker(source: object, sessions: list[str], expected: object) -> object:
+        seen.note(sessions)
+        return rows(source, sessions, expected)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SqliteStore, "message_cells", host)
+    monkeypatch.setattr(rowsource, "read_rows", worker)
     return seen
 
 
@@ -76,7 +106,7 @@ def test_one_worker_and_two_give_the_same_bytes(home: Path, tmp_path: Path) -> N
     assert sum(name.endswith(".jsonl") for name in one) > 5
 
 
-def test_an_unchanged_home_reads_no_conversation(tmp_path: Path, reads: list[str]) -> None:
+def test_an_unchanged_home_reads_no_conversation(tmp_path: Path, reads: Reads) -> None:
     src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
     assert _convert(src, out, 1) == 0
     first = _tree(out)
@@ -117,7 +147,7 @@ def _rewind(db: Path, session: str) -> None:
 @pytest.mark.parametrize(("change", "session"), [(_append, "fx-plain"), (_rewind, "fx-tools")])
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_after_hermes_writes_one_session_only_its_conversation_is_converted(
-    tmp_path: Path, reads: list[str], change: object, session: str, jobs: int
+    tmp_path: Path, reads: Reads, change: object, session: str, jobs: int
 ) -> None:
     src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
     assert _convert(src, out, jobs) == 0
@@ -143,7 +173,7 @@ def test_after_hermes_writes_one_session_only_its_conversation_is_converted(
     assert read_session(path).entries
 
 
-def test_a_deleted_output_file_is_written_again(tmp_path: Path, reads: list[str]) -> None:
+def test_a_deleted_output_file_is_written_again(tmp_path: Path, reads: Reads) -> None:
     src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
     assert _convert(src, out, 2) == 0
     before = _tree(out, reports=False)
