@@ -111,9 +111,11 @@ def convert_store(
     store: StoreHandle | None = None
     failure: str | None = None
     planned = redaction is None and wanted.everything()
-    if workers is not None and planned:
-        workers.start()  # before the store is open and planned: see Workers.start
     try:
+        if planned:
+            stamp = host.stamp(pm, candidate)
+            if stamp is not None and run.unchanged(stamp):
+                return report, None  # the store is as the last run found it: not opened
         store = host.open_store(pm, candidate)
         report.store = host.store_info(candidate.plugin, store)
         sessions = _native(pm, candidate.plugin, store, report, wanted, redaction)
@@ -121,6 +123,8 @@ def convert_store(
         if units is None:
             run.whole(pm, store, sessions)
         else:
+            if workers is not None:
+                workers.start()  # before the plan is read: see Workers.start
             run.planned(units, workers)
             run.finish(pm, store)
         report.complete = True

@@ -7,6 +7,9 @@ gave: each session's file with the size, modification time and inode it had once
 counts and findings, and the unit's other findings, in order. A unit is carried over (not
 converted) only when the plugin gives the same fingerprint and every one of its files still
 has the size, time and inode recorded: a file deleted, edited or replaced since is rewritten.
+``whole`` records the plugin's stamp of the whole store (the ``stamp`` hook) and what the run
+wrote besides its units (``report.json``, the sessions ``finish`` gave): when all of it still
+holds, the store is not opened at all.
 
 The file is the host's own closed data: it is read back with cattrs and ``forbid_extra_keys``,
 and one that is damaged, of another version or another store is ignored (everything is
@@ -35,6 +38,7 @@ __all__ = [
     "Fingerprints",
     "SessionRecord",
     "UnitRecord",
+    "WholeRecord",
     "load",
     "save",
     "stamp",
@@ -87,6 +91,17 @@ class UnitRecord:
 
 
 @frozen(kw_only=True)
+class WholeRecord:
+    """The whole store as the last run found it: the plugin's stamp of it (see the ``stamp``
+    hook), taken before it was read, and the stamp of the ``report.json`` that run wrote."""
+
+    stamp: str
+    report: FileStamp
+    #: The files of sessions written outside any unit (by ``finish``), by path.
+    files: Mapping[str, FileStamp] = field(factory=dict)
+
+
+@frozen(kw_only=True)
 class Fingerprints:
     """The records of one store's output directory."""
 
@@ -97,6 +112,8 @@ class Fingerprints:
     #: The store, as the claim named it (a record of another store is not trusted).
     store: str
     units: Mapping[str, UnitRecord] = field(factory=dict)
+    #: Present when the plugin stamped the store and the run completed without a problem.
+    whole: WholeRecord | None = None
 
 
 @cache
@@ -160,27 +177,28 @@ def trusted(dest: Path, record: UnitRecord) -> bool:
     return True
 
 
-def load(dest: Path, format: str, store: str) -> tuple[dict[str, UnitRecord], Finding | None]:
-    """The records kept in ``dest`` for this store: none when there is no file; none and a
-    warning when it is damaged, of another version, or another store's."""
+def load(dest: Path, format: str, store: str) -> tuple[Fingerprints | None, Finding | None]:
+    """The records kept in ``dest`` for this store: None when there is no file or it was
+    written by another asf (an upgrade: converting again is expected); None and a warning
+    when it is damaged, of another version, or another store's."""
     path = dest / FILE_NAME
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return {}, None
+        return None, None
     except OSError as exc:
-        return {}, _warning(path, [exc.strerror or str(exc)])
+        return None, _warning(path, [exc.strerror or str(exc)])
     try:
         records = _converter().structure(json.loads(data), Fingerprints)
     except ValueError as exc:  # not JSON, or not UTF-8
-        return {}, _warning(path, [f"not JSON: {exc}"])
+        return None, _warning(path, [f"not JSON: {exc}"])
     except cattrs.BaseValidationError as exc:
-        return {}, _warning(path, cattrs.transform_error(exc, path="fingerprints"))
+        return None, _warning(path, cattrs.transform_error(exc, path="fingerprints"))
     if (records.version, records.format, records.store) != (_VERSION, format, store):
-        return {}, _warning(path, ["written by another version of asf or for another store"])
-    if records.host != host_version():  # an upgraded asf: converting again is expected
-        return {}, None
-    return dict(records.units), None
+        return None, _warning(path, ["written by another version of asf or for another store"])
+    if records.host != host_version():
+        return None, None
+    return records, None
 
 
 def _warning(path: Path, lines: list[str]) -> Finding:
@@ -192,12 +210,22 @@ def _warning(path: Path, lines: list[str]) -> Finding:
     )
 
 
-def save(dest: Path, format: str, store: str, units: Mapping[str, UnitRecord]) -> None:
+def save(
+    dest: Path,
+    format: str,
+    store: str,
+    units: Mapping[str, UnitRecord],
+    whole: WholeRecord | None = None,
+) -> None:
     """Write the records atomically (``OSError`` if that fails)."""
-    value = _converter().unstructure(
-        Fingerprints(
-            version=_VERSION, host=host_version(), format=format, store=store, units=dict(units)
-        )
+    records = Fingerprints(
+        version=_VERSION,
+        host=host_version(),
+        format=format,
+        store=store,
+        units=dict(units),
+        whole=whole,
     )
+    value = _converter().unstructure(records)
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     write_atomic(dest / FILE_NAME, [text.encode() + b"\n"], durable=False)

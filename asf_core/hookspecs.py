@@ -137,6 +137,23 @@ def finish(
     """
 
 
+@hookspec(firstresult=True)
+def stamp(claim: Claim) -> str | None:
+    """What the whole conversion of a planned store depends on, read without opening it
+    (optional): equal stamps promise the same conversion, byte for byte.
+
+    Asked before ``open_store`` when a whole store is converted unredacted. When the stamp is
+    the one recorded by the last run (``fingerprints.json``) and every file that run wrote is
+    still as written, the store is not opened at all: its report is the last run's, every
+    session unchanged. Make it cheap and strict: the store's files' sizes, times and inodes
+    (a modification time can be set back; a change time cannot), and your plugin's version.
+
+    :param claim: the claim your ``discover`` made for the store.
+    :return: the stamp; None when you cannot tell (e.g. the store is being written): the
+        store is converted as usual.
+    """
+
+
 __all__ = [
     "convert",
     "default_locations",
@@ -146,4 +163,5 @@ __all__ = [
     "open_store",
     "plan",
     "read",
+    "stamp",
 ]

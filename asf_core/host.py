@@ -48,6 +48,7 @@ __all__ = [
     "opened",
     "plan",
     "read",
+    "stamp",
     "store_info",
     "store_problem",
 ]
@@ -159,6 +160,19 @@ def choose(candidates: Sequence[Candidate], *, format: str | None = None) -> Can
         path = pool[0].claim.path
         raise AmbiguousFormat(path, [top[key] for key in sorted(top)])
     return next(iter(top.values()))
+
+
+def stamp(pm: AsfPluginManager, candidate: Candidate) -> str | None:
+    """The claiming plugin's stamp of its whole store (None when it gives none)."""
+    name = candidate.plugin
+    caller = pm.only("stamp", name)
+    if not caller.get_hookimpls():
+        return None
+    with blame(name, "stamp"):
+        value = cast("str | None", caller(claim=candidate.claim))
+    if value is not None and not isinstance(value, str):
+        raise PluginError(name, "stamp", f"returned {type(value).__name__}, not a string")
+    return value
 
 
 def open_store(pm: AsfPluginManager, candidate: Candidate) -> StoreHandle:

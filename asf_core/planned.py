@@ -44,6 +44,8 @@ class Sink(Protocol):
     guard: Inputs | None
     old: dict[str, UnitRecord] | None
     new: dict[str, UnitRecord]
+    #: Whether a unit without fingerprint was converted (no record covers its files).
+    unrecorded: bool
 
     def take(self, items: Sequence[Written | Finding]) -> None: ...
 
@@ -170,5 +172,7 @@ class Units:
                     raise Stopped(result.failure, result.error or "failed")
                 if slot.fingerprint:
                     self.store.new[slot.key] = record_of(slot.fingerprint, result)
+                else:
+                    self.store.unrecorded = True
             elif slot.items is not None:
                 self.store.take(slot.items)

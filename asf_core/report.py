@@ -6,11 +6,13 @@ report is where they live: every one with its reason, so nothing is lost silentl
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import cattrs
 from attrs import define, field
 
 from asf_core.codec import report_converter as converter
@@ -18,7 +20,15 @@ from asf_core.files import write_atomic
 from asf_core.findings import Finding
 from asf_core.safe_text import json_safe
 
-__all__ = ["RunReport", "StoreReport", "json_bytes", "json_text", "store_json", "write_report"]
+__all__ = [
+    "RunReport",
+    "StoreReport",
+    "json_bytes",
+    "json_text",
+    "read_report",
+    "store_json",
+    "write_report",
+]
 
 
 @define(kw_only=True)
@@ -126,7 +136,26 @@ def json_bytes(value: Any) -> bytes:
     return json_text(value).encode()
 
 
-def write_report(path: Path, report: StoreReport | RunReport) -> None:
-    """Write a report as JSON through a temporary file and a rename: whole or not at all."""
+def write_report(
+    path: Path, report: StoreReport | RunReport, *, only_if_changed: bool = False
+) -> bool:
+    """Write a report as JSON through a temporary file and a rename: whole or not at all.
+    With ``only_if_changed``, a file already holding these bytes is left alone. Returns
+    whether the file was written."""
     value = report.to_json() if isinstance(report, RunReport) else store_json(report)
-    write_atomic(path, [json_bytes(value)])
+    data = json_bytes(value)
+    if only_if_changed:
+        with contextlib.suppress(OSError):
+            if path.read_bytes() == data:
+                return False
+    write_atomic(path, [data])
+    return True
+
+
+def read_report(path: Path) -> StoreReport:
+    """A store's ``report.json`` as written (``ValueError`` when it is not one)."""
+    try:
+        report: StoreReport = converter().structure(json.loads(path.read_bytes()), StoreReport)
+    except cattrs.BaseValidationError as exc:
+        raise ValueError(f"{path}: not a store report") from exc
+    return report

@@ -9,14 +9,16 @@ one :class:`~asf_core.files.Syncer`, never by syncing the whole machine.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from asf_core import fingerprints, host
 from asf_core.errors import OutputError, PluginError
 from asf_core.files import Syncer
-from asf_core.fingerprints import UnitRecord
+from asf_core.fingerprints import UnitRecord, WholeRecord
 from asf_core.formats import (
     ConvertedSession,
     Finding,
@@ -32,8 +34,8 @@ from asf_core.model import Header
 from asf_core.planned import Units
 from asf_core.plugins import AsfPluginManager
 from asf_core.redaction import SessionRedaction
-from asf_core.report import StoreReport, write_report
-from asf_core.units import Outcome, Seen, Written, apply, write_session
+from asf_core.report import StoreReport, read_report, write_report
+from asf_core.units import Outcome, Seen, Written, apply, replay, write_session
 
 if TYPE_CHECKING:
     from asf_core.workers import Workers
@@ -94,6 +96,12 @@ class StoreRun:
         #: Unit records read from the last run (None: the store is not planned).
         self.old: dict[str, UnitRecord] | None = None
         self.new: dict[str, UnitRecord] = {}
+        #: The plugin's stamp of the whole store, taken before it was opened (None: none).
+        self.stamp: str | None = None
+        #: Whether a unit without fingerprint was converted (then the store is read again).
+        self.unrecorded = False
+        #: The files written outside any unit, and their stamps.
+        self.outside: dict[str, fingerprints.FileStamp] = {}
 
     def take(self, items: Sequence[Written | Finding]) -> None:
         """Apply a unit's items to the report, in order."""
@@ -114,6 +122,7 @@ class StoreRun:
             self.report.add_redactions(STORE_REDACTIONS, redaction.redactor.take_counts())
             session = redaction.session(session)
         done = write_session(self.plugin, self.dest, session, self.guard)
+        self.outside[done.file] = done.stamp
         if done.size is not None:
             self.syncer.add([self.dest / done.file])
         apply(self.report, self.seen, [done])
@@ -133,11 +142,54 @@ class StoreRun:
             else:
                 self.write(item)
 
-    def planned(self, units: Iterator[Unit | Finding], workers: Workers | None) -> None:
-        """Run the plugin's units (carried over, here, or on the workers), in plan order."""
-        self.old, warning = fingerprints.load(self.dest, self.claim.format, str(self.claim.path))
+    def _records(self) -> fingerprints.Fingerprints | None:
+        records, warning = fingerprints.load(self.dest, self.claim.format, str(self.claim.path))
         if warning is not None:
             self.report.note([warning])
+        return records
+
+    def unchanged(self, stamp: str) -> bool:
+        """Take the last run's report when the plugin's stamp of the whole store is the one
+        recorded then and every file written then is still as written: the store is not
+        opened. The report (and ``report.json``, rewritten when that differs) then says what a
+        run finding every session unchanged says. False (nothing done): convert as usual."""
+        self.stamp = stamp
+        records, _ = fingerprints.load(self.dest, self.claim.format, str(self.claim.path))
+        whole = records.whole if records is not None else None
+        if records is None or whole is None or whole.stamp != stamp:
+            return False
+        path = self.dest / REPORT_NAME
+        try:
+            if fingerprints.stamp(path) != whole.report:
+                return False
+            last = read_report(path)
+        except (OSError, ValueError):
+            return False
+        if not all(fingerprints.trusted(self.dest, unit) for unit in records.units.values()):
+            return False
+        try:
+            if any(fingerprints.stamp(self.dest / f) != s for f, s in whole.files.items()):
+                return False
+        except OSError:
+            return False
+        last.files_unchanged += last.files_written
+        last.files_written = last.bytes_written = 0
+        for name in attrs.fields_dict(StoreReport):
+            setattr(self.report, name, getattr(last, name))
+        if write_report(path, self.report, only_if_changed=True):
+            again = attrs.evolve(whole, report=fingerprints.stamp(path))
+            self._save(records.units, again)
+        if self.on_session is not None:
+            for unit in records.units.values():
+                for item in replay(unit):
+                    if isinstance(item, Written):
+                        self.on_session(self.report, _stub(item))
+        return True
+
+    def planned(self, units: Iterator[Unit | Finding], workers: Workers | None) -> None:
+        """Run the plugin's units (carried over, here, or on the workers), in plan order."""
+        records = self._records()
+        self.old = dict(records.units) if records is not None else {}
         Units(self, workers).run(units)
 
     def finish(self, pm: AsfPluginManager, store: StoreHandle) -> None:
@@ -165,9 +217,24 @@ class StoreRun:
             self.guard.check_write(self.dest / REPORT_NAME)
             self.guard.check_write(self.dest / fingerprints.FILE_NAME)
         try:
+            write_report(self.dest / REPORT_NAME, report)
             if self.old is not None:
                 kept = self.new if report.complete else {**self.old, **self.new}
-                fingerprints.save(self.dest, self.claim.format, str(self.claim.path), kept)
-            write_report(self.dest / REPORT_NAME, report)
+                self._save(kept, self._whole())
         except OSError as exc:
             raise OutputError(f"cannot write in {self.dest}: {exc.strerror or exc}") from exc
+
+    def _whole(self) -> WholeRecord | None:
+        """What lets the next run skip the whole store: this run's stamp of it, when the run
+        read it whole without a problem (and not past a damaged record, whose warning a run
+        that finds everything unchanged would not give again), every unit recorded."""
+        report = self.report
+        if self.stamp is None or self.unrecorded or not report.complete or report.error:
+            return None
+        if any(f.code == fingerprints.IGNORED for f in report.findings):
+            return None
+        report_stamp = fingerprints.stamp(self.dest / REPORT_NAME)
+        return WholeRecord(stamp=self.stamp, report=report_stamp, files=dict(self.outside))
+
+    def _save(self, units: Mapping[str, UnitRecord], whole: WholeRecord | None) -> None:
+        fingerprints.save(self.dest, self.claim.format, str(self.claim.path), units, whole)

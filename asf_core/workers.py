@@ -92,8 +92,10 @@ class Workers:
         self._queue: deque[tuple[int, bytes]] = deque()
 
     def start(self) -> None:
-        """Start the workers now, while this process is small (they are forked from it: what
-        it holds later, such as a plan, is then not in their memory); once."""
+        """Start the workers now (once). They are forked from this process: the host starts
+        them once a plugin has answered ``plan`` (its code for the jobs loaded, its plan, a
+        generator, not yet read), so that they need not load that code again and never hold
+        the plan in their memory."""
         if not self._procs:
             self._start()
 

@@ -108,27 +108,27 @@ _ENVELOPE: Final[tuple[str, ...]] = ("parent", "parents", "ts", "type")
 
 
 def _seal_fast(entry: Entry, obj: dict[str, Any]) -> bool:
-    """The common case: body and envelope written by a C encoder, each scanned once
-    (:func:`canonical.fast_encoder`), and the line from the same checked values. False when a
-    value needs the exact path or normalising."""
-    body = {k: v for k, v in obj.items() if k not in ids.ENVELOPE}
-    encoder = canonical.fast_encoder(body)
-    envelope = {"parent": obj.get("parent"), "ts": obj["ts"], "type": obj["type"]}
-    if obj.get("parents"):
-        envelope["parents"] = obj["parents"]
-    outer = canonical.fast_encoder(envelope)
-    if encoder is None or outer is None:
+    """The common case: the whole line's values scanned once (:func:`canonical.fast_encoder`)
+    and written by a C encoder: the body (``obj`` without the envelope), the envelope, the
+    line. False when a value needs the exact path or normalising (``obj`` is left whole)."""
+    encoder = canonical.fast_encoder(obj)
+    if encoder is None:
         return False
+    around = {k: obj.pop(k) for k in _ENVELOPE if k in obj}
+    envelope = {"parent": around.get("parent"), "ts": around["ts"], "type": around["type"]}
+    if around.get("parents"):
+        envelope["parents"] = around["parents"]
     try:
-        body_bytes = encoder(body)
+        body_bytes = encoder(obj)
         envelope["content"] = "sha256:" + hashlib.sha256(body_bytes).hexdigest()
-        envelope_bytes = outer(envelope)
+        envelope_bytes = encoder(envelope)
     except (ValueError, TypeError):  # a lone surrogate: normalised on the exact path
+        obj.update(around)
         return False
     ident = "sha256:" + hashlib.sha256(envelope_bytes).hexdigest()
+    obj.update(around)
     obj["id"] = ident
     object.__setattr__(entry, "id", ident)
-    # The line holds the body's values and the envelope's: the body's encoder writes both.
     object.__setattr__(entry, "_line", encoder(obj) + b"\n")
     return True
 

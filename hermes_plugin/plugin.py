@@ -57,6 +57,16 @@ def default_locations() -> list[Path] | None:
 
 
 @hookimpl
+def stamp(claim: Claim) -> str | None:
+    """A database at rest: its file's identity, size and times, and this plugin's version."""
+    if claim.format != FORMAT:
+        return None
+    from hermes_plugin.source.stamp import store_stamp
+
+    return store_stamp(claim.path)
+
+
+@hookimpl
 def open_store(claim: Claim) -> StoreHandle | None:
     """Open a claimed database read-only; one that cannot be read raises ``StoreError``."""
     if claim.format != FORMAT:

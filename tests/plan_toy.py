@@ -5,7 +5,8 @@ fingerprint is the line's text; ``PREPARED`` records the units the host asked it
 the host's process, so a test can tell a converted unit from a carried-over one. A line
 ``id !damaged`` makes its job raise ``StoreError``, ``id !bug`` a ``KeyError``; a line
 ``id ~text`` converts as ``text`` but raises ``NeedsHost`` outside the process that prepared
-it (``~~text``: everywhere, a bug).
+it (``~~text``: everywhere, a bug). A line ``= text`` is no unit: ``finish`` converts it, as
+the session ``finished``.
 """
 
 from __future__ import annotations
@@ -33,10 +34,15 @@ from asf_core.writer import SessionBuilder
 FORMAT = "ptoy"
 #: Unit keys prepared in this process, in order.
 PREPARED: list[str] = []
+#: The stores opened in this process.
+OPENED: list[Path] = []
+#: Whether the plugin stamps its stores (a test turns it off to compare with a full read).
+STAMPS = True
 
 
 class PlanStore:
     def __init__(self, path: Path) -> None:
+        OPENED.append(path)
         self.path = path
         self.lines = [line.partition(" ") for line in path.read_text().splitlines()]
 
@@ -95,6 +101,14 @@ class PlanToy:
         return PlanStore(claim.path) if claim.format == FORMAT else None
 
     @hookimpl
+    def stamp(self, claim: Claim) -> str | None:
+        """The file's size and times; none for a store whose first line is ``-``."""
+        if claim.format != FORMAT or not STAMPS or claim.path.read_text().startswith("-"):
+            return None
+        st = claim.path.stat()
+        return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
+    @hookimpl
     def read(self, store: PlanStore) -> Iterator[NativeSession | Finding] | None:
         if not isinstance(store, PlanStore):
             return None
@@ -117,7 +131,7 @@ class PlanToy:
     def _plan(self, store: PlanStore, wanted: list[str]) -> Iterator[Unit | Finding]:
         yield Finding(kind="info", message=f"{len(wanted)} lines")
         for ident, _, text in store.lines:
-            if ident in wanted:
+            if ident in wanted and ident != "=":
                 digest = hashlib.sha256(text.encode()).hexdigest()
                 yield Unit(
                     key=ident,
@@ -131,7 +145,9 @@ class PlanToy:
     ) -> Iterator[ConvertedSession | Finding] | None:
         if not isinstance(store, PlanStore):
             return None
-        return iter([Finding(kind="info", message="words", data={"words": counts.get("words")})])
+        found = Finding(kind="info", message="words", data={"words": counts.get("words")})
+        tail = [t for ident, _, t in store.lines if ident == "="]
+        return iter([*(session_of("finished", t) for t in tail), found])
 
 
 class WholeToy:

@@ -18,7 +18,6 @@ import os
 import weakref
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from functools import cache
-from pathlib import Path
 
 from attrs import field, frozen
 
@@ -34,19 +33,9 @@ from hermes_plugin.source.rowreader import RowReader
 from hermes_plugin.source.rows import Delegation, Message, Session
 from hermes_plugin.source.rowsource import RowSource
 from hermes_plugin.source.store import RowCounts, Store, Stray
+from hermes_plugin.version import converter_version
 
 __all__ = ["Planned", "Planner", "UnitJob", "UnitStore", "converter_version", "plan_units"]
-
-
-@cache
-def converter_version() -> str:
-    """This converter's version: a digest of the plugin's code, so that any change to what
-    it writes makes every fingerprint new (an edited checkout too, not only a release)."""
-    digest = hashlib.sha256()
-    root = Path(__file__).resolve().parent.parent
-    for path in sorted(root.rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
 
 
 @frozen(kw_only=True)
@@ -374,8 +363,17 @@ class UnitJob:
 
 
 def plan_units(handle: HermesHandle, selected: Iterable[str]) -> Iterator[Unit | Finding]:
-    """The ``plan`` hook: every unit (the plan stays on the handle, for ``finish``). The
-    session rows that cannot be read are not reported here: ``read`` reports them."""
+    """The ``plan`` hook: every unit (the plan stays on the handle, for ``finish``), read as
+    the host iterates. The session rows that cannot be read are not reported here: ``read``
+    reports them. What every job needs is loaded now, before the host forks its workers: the
+    converting modules and the row reader's generated code."""
+    import hermes_plugin.convert.database  # noqa: F401 - loaded once, in the host
+
+    _reader(handle.store.name).warm()
+    return _units(handle, selected)
+
+
+def _units(handle: HermesHandle, selected: Iterable[str]) -> Iterator[Unit | Finding]:
     planner = handle.planner = Planner(handle.store)
     units = planner.units(selected)
     prints = planner.fingerprints(units)

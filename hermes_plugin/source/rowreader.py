@@ -168,6 +168,11 @@ class RowReader:
     def _delegation(self) -> Callable[[Any, Any], Delegation]:
         return self._converter.get_structure_hook(Delegation)
 
+    def warm(self) -> None:
+        """Generate the structure code of every row class now (else done on first use)."""
+        for hook in (self._session, self._message, self._delegation):
+            assert hook is not None  # noqa: S101 - the properties' side effect is the point
+
     def _note(self, column: str, why: str) -> None:
         self._noted.append(f"{column}: {why}")
 

@@ -64,6 +64,7 @@ def test_every_hook_is_documented_and_every_documented_hook_exists() -> None:
         "convert",
         "plan",
         "finish",
+        "stamp",
     }
     assert set(_doc_sections()) == set(_specs())
 

@@ -461,6 +461,35 @@ def test_hook_finish(pm: AsfPluginManager, tmp_path: Path) -> None:
     assert list(host.finish(pm, "toy", ToyStore("toy", path), {})) == []
 
 
+def test_hook_stamp(pm: AsfPluginManager, tmp_path: Path) -> None:
+    import plan_toy
+
+    pm.add_plugin("ptoy", lambda: plan_toy.PlanToy())
+    pm.add_plugin("toy", lambda: Toy())
+    path = tmp_path / "s.ptoy"
+    path.write_text("a one\n")
+    (ptoy,) = host.discover(pm, path).candidates
+    stamped = host.stamp(pm, ptoy)
+    assert isinstance(stamped, str)
+    assert host.stamp(pm, ptoy) == stamped
+    path.write_text("a two\n")
+    assert host.stamp(pm, ptoy) != stamped
+    path.write_text("- not stamped\n")
+    assert host.stamp(pm, ptoy) is None
+    # A plugin without the hook gives none, and a stamp that is no string is its error.
+    (toy,) = host.discover(pm, _toy_file(tmp_path)).candidates
+    assert host.stamp(pm, toy) is None
+
+    class Odd:
+        @hookimpl
+        def stamp(self, claim: Claim) -> object:
+            return 42
+
+    pm.add_plugin("odd", lambda: Odd())
+    with pytest.raises(PluginError, match="not a string"):
+        host.stamp(pm, Candidate(plugin="odd", claim=toy.claim))
+
+
 # --- loading -----------------------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import plan_toy
@@ -25,9 +26,12 @@ LINES = ["a one two three", "b four", "c five six", "d seven eight nine ten"]
 
 
 @pytest.fixture
-def pm() -> AsfPluginManager:
+def pm() -> Iterator[AsfPluginManager]:
     plan_toy.PREPARED.clear()
-    return make_plugin_manager(plugins=[("ptoy", plan_toy.PlanToy())], autoload=False)
+    plan_toy.OPENED.clear()
+    plan_toy.STAMPS = True
+    yield make_plugin_manager(plugins=[("ptoy", plan_toy.PlanToy())], autoload=False)
+    plan_toy.STAMPS = True
 
 
 def _store(tmp_path: Path, lines: list[str]) -> Path:
@@ -39,6 +43,7 @@ def _store(tmp_path: Path, lines: list[str]) -> Path:
 
 def _run(pm: AsfPluginManager, src: Path, out: Path, jobs: int = 1) -> StoreReport:
     plan_toy.PREPARED.clear()
+    plan_toy.OPENED.clear()
     run, _ = convert_paths(pm, [src], out, processes=jobs)
     assert isinstance(run, RunReport)
     (report,) = run.stores
@@ -144,6 +149,54 @@ def test_an_unchanged_store_is_carried_over_without_reading_a_unit(
     assert again.counts == first.counts
     assert again.findings == first.findings
     assert _sessions(out) == {k: v for k, v in before.items() if k.endswith(".jsonl")}
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_unchanged_store_is_not_opened(pm: AsfPluginManager, tmp_path: Path, jobs: int) -> None:
+    """The plugin's stamp of the store is the one recorded and every file is as written: the
+    store is not opened, and the report is what reading it would give."""
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    _run(pm, src, out, jobs)
+    again = _run(pm, src, out, jobs)
+    assert plan_toy.OPENED == plan_toy.PREPARED == []
+    assert (again.files_written, again.files_unchanged, again.bytes_written) == (0, 4, 0)
+    assert again.complete
+    skipped = _files(out)
+    report = Path(again.output) / "report.json"
+    written = report.stat().st_mtime_ns
+    assert _run(pm, src, out, jobs) == again
+    assert report.stat().st_mtime_ns == written  # nothing to write a third time
+    plan_toy.STAMPS = False  # read as usual: every unit carried over
+    full = _run(pm, src, out, jobs)
+    assert [src] == plan_toy.OPENED
+    assert plan_toy.PREPARED == []
+    assert full == again
+    assert _files(out) == skipped
+
+
+def test_a_store_whose_report_changed_is_read(pm: AsfPluginManager, tmp_path: Path) -> None:
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    first = _run(pm, src, out)
+    report = Path(first.output) / "report.json"
+    report.write_text(report.read_text().replace('"complete": true', '"complete": false'))
+    again = _run(pm, src, out)
+    assert [src] == plan_toy.OPENED
+    assert plan_toy.PREPARED == []
+    assert json.loads(report.read_text())["complete"] is True
+    assert again.complete
+
+
+def test_a_file_written_outside_the_units_is_checked_too(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    src, out = _store(tmp_path, [*LINES, "= last words"]), tmp_path / "out"
+    first = _run(pm, src, out)
+    finished = Path(first.output) / first.files["finished"]
+    finished.unlink()
+    again = _run(pm, src, out)
+    assert [src] == plan_toy.OPENED
+    assert finished.read_bytes() == _expected("finished", "last words")
+    assert (again.files_written, again.files_unchanged) == (1, 4)
 
 
 def test_a_changed_unit_alone_is_converted_and_equals_a_fresh_conversion(

@@ -120,6 +120,47 @@ def test_an_unchanged_home_reads_no_conversation(tmp_path: Path, reads: Reads) -
     assert report["files_unchanged"] == report["sessions_written"] > 10
 
 
+def test_an_unchanged_home_at_rest_is_not_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No side file beside the database and its file as the last run found it: the store is
+    not opened; the report is the one reading it finds. In use (Hermes has it open), it is
+    read."""
+    from hermes_state import SessionDB
+
+    from hermes_plugin.source import handle
+
+    src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
+    assert _convert(src, out, 2) == 0
+    opened: list[Path] = []
+    real = handle.HermesHandle.__init__
+
+    def spy(self: handle.HermesHandle, path: Path) -> None:
+        opened.append(path)
+        real(self, path)
+
+    monkeypatch.setattr(handle.HermesHandle, "__init__", spy)
+    assert _convert(src, out, 2) == 0
+    assert opened == []
+    skipped = _tree(out)
+    hermes = SessionDB(db_path=src / "state.db")  # Hermes running: read as usual
+    try:
+        assert _convert(src, out, 2) == 0
+    finally:
+        hermes.close()
+    assert opened == [src / "state.db"]
+    read = _tree(out)
+    report = next(k for k in read if k.endswith("report.json"))
+    # What reading it finds, but how it was read (in place now, a private copy at rest).
+    assert json.loads(read[report])["store"].pop("access") == "direct"
+    assert {**read, report: b""} == {**skipped, report: b""}
+    was, now = json.loads(skipped[report]), json.loads(read[report])
+    for store in (was["store"], now["store"]):
+        store.pop("access")
+        store.pop("snapshot", None)
+    assert was == now
+
+
 def _append(db: Path, session: str) -> None:
     from hermes_state import SessionDB
 
