@@ -191,8 +191,9 @@ class Syncer:
         for path in files:
             self._dirs.add(path.parent)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="asf-sync", daemon=True)
-                self._thread.start()
+                thread = threading.Thread(target=self._run, name="asf-sync", daemon=True)
+                thread.start()
+                self._thread = thread  # only a started thread: finish joins it
             self._queue.put(path)
 
     def _run(self) -> None:
