@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING
 
 from asf_core import host
 from asf_core.errors import OutputError, PluginError
-from asf_core.files import writable
+from asf_core.files import Syncer, writable
 from asf_core.formats import (
     Finding,
     NativeSession,
     Selection,
+    StoreChanged,
     StoreError,
     StoreHandle,
 )
@@ -40,12 +41,15 @@ from asf_core.report import RunReport, StoreReport, write_report
 from asf_core.selecting import AMBIGUOUS_SESSION, NO_SESSION, filtered, pick
 from asf_core.store_run import OnSession, StoreRun, noter
 from asf_core.stores import find_stores
-from asf_core.units import DAMAGED, OUTPUT, PLUGIN
+from asf_core.units import CHANGED, DAMAGED, OUTPUT, PLUGIN
 
 if TYPE_CHECKING:
     from asf_core.workers import Workers
 
 __all__ = ["DAMAGED", "OUTPUT", "PLUGIN", "OnSession", "OnStore", "convert_paths", "convert_store"]
+
+#: How many times a store that changes while it is read is converted, at most.
+_TRIES = 3
 
 #: Called as each store starts, with how many native sessions it will convert (None: not
 #: counted; counting lists the store first).
@@ -93,21 +97,41 @@ def convert_store(
     :data:`PLUGIN`. Either ends this store (its report says where) but not the run. Ctrl-C
     and an unwritable output (:class:`OutputError`) go up after the report of the store in
     progress is written. No file is written over one of ``inputs`` (default: this store):
-    that is an :class:`OutputError`.
+    that is an :class:`OutputError`. A store that changed while it was read
+    (:class:`StoreChanged`) is converted again from its opening, :data:`_TRIES` times at most.
     """
     claim = candidate.claim
     dest = store_dir(out_dir, claim.format, claim.path)
     inputs = inputs if inputs is not None else Inputs.of([claim.path])
     guard = inputs if inputs.near(dest) else None
-    report = StoreReport(
-        format=claim.format,
-        plugin=candidate.plugin,
-        path=str(claim.path),
-        output=str(dest),
-        redacted=redaction is not None,
-    )
     wanted = selection or Selection()
-    run = StoreRun(candidate, dest, report, on_session, redaction, wanted, guard)
+    syncer = Syncer()  # one for every try: what an abandoned try wrote is flushed too
+    for attempt in range(_TRIES):
+        report = StoreReport(
+            format=claim.format,
+            plugin=candidate.plugin,
+            path=str(claim.path),
+            output=str(dest),
+            redacted=redaction is not None,
+        )
+        run = StoreRun(candidate, dest, report, on_session, redaction, wanted, guard, syncer)
+        done = _attempt(pm, run, candidate, workers, last=attempt + 1 == _TRIES)
+        if done is not None:
+            return done
+    raise AssertionError("unreachable: the last try returns")  # pragma: no cover
+
+
+def _attempt(
+    pm: AsfPluginManager,
+    run: StoreRun,
+    candidate: Candidate,
+    workers: Workers | None,
+    *,
+    last: bool,
+) -> tuple[StoreReport, str | None] | None:
+    """One try at converting a store; None when the store changed while it was read and
+    another try is allowed (the store is closed, nothing more is written)."""
+    report, redaction, wanted = run.report, run.redaction, run.selection
     store: StoreHandle | None = None
     failure: str | None = None
     planned = redaction is None and wanted.everything()
@@ -128,6 +152,12 @@ def convert_store(
             run.planned(units, workers)
             run.finish(pm, store)
         report.complete = True
+    except StoreChanged as exc:
+        if not last:
+            _drop(candidate.plugin, store)
+            return None
+        report.error = host.store_problem(exc)
+        failure = DAMAGED
     except StoreError as exc:
         report.error = host.store_problem(exc)
         failure = DAMAGED
@@ -135,12 +165,15 @@ def convert_store(
         report.error = str(exc)
         failure = PLUGIN
     except Stopped as exc:
+        if exc.failure == CHANGED and not last:
+            _drop(candidate.plugin, store)
+            return None
         report.error = str(exc)
         if exc.failure == OUTPUT:
             with contextlib.suppress(OutputError):
                 run.close(store)
             raise OutputError(str(exc)) from None
-        failure = exc.failure
+        failure = DAMAGED if exc.failure == CHANGED else exc.failure
     except BaseException as exc:  # Ctrl-C or an unwritable output: keep what we know, go on up
         report.error = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
         with contextlib.suppress(OutputError):  # the error on its way up says more
@@ -150,6 +183,13 @@ def convert_store(
     if report.error and failure is None:  # the store's close raised
         failure = PLUGIN
     return report, failure
+
+
+def _drop(plugin: str, store: StoreHandle | None) -> None:
+    """Close a store being read again (what its close raises does not matter then)."""
+    if store is not None:
+        with contextlib.suppress(PluginError):
+            host.close_store(plugin, store)
 
 
 def convert_paths(

@@ -24,6 +24,7 @@ __all__ = [
     "NativeSession",
     "NeedsHost",
     "Selection",
+    "StoreChanged",
     "StoreError",
     "StoreHandle",
     "Unit",
@@ -261,6 +262,13 @@ class StoreError(Exception):
     the store's path before the message and exits 2, not 3. The message is one line saying what
     is wrong ("truncated: 20480 of 389120 bytes"), without the path.
     """
+
+
+class StoreChanged(StoreError):
+    """The store changed while it was read, so what was read may not be one state of it (a
+    plugin reading a store in place, without a snapshot of its own, finds out afterwards).
+    A conversion is started again from the store's opening, a few times at most; anywhere
+    else it is the store's error like any other."""
 
 
 class NeedsHost(Exception):

@@ -81,6 +81,7 @@ class StoreRun:
         redaction: SessionRedaction | None,
         selection: Selection,
         guard: Inputs | None,
+        syncer: Syncer | None = None,
     ) -> None:
         self.plugin = candidate.plugin
         self.claim = candidate.claim
@@ -92,7 +93,7 @@ class StoreRun:
         self.guard = guard
         self.note = noter(report, redaction)
         self.seen = Seen(self.plugin)
-        self.syncer = Syncer()
+        self.syncer = syncer or Syncer()
         #: Unit records read from the last run (None: the store is not planned).
         self.old: dict[str, UnitRecord] | None = None
         self.new: dict[str, UnitRecord] = {}

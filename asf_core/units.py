@@ -18,13 +18,21 @@ from asf_core import host
 from asf_core.errors import OutputError, PluginError
 from asf_core.files import write_if_changed
 from asf_core.fingerprints import FileStamp, SessionRecord, UnitItem, UnitRecord, stamp
-from asf_core.formats import ConvertedSession, Finding, Job, NeedsHost, StoreError
+from asf_core.formats import (
+    ConvertedSession,
+    Finding,
+    Job,
+    NeedsHost,
+    StoreChanged,
+    StoreError,
+)
 from asf_core.inputs import Inputs
 from asf_core.layout import session_file_name, session_path
 from asf_core.report import StoreReport
 from asf_core.writer import entry_line, header_line
 
 __all__ = [
+    "CHANGED",
     "DAMAGED",
     "HOST",
     "OUTPUT",
@@ -47,6 +55,8 @@ PLUGIN = "plugin"
 #: the host's process (:class:`~asf_core.formats.NeedsHost`).
 OUTPUT = "output"
 HOST = "host"
+#: Not a stop either: the store changed while it was read (the conversion starts again).
+CHANGED = "changed"
 
 
 @frozen(kw_only=True)
@@ -159,6 +169,8 @@ def run_job(plugin: str, key: str, job: Job, dest: Path, guard: Inputs | None = 
                     written.append(dest / done.file)
             else:
                 items.append(item)
+    except StoreChanged as exc:
+        return stopped(str(exc), CHANGED)
     except StoreError as exc:
         return stopped(host.store_problem(exc), DAMAGED)
     except PluginError as exc:

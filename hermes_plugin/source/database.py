@@ -211,6 +211,7 @@ class SqliteStore(ClosesOnExit):
             source=str(self.path),
             columns=names,
             select=sql,
+            pinned=self.db.pinned,
         )
 
     def usage_by_session(self) -> dict[str, list[Columns]]:

@@ -28,9 +28,17 @@ Opening rules, so that reading never disturbs Hermes:
   and the copy (the last committed state) is read; the source is untouched.
 * Reading a WAL database in place creates its ``-wal`` and ``-shm`` files when they are
   missing (no connection has it open), and a read-only connection cannot remove them again.
-  So such a database is copied instead (:func:`~hermes_plugin.source.snapshots.copy_quiet`:
-  the copy is kept only if no file changed meanwhile) and the copy is read: the directory is
-  left as it was found. With its side files present (Hermes is running) it is read in place.
+  So such a database at rest (no ``-wal`` holding anything, no ``-journal``) is opened
+  ``immutable=1`` (no side file, no lock: the directory is left as it was found) and
+  *pinned*: its file's size, times and inode are taken before it is opened, and every query
+  is followed by a look at them. Nothing but a writer changes them, and a writer that comes
+  by writes to a new ``-wal`` first, so as long as they hold, every row read is of the state
+  at rest; once they do not, the query raises :class:`~asf_core.formats.StoreChanged` (a
+  conversion starts again, reading in place beside the writer). A ``-wal`` left without its
+  ``-shm`` (a writer that died) holds committed rows: the database and it are copied
+  (:func:`~hermes_plugin.source.snapshots.copy_quiet`: the copy is kept only if no file
+  changed meanwhile) and the copy is read. With its side files present (Hermes is running)
+  the database is read in place.
 * A writer may hold its lock longer than a read should wait (a long rollback-journal
   transaction; a WAL database in exclusive locking mode). Opening waits for it with growing
   pauses up to :func:`lock_wait` seconds, then copies the database with the writer's journal
@@ -57,7 +65,7 @@ from pathlib import Path
 from typing import Literal, TypeVar
 from urllib.parse import quote
 
-from asf_core.formats import StoreError
+from asf_core.formats import StoreChanged, StoreError
 from hermes_plugin.source import snapshots, sniff
 from hermes_plugin.source.columns import Cell, text_cell
 
@@ -131,6 +139,8 @@ class ReadOnlyConnection:
         self.tmpdir: str | None = None
         self.snapshot: Snapshot | None = None
         self.waited = 0.0
+        #: The stamp of a database read pinned (at rest, in place): see the module docstring.
+        self.pinned: snapshots.Stamp = None
         #: The file the connection reads (the database or its private copy) and the URI
         #: options it was opened with.
         self.opened: tuple[Path, str] = (path, "mode=ro")
@@ -153,6 +163,8 @@ class ReadOnlyConnection:
         """Open the database (or a copy) and start reading one committed state."""
         self._conn, self.access = self._connect()
         self.journal_mode = str(self.scalar("PRAGMA journal_mode") or "").lower()
+        if self.pinned is not None:  # immutable=1 reports no WAL; the file's header says it
+            self.journal_mode = "wal"
         if self.journal_mode != "wal" and self.access == "direct":
             self._take_snapshot()
         self._snapshot = self.journal_mode == "wal" and self.access != "immutable"
@@ -195,11 +207,22 @@ class ReadOnlyConnection:
             pause = min(pause * 2, 2.0)
 
     def _connect(self) -> tuple[sqlite3.Connection, Access]:
-        if self._quiet_wal():
+        at_rest = self._sidecar("-wal") is None and not Path(f"{self.path}-journal").exists()
+        if self._quiet_wal() and not at_rest:  # committed rows in a -wal no one has open
             copy = self._copy(snapshots.copy_quiet, tries=3)
             if copy is not None:
                 self.snapshot = "files"
                 return self._open_copy(copy), "copy"
+        elif self._quiet_wal():
+            pinned = snapshots.file_stamp(self.path)
+            try:
+                conn = self._open(self.path, "mode=ro&immutable=1")
+            except _READ_ERRORS as exc:
+                raise self.error(exc) from None
+            if pinned is not None and snapshots.file_stamp(self.path) == pinned:
+                self.pinned = pinned
+                return conn, "immutable"
+            conn.close()  # a writer came by while it was opened: read beside it
         try:
             return self._patiently(lambda: self._open(self.path, "mode=ro")), "direct"
         except _Locked:
@@ -318,11 +341,20 @@ class ReadOnlyConnection:
         return self.failure(f"cannot read the database: {_one_line(str(exc))}")
 
     def query(self, sql: str, params: Sequence[Cell] = ()) -> list[tuple[Cell, ...]]:
-        """The rows a statement gives; what SQLite raises, as the host's error."""
+        """The rows a statement gives; what SQLite raises, as the host's error; and, for a
+        pinned database that changed meanwhile, :class:`StoreChanged`."""
         try:
-            return self._conn.execute(sql, params).fetchall()
+            rows = self._conn.execute(sql, params).fetchall()
         except _READ_ERRORS as exc:
+            self.check()
             raise self.error(exc) from None
+        self.check()
+        return rows
+
+    def check(self) -> None:
+        """:class:`StoreChanged` if the database is pinned and is no longer as it was."""
+        if self.pinned is not None and snapshots.file_stamp(self.path) != self.pinned:
+            raise StoreChanged("the database changed while it was read")
 
     def scalar(self, sql: str) -> Cell:
         """The first cell a statement gives; None for no row."""
@@ -336,7 +368,11 @@ class ReadOnlyConnection:
 
     def refresh(self) -> None:
         """Move to the newest committed state (the store reads from one snapshot)."""
-        if self.access == "direct" and self._snapshot:
+        if self.pinned is not None:  # open it again, as it is now
+            self._close_connection()
+            self.pinned = None
+            self._settle()
+        elif self.access == "direct" and self._snapshot:
             self.query("COMMIT")
             self._begin()
         elif self.access == "copy":  # a new copy, made as the first was

@@ -8,7 +8,10 @@ in it are the host's, i.e. when none of the unit's rows was added, deleted or ch
 since the host's snapshot (Hermes only appends rows, ids never reused, and changes only
 ``active``, ``compacted`` and ``api_content`` in place: the marks cover exactly that). Else the
 unit goes back to the host (:class:`~asf_core.formats.NeedsHost`), which reads the rows from
-its own snapshot. A private copy never changes, so there the marks always agree.
+its own snapshot. A private copy never changes, so there the marks always agree. A
+database read pinned (at rest, in place: :mod:`hermes_plugin.source.opening`) is looked at
+after the read: changed since the host pinned it, the unit raises
+:class:`~asf_core.formats.StoreChanged` (the conversion starts again).
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ from urllib.parse import quote
 
 from attrs import frozen
 
-from asf_core.formats import NeedsHost, StoreError
+from asf_core.formats import NeedsHost, StoreChanged, StoreError
 from hermes_plugin.source import sniff
 from hermes_plugin.source.columns import Cell, text_cell
+from hermes_plugin.source.snapshots import Stamp, file_stamp
 
 __all__ = ["Marks", "RowSource", "marks", "read_rows"]
 
@@ -81,6 +85,13 @@ class RowSource:
     #: ``messages``' columns, and the statement reading one session's rows in order.
     columns: tuple[str, ...]
     select: str
+    #: The database's stamp when the host reads it pinned (None: a snapshot, nothing to check).
+    pinned: Stamp = None
+
+    def check(self) -> None:
+        """:class:`StoreChanged` when the database is pinned and no longer as it was."""
+        if self.pinned is not None and file_stamp(Path(self.source)) != self.pinned:
+            raise StoreChanged("the database changed while it was read")
 
 
 #: This process's connection to the file it last read (jobs of one store come in a row).
@@ -124,9 +135,13 @@ def read_rows(
         try:
             now = marks(query, source.columns, sessions)
             if any(now.get(repr(sid)) != expected.get(repr(sid)) for sid in sessions):
+                source.check()
                 raise NeedsHost("the unit's rows changed since the plan was read")
-            return {sid: query(source.select, (sid,)) for sid in sessions}
+            rows = {sid: query(source.select, (sid,)) for sid in sessions}
         finally:
             conn.execute("COMMIT")
     except (sqlite3.Error, UnicodeDecodeError) as exc:
+        source.check()
         raise _error(source, exc) from None
+    source.check()
+    return rows

@@ -25,7 +25,16 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
-__all__ = ["PREFIX", "copy_locked", "copy_quiet", "make_dir", "remove_dir", "remove_stale"]
+__all__ = [
+    "PREFIX",
+    "Stamp",
+    "copy_locked",
+    "copy_quiet",
+    "file_stamp",
+    "make_dir",
+    "remove_dir",
+    "remove_stale",
+]
 
 #: The name every private directory starts with.
 PREFIX: Final = "asf-hermes-"
@@ -35,7 +44,8 @@ SIDE_FILES: Final = ("-wal", "-journal")
 #: A rollback journal's header holds the magic, the record count, the nonce, the page count.
 _JOURNAL_HEADER: Final = 28
 
-_Stamp = tuple[int, int, int, int] | None
+#: What changes when a file is written: size, times, inode; None when it is missing.
+Stamp = tuple[int, int, int, int] | None
 
 
 def _alive(pid: int) -> bool:
@@ -80,8 +90,8 @@ def remove_dir(path: str | None) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _stamp(path: Path) -> _Stamp:
-    """What changes when a file is written: size, times, inode; None when it is missing."""
+def file_stamp(path: Path) -> Stamp:
+    """A file's :data:`Stamp` as it is now."""
     try:
         st = path.stat()
     except OSError:
@@ -107,11 +117,11 @@ def copy_quiet(db: Path, into: Path) -> Path | None:
     it was copied (a writer came by: the caller tries again, or reads in place)."""
     target = into / db.name
     pairs = [(db, target), *((_side(db, s), _side(target, s)) for s in SIDE_FILES)]
-    before = [_stamp(source) for source, _ in pairs]
+    before = [file_stamp(source) for source, _ in pairs]
     for (source, copy), stamp in zip(pairs, before, strict=True):
         if stamp is not None and not _copy(source, copy):
             return None
-    after = [_stamp(source) for source, _ in pairs]
+    after = [file_stamp(source) for source, _ in pairs]
     return target if before == after and before[0] is not None else None
 
 
@@ -130,7 +140,7 @@ def copy_locked(db: Path, into: Path) -> Path | None:
     commit; None when the writer moved to another transaction meanwhile (try again)."""
     journal, wal = _side(db, "-journal"), _side(db, "-wal")
     transaction = _journal_id(journal)
-    before = _stamp(db)
+    before = file_stamp(db)
     target = into / db.name
     if not _copy(db, target):
         return None
@@ -141,4 +151,4 @@ def copy_locked(db: Path, into: Path) -> Path | None:
     if wal.exists() and not _copy(wal, _side(target, "-wal")):
         return None
     # No journal: the writer has changed no page yet; nor checkpointed into a WAL database.
-    return target if _stamp(db) == before and not _journal_id(journal) else None
+    return target if file_stamp(db) == before and not _journal_id(journal) else None

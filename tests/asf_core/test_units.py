@@ -14,6 +14,7 @@ from pathlib import Path
 
 import plan_toy
 import pytest
+from output_files import output_files
 
 from asf_core import fingerprints
 from asf_core.conversion import convert_paths
@@ -51,18 +52,7 @@ def _run(pm: AsfPluginManager, src: Path, out: Path, jobs: int = 1) -> StoreRepo
 
 
 def _files(out: Path) -> dict[str, bytes]:
-    """Every file of an output tree but the record of the last run; the report without the
-    output directory it names."""
-    found = {}
-    for path in sorted(out.rglob("*")):
-        if path.is_file() and path.name != fingerprints.FILE_NAME:
-            data = path.read_bytes()
-            if path.name == "report.json":
-                report = json.loads(data)
-                report.pop("output")
-                data = json.dumps(report).encode()
-            found[path.relative_to(out).as_posix()] = data
-    return found
+    return output_files(out)
 
 
 def _sessions(out: Path) -> dict[str, bytes]:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from fixture_paths import RELEASES, ROOT, SHARED
+from output_files import output_files
 
-from asf_core import fingerprints
 from asf_core.cli.main import main
 from asf_core.reader import read_session
 from asf_core.verify.session import verify_path
@@ -35,21 +35,7 @@ def _convert(home: Path, out: Path, jobs: int) -> int:
 
 
 def _tree(out: Path, *, reports: bool = True) -> dict[str, bytes]:
-    """Every file of a conversion but the record of the last run; each report without the
-    output directory it names and, unless ``reports``, without what a run did."""
-    found = {}
-    for path in sorted(out.rglob("*")):
-        if not path.is_file() or path.name == fingerprints.FILE_NAME:
-            continue
-        data = path.read_bytes()
-        if path.name == "report.json":
-            if not reports:
-                continue
-            report = json.loads(data)
-            report.pop("output")
-            data = json.dumps(report, sort_keys=True).encode()
-        found[path.relative_to(out).as_posix()] = data
-    return found
+    return output_files(out, reports=reports)
 
 
 class Reads:

@@ -59,7 +59,8 @@ def test_a_closed_wal_database_is_read_without_creating_side_files(tmp_path: Pat
     listed = asf("list", db)
     run = asf("convert", db, "-o", tmp_path / "out")
     assert (listed.code, run.code) == (ExitCode.OK, ExitCode.OK)
-    assert (run.store["store"]["access"], run.store["store"]["snapshot"]) == ("copy", "files")
+    info = run.store["store"]
+    assert (info["access"], info.get("snapshot")) == ("immutable", None)  # pinned, in place
     check_accounting(db, run.store, files_of(run.store))
     assert (db.read_bytes(), _names(db.parent)) == before
     assert _ours() == set()
@@ -227,8 +228,16 @@ def test_a_writer_holding_its_lock_briefly_is_waited_for(
     assert _ours() == set()
 
 
+def _rollback_journal(db: Path) -> Path:
+    """The database in rollback-journal mode: read from a private copy (one short read lock)."""
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA journal_mode=DELETE")
+    conn.close()
+    return db
+
+
 def test_private_copies_are_removed_on_every_way_out(tmp_path: Path) -> None:
-    db = copy_database(RELEASE, "state.db", tmp_path / "home")
+    db = _rollback_journal(copy_database(RELEASE, "state.db", tmp_path / "home"))
     store = SqliteStore(db)
     copy = store.db.tmpdir
     assert copy is not None
@@ -241,7 +250,7 @@ def test_private_copies_are_removed_on_every_way_out(tmp_path: Path) -> None:
 def test_a_later_run_removes_copies_a_killed_run_left(tmp_path: Path) -> None:
     """A run killed outright leaves its private copy; the next run removes it (and never one
     of a process still running)."""
-    db = copy_database(RELEASE, "state.db", tmp_path / "home")
+    db = _rollback_journal(copy_database(RELEASE, "state.db", tmp_path / "home"))
     script = (
         "import os, sys\n"
         "from hermes_plugin.source.database import SqliteStore\n"

@@ -1,0 +1,27 @@
+"""The files of a conversion's output, to compare two runs of it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from asf_core import fingerprints
+
+
+def output_files(out: Path, *, reports: bool = True) -> dict[str, bytes]:
+    """Every file of an output tree but the record of the last run (which names its own
+    times and inodes); each report without the output directory it names and, unless
+    ``reports``, no report at all."""
+    found = {}
+    for path in sorted(out.rglob("*")):
+        if not path.is_file() or path.name == fingerprints.FILE_NAME:
+            continue
+        data = path.read_bytes()
+        if path.name == "report.json":
+            if not reports:
+                continue
+            report = json.loads(data)
+            report.pop("output")
+            data = json.dumps(report, sort_keys=True).encode()
+        found[path.relative_to(out).as_posix()] = data
+    return found
