@@ -7,6 +7,7 @@ the id must be recomputed from the line's own members and ``ts`` has exactly one
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from collections.abc import Mapping
@@ -132,17 +133,23 @@ def _civil_from_days(days: int) -> tuple[int, int, int]:
     return yoe + era * 400 + (month <= 2), month, day
 
 
-def _spell(seconds: int, fraction: str) -> str:
-    """The single spelling of ``seconds`` since the epoch plus fraction digits (truncated)."""
-    days, rest = divmod(seconds, 86400)
+@functools.lru_cache(maxsize=256)
+def _minute(minutes: int) -> str:
+    """``YYYY-MM-DDTHH:MM:`` of a minute since the epoch (entries' times come in runs)."""
+    days, rest = divmod(minutes, 1440)
     year, month, day = _civil_from_days(days)
     if not 0 <= year <= 9999:
         raise IdError("timestamp outside the years 0000-9999 cannot be written in RFC 3339")
-    hour, rest = divmod(rest, 3600)
-    minute, second = divmod(rest, 60)
+    hour, minute = divmod(rest, 60)
+    return f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:"
+
+
+def _spell(seconds: int, fraction: str) -> str:
+    """The single spelling of ``seconds`` since the epoch plus fraction digits (truncated)."""
+    minutes, second = divmod(seconds, 60)
     fraction = fraction[:9].rstrip("0")
     dot = "." + fraction if fraction else ""
-    return f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}{dot}Z"
+    return f"{_minute(minutes)}{second:02d}{dot}Z"
 
 
 def format_ts(when: datetime | float) -> str:

@@ -74,6 +74,7 @@ class SqliteStore(ClosesOnExit):
         self.path = Path(path)
         self._name = name if name is not None else str(path)
         self._rows = RowReader(self._name)
+        self._sessions: tuple[tuple[Session, ...], tuple[Stray, ...]] | None = None
         self.db = ReadOnlyConnection(self.path)
         try:
             self._tables = self._read_tables()
@@ -173,7 +174,12 @@ class SqliteStore(ClosesOnExit):
         return self._columns.get(table, ())
 
     def sessions(self) -> tuple[tuple[Session, ...], tuple[Stray, ...]]:
-        return read_sessions(self._rows, self._select("sessions", order=self._order("sessions")))
+        """Every row of ``sessions``, read once per snapshot (``read`` lists them, the plan
+        reads them again)."""
+        if self._sessions is None:
+            rows = self._select("sessions", order=self._order("sessions"))
+            self._sessions = read_sessions(self._rows, rows)
+        return self._sessions
 
     def messages(self, session_id: str) -> tuple[Message, ...]:
         cells = self.message_cells(session_id)
@@ -325,6 +331,7 @@ class SqliteStore(ClosesOnExit):
     def refresh(self) -> None:
         """Move to the newest committed state (the store reads from one snapshot)."""
         self.db.refresh()
+        self._sessions = None
 
     def close(self) -> None:
         """Close the database and remove a private copy; safe to call twice."""
