@@ -17,7 +17,7 @@ def _deep(root: Path, depth: int) -> Path:
     os.chdir(root)
     try:
         for _ in range(depth):
-            os.mkdir("d")
+            Path("d").mkdir()
             os.chdir("d")
         Path("deep.jsonl").write_text("{}\n")
     finally:
