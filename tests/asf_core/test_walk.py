@@ -2,42 +2,46 @@
 
 from __future__ import annotations
 
-import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from asf_core.export.resolve import session_files
 from asf_core.walk import files_under
 from claude_code_plugin.source.layout import stores_at
 
+DEPTH = sys.getrecursionlimit() + 200
 
-def _deep(root: Path, depth: int) -> Path:
-    """A chain of ``depth`` folders (made relative to dodge the path length limit)."""
-    here = Path.cwd()
-    os.chdir(root)
+
+@contextmanager
+def _deep(root: Path) -> Iterator[Path]:
+    """A chain of folders deeper than the recursion limit, made and removed one level at a
+    time (``os.makedirs`` and ``shutil.rmtree``, pytest's cleanup included, recurse)."""
+    levels = [root]
+    for _ in range(DEPTH):
+        levels.append(levels[-1] / "d")
+        levels[-1].mkdir(parents=True)
+    bottom = levels[-1] / "deep.jsonl"
+    bottom.write_text("{}\n")
     try:
-        for _ in range(depth):
-            Path("d").mkdir()
-            os.chdir("d")
-        Path("deep.jsonl").write_text("{}\n")
+        yield bottom
     finally:
-        os.chdir(here)
-    return root
+        bottom.unlink()
+        for level in reversed(levels[1:]):
+            level.rmdir()
 
 
 def test_a_tree_deeper_than_the_recursion_limit(tmp_path: Path) -> None:
-    depth = sys.getrecursionlimit() + 200
-    _deep(tmp_path, depth)
     (tmp_path / "top.jsonl").write_text("{}\n")
     (tmp_path / "loop").symlink_to(tmp_path)  # a link to a folder is not followed
-    walk = files_under(tmp_path, lambda name: name.endswith(".jsonl"))
-    assert [p.name for p in walk.files] == ["deep.jsonl", "top.jsonl"]
-    assert len(walk.files[0].relative_to(tmp_path).parts) == depth + 1
-    assert session_files(tmp_path) == list(walk.files)
+    with _deep(tmp_path) as bottom:
+        walk = files_under(tmp_path, lambda name: name.endswith(".jsonl"))
+        assert walk.files == (bottom, tmp_path / "top.jsonl")
+        assert session_files(tmp_path) == list(walk.files)
 
 
 def test_a_folder_that_cannot_be_listed_is_named_and_skipped(tmp_path: Path) -> None:
-    (tmp_path / "a.jsonl").write_text("{}\n")
     walk = files_under(tmp_path / "missing")
     assert walk.files == ()
     assert [(folder.name, why) for folder, why in walk.skipped] == [
@@ -54,7 +58,5 @@ def test_claude_code_discovery_beside_a_deep_tree(tmp_path: Path) -> None:
         f'"sessionId":"{session}","message":{{"role":"user","content":"hi"}}}}\n'
     )
     (project / f"{session}.jsonl").write_text(line)
-    (project / session / "subagents").mkdir(parents=True)
-    _deep(project / session / "subagents", sys.getrecursionlimit() + 200)  # deep side folders
-    found = stores_at(tmp_path / "projects")
-    assert [f.path for f in found] == [project]
+    with _deep(project / session / "subagents"):  # a sub-agent folder deeper than the limit
+        assert [f.path for f in stores_at(tmp_path / "projects")] == [project]
