@@ -33,6 +33,7 @@ from asf_core.export.transcript_html import render_html
 from asf_core.export.transcript_text import render_markdown, render_text
 from asf_core.files import write_atomic
 from asf_core.reader import FormatError, read_session
+from asf_core.safe_text import json_safe, printable
 from asf_core.session_file import SessionFile
 
 __all__ = ["add_parser", "run_export"]
@@ -169,8 +170,15 @@ class _Export:
         if self.output in (None, "-"):
             if self.written and self.target not in _JSON_TARGETS:
                 sys.stdout.write("\n")
+            # What reaches stdout may reach a terminal: no control character from the data
+            # goes out raw (JSON gets \u escapes, the same value; text keeps its layout).
+            json_target = self.target in _JSON_TARGETS
             for chunk in chunks:
-                sys.stdout.write(chunk)
+                sys.stdout.write(
+                    json_safe(chunk, terminal=True)
+                    if json_target
+                    else printable(chunk, layout=True)
+                )
         else:
             target = Path(str(self.output)) / job.name if to_dir else Path(str(self.output))
             try:

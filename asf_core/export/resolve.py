@@ -15,14 +15,16 @@ from pathlib import Path
 
 from asf_core.reader import FormatError, read_session
 from asf_core.session_file import SessionFile
+from asf_core.walk import files_under
 
 __all__ = ["DirectoryIndex", "session_files"]
 
 
 def session_files(root: Path, *, recursive: bool = True) -> list[Path]:
     """The ``*.jsonl`` files under ``root`` (or beside it, not below), in path order."""
-    found = root.rglob("*.jsonl") if recursive else root.glob("*.jsonl")
-    return sorted(p for p in found if p.is_file())
+    if recursive:  # without recursion: a tree of any depth
+        return list(files_under(root, lambda name: name.endswith(".jsonl")).files)
+    return sorted(p for p in root.glob("*.jsonl") if p.is_file())
 
 
 def _header_id(path: Path) -> str | None:

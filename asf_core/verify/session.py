@@ -110,6 +110,7 @@ from asf_core.verify.refs import (
 )
 from asf_core.verify.requests import request_findings
 from asf_core.verify.runs import check_runs
+from asf_core.walk import files_under
 
 __all__ = [
     "ERROR",
@@ -310,40 +311,21 @@ def _is_file(item: os.DirEntry[str]) -> bool:
 def session_files(path: Path) -> tuple[list[Path], list[Finding]]:
     """Every ``*.jsonl`` file under a directory, sorted, and a warning per folder skipped.
 
-    The walk keeps its own stack (a tree thousands of folders deep is walked like a flat
-    one), does not follow links to folders (no cycles), and skips a folder it cannot list
-    with one ``unsearchable`` warning: the rest of the tree is still verified.
+    The walk (:func:`asf_core.walk.files_under`) keeps its own stack, does not follow links to
+    folders, and skips a folder it cannot list with one ``unsearchable`` warning: the rest of
+    the tree is still verified.
     """
-    files: list[Path] = []
-    skipped: list[Finding] = []
-    stack = [path]
-    while stack:
-        folder = stack.pop()
-        try:
-            with os.scandir(folder) as listing:
-                for item in listing:
-                    if _is_dir(item):
-                        stack.append(folder / item.name)
-                    elif item.name.endswith(".jsonl") and _is_file(item):
-                        files.append(folder / item.name)
-        except OSError as exc:
-            why = (exc.strerror or str(exc)).lower()
-            skipped.append(
-                Finding(
-                    code="unsearchable",
-                    message=f"cannot search this folder: {why}; skipped",
-                    kind=WARNING,
-                    path=str(folder),
-                )
-            )
-    return sorted(files), skipped
-
-
-def _is_dir(item: os.DirEntry[str]) -> bool:
-    try:
-        return item.is_dir(follow_symlinks=False)
-    except OSError:
-        return False
+    walk = files_under(path, lambda name: name.endswith(".jsonl"))
+    skipped = [
+        Finding(
+            code="unsearchable",
+            message=f"cannot search this folder: {why}; skipped",
+            kind=WARNING,
+            path=str(folder),
+        )
+        for folder, why in walk.skipped
+    ]
+    return list(walk.files), skipped
 
 
 @attrs.frozen

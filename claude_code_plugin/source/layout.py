@@ -23,6 +23,7 @@ from attrs import frozen
 
 from asf_core.canonical import JsonError
 from asf_core.strict_json import parse
+from asf_core.walk import files_under
 
 __all__ = [
     "AGENT_PREFIX",
@@ -113,7 +114,11 @@ def default_projects() -> Path:
 
 def is_agent_file(path: Path) -> bool:
     """A sub-agent transcript's name: ``agent-<id>.jsonl``."""
-    return path.name.startswith(AGENT_PREFIX) and path.name.endswith(SUFFIX)
+    return _is_agent_name(path.name)
+
+
+def _is_agent_name(name: str) -> bool:
+    return name.startswith(AGENT_PREFIX) and name.endswith(SUFFIX)
 
 
 def _is_claude_line(value: object) -> bool | None:
@@ -186,9 +191,7 @@ def _transcripts(project: Path) -> Iterator[Path]:
         if child.suffix == SUFFIX and _is_file(child):
             yield child
         elif _is_dir(child / SUBAGENTS):
-            for agent in sorted((child / SUBAGENTS).rglob(f"{AGENT_PREFIX}*{SUFFIX}")):
-                if _is_file(agent):
-                    yield agent
+            yield from files_under(child / SUBAGENTS, _is_agent_name).files
 
 
 def _project_claim(project: Path, *, trusted: bool) -> Found | None:
@@ -265,11 +268,7 @@ def _side_files(directory: Path) -> tuple[list[Path], list[Path]]:
     """Sub-agent transcripts and other files under a session's side directory."""
     agents: list[Path] = []
     side: list[Path] = []
-    try:
-        files = sorted(p for p in directory.rglob("*") if _is_file(p))
-    except OSError:
-        return agents, side
-    for file in files:
+    for file in files_under(directory).files:
         inside = file.relative_to(directory).parts
         if inside[0] == SUBAGENTS and is_agent_file(file):
             agents.append(file)

@@ -179,6 +179,46 @@ def test_sessions_built_here_export(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert doc["steps"][0]["extra"]["config_entries"] == [builder.entries[0].id]
 
 
+@pytest.mark.parametrize("target", ["atif", "otel", "markdown", "text"])
+def test_stdout_carries_no_raw_control_character(
+    target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Text from the data reaches stdout escaped (JSON: the same value), files keep it raw."""
+    from asf_core.model import Config, Item, Response
+
+    hostile = "title\x1b]0;pwned\x07 \x1b[2J \u202eevil \x9b"
+    builder = SessionBuilder(Header(id="hostile", created_at="2026-01-01T00:00:00Z"))
+    builder.append(Config(ts="2026-01-01T00:00:01Z", model="m", instructions=hostile), parent=None)
+    message = {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": hostile}],
+    }
+    builder.append(Item(ts="2026-01-01T00:00:02Z", item=message))
+    answer = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": hostile}],
+    }
+    builder.append(Item(ts="2026-01-01T00:00:03Z", item=answer, response="r1"))
+    builder.append(Response(ts="2026-01-01T00:00:04Z", response_id="r1", model="m"))
+    path = tmp_path / "s.jsonl"
+    write_session(path, builder.header, builder.entries)
+    extra = ["--content"] if target == "otel" else []
+    code, out, _ = _run(capsys, str(path), "--to", target, *extra)
+    assert code == 0
+    assert not any(ch in out for ch in "\x1b\x07\x9b\u202e")
+    code, _, _ = _run(capsys, str(path), "--to", target, *extra, "-o", str(tmp_path / "f"))
+    assert code == 0
+    written = (tmp_path / "f").read_text(encoding="utf-8")
+    if target in ("atif", "otel"):  # the same document, only escaped
+        assert json.loads(out) == json.loads(written)
+        assert "pwned" in out
+    else:  # the text spelled out on stdout; the file keeps the data as it is
+        assert "\\x1b]0;pwned" in out
+        assert hostile in written
+
+
 #: The child's own peak (VmHWM): ru_maxrss would include the pytest process's pages the
 #: child held between fork and exec.
 _PEAK = """

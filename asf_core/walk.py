@@ -1,0 +1,57 @@
+"""Walking a folder tree without recursion: the one walk every search for files uses.
+
+People point asf at their home directories, and a tree can be thousands of folders deep or
+hold folders closed to us. :func:`files_under` keeps its own stack (``rglob`` and
+``os.walk`` recurse), never follows a link to a folder (no cycles), and passes over a folder it
+cannot list, saying which and why, so the rest of the tree is still searched. Plugins use it
+too (``from asf_core.walk import files_under``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from attrs import frozen
+
+__all__ = ["Walk", "files_under"]
+
+
+@frozen
+class Walk:
+    """What a walk found: files in path order, and each folder passed over with the reason."""
+
+    files: tuple[Path, ...]
+    skipped: tuple[tuple[Path, str], ...] = ()
+
+
+def _kind(item: os.DirEntry[str]) -> str:
+    try:
+        if item.is_dir(follow_symlinks=False):
+            return "dir"
+        return "file" if item.is_file() else "other"
+    except OSError:
+        return "other"
+
+
+def files_under(root: Path, match: Callable[[str], bool] = lambda name: True) -> Walk:
+    """Every regular file (or link to one) below ``root`` whose name ``match`` accepts."""
+    files: list[Path] = []
+    skipped: list[tuple[Path, str]] = []
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                items = [(item.name, _kind(item)) for item in listing]
+        except (OSError, ValueError) as exc:  # closed to us, gone, a name too long
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            skipped.append((folder, why.lower()))
+            continue
+        for name, kind in items:
+            if kind == "dir":
+                stack.append(folder / name)
+            elif kind == "file" and match(name):
+                files.append(folder / name)
+    return Walk(files=tuple(sorted(files)), skipped=tuple(skipped))
