@@ -1,10 +1,12 @@
 """Worker processes that run units' jobs on every core.
 
-The host keeps the store open and reads it (one consistent snapshot, one reader beside a live
-writer); each unit's :data:`~asf_core.formats.Job` carries what it read to a worker, which
-converts and writes the unit's files (:func:`asf_core.units.run_job`) and sends back a small
-:class:`~asf_core.units.Outcome`. A job goes only to an idle worker, so neither side ever
-blocks on a full pipe while the other waits for it.
+The host keeps the store open and plans it (one consistent snapshot, one reader beside a live
+writer); each unit's :data:`~asf_core.formats.Job` carries where and how to read the unit, not
+its rows. A worker runs it, reading the rows itself, converts and writes the unit's files
+(:func:`asf_core.units.run_job`) and sends back a small :class:`~asf_core.units.Outcome`; a
+job that finds the unit no longer as planned (:class:`~asf_core.formats.NeedsHost`) is run
+again by the host from its own snapshot. A job goes only to an idle worker, so neither side
+ever blocks on a full pipe while the other waits for it.
 
 Stopping: workers ignore Ctrl-C (the terminal sends it to every process of the group; the host
 decides) and turn SIGTERM into an interrupt, so a file being written is abandoned whole (its
