@@ -20,9 +20,7 @@ from typing import Any
 
 from attrs import frozen
 
-from asf_core import host
 from asf_core.context import Context, context_at
-from asf_core.conversion import convert_paths
 from asf_core.errors import AmbiguousFormat, OutputError, PluginError
 from asf_core.export import SessionTree, atif_document, otel_request
 from asf_core.export.paths import PathView
@@ -32,14 +30,16 @@ from asf_core.export.transcript_html import render_html
 from asf_core.export.transcript_text import render_markdown, render_text
 from asf_core.findings import Finding
 from asf_core.formats import ConvertedSession, NativeSession, Selection, StoreError
-from asf_core.host import Candidate
+from asf_core.pipeline import host
+from asf_core.pipeline.conversion import convert_paths
+from asf_core.pipeline.host import Candidate
+from asf_core.pipeline.report import RunReport
+from asf_core.pipeline.stores import find_stores as _find_stores
 from asf_core.plugins import AsfPluginManager, make_plugin_manager
 from asf_core.reader import FormatError, SessionFile, parse_session, read_session
 from asf_core.redaction import MissingDetector, Redactor, SessionRedaction
-from asf_core.report import RunReport
 from asf_core.request import request_body, request_context
 from asf_core.selecting import filtered, parse_time
-from asf_core.stores import find_stores as _find_stores
 from asf_core.verify.session import verify_path
 from asf_core.writer import session_lines
 

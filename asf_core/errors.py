@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from asf_core.host import Candidate
+    from asf_core.pipeline.host import Candidate
 
 __all__ = ["AmbiguousFormat", "OutputError", "PluginError", "one_line"]
 

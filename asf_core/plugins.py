@@ -5,7 +5,7 @@ as any third party, so this module never names it). Each entry point is loaded o
 plugin that fails to import or whose hook implementations do not match the specs becomes a
 "broken" record and a warning on stderr, and every other plugin keeps working.
 
-The hooks are called through :mod:`asf_core.host`, never directly: it types them and says
+The hooks are called through :mod:`asf_core.pipeline.host`, never directly: it types them and says
 which plugin is to blame when one fails.
 """
 

@@ -18,11 +18,11 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from asf_core import host
 from asf_core.errors import PluginError
 from asf_core.findings import Finding
 from asf_core.formats import NativeSession, Selection, StoreError, newest_first
-from asf_core.host import Candidate
+from asf_core.pipeline import host
+from asf_core.pipeline.host import Candidate
 from asf_core.plugins import AsfPluginManager
 
 __all__ = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from asf_core import fingerprints
+from asf_core.pipeline import fingerprints
 
 
 def output_files(out: Path, *, reports: bool = True) -> dict[str, bytes]:

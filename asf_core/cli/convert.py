@@ -1,5 +1,5 @@
 """``asf convert``: every store's sessions (or those picked) into ASF files
-(:mod:`asf_core.conversion`); with ``-o -``, the one picked session's lines to stdout."""
+(:mod:`asf_core.pipeline.conversion`); with ``-o -``, the one picked session's lines to stdout."""
 
 from __future__ import annotations
 
@@ -13,16 +13,16 @@ from asf_core.cli.humane import flat
 from asf_core.cli.output import ExitCode, Fail, Troubles, err, out, out_json, worst
 from asf_core.cli.picking import add_selection_options, selection_from
 from asf_core.cli.progress import Progress, progress_for
-from asf_core.conversion import convert_paths
 from asf_core.errors import OutputError
-from asf_core.fingerprints import IGNORED
 from asf_core.formats import ConvertedSession
-from asf_core.host import Candidate
 from asf_core.layout import REPORT_NAME
+from asf_core.pipeline.conversion import convert_paths
+from asf_core.pipeline.fingerprints import IGNORED
+from asf_core.pipeline.host import Candidate
+from asf_core.pipeline.report import RunReport, StoreReport
+from asf_core.pipeline.single import convert_one
 from asf_core.plugins import AsfPluginManager
 from asf_core.redaction import MissingDetector, Redactor, SessionRedaction
-from asf_core.report import RunReport, StoreReport
-from asf_core.single import convert_one
 from asf_core.writer import session_lines
 
 __all__ = ["DEFAULT_OUT", "add_parser", "redaction_for", "run_convert"]

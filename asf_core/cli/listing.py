@@ -11,17 +11,17 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from asf_core import host
 from asf_core.cli.humane import age, clip, flat, local, terminal_width
 from asf_core.cli.output import ExitCode, Troubles, err, out, out_json
 from asf_core.cli.picking import add_selection_options, selection_from
 from asf_core.codec import converter
 from asf_core.errors import PluginError
 from asf_core.formats import NativeSession, Selection, StoreError, newest_first
-from asf_core.listing import StoreListing, list_store
+from asf_core.pipeline import host
+from asf_core.pipeline.listing import StoreListing, list_store
+from asf_core.pipeline.stores import find_stores
 from asf_core.plugins import AsfPluginManager
 from asf_core.selecting import describe
-from asf_core.stores import find_stores
 
 __all__ = ["add_parser", "run_list"]
 

@@ -14,11 +14,12 @@ from typing import Any
 
 from attrs import define, field
 
-from asf_core import conversion, selecting, single, stores
+from asf_core import selecting
 from asf_core.cli.exit_codes import ExitCode, worst
 from asf_core.codec import converter
 from asf_core.findings import Finding
-from asf_core.report import json_text
+from asf_core.pipeline import conversion, single, stores
+from asf_core.pipeline.report import json_text
 from asf_core.safe_text import printable
 
 __all__ = ["ExitCode", "Fail", "Troubles", "err", "exit_code_for", "out", "out_json", "worst"]
@@ -50,7 +51,8 @@ def err(message: str) -> None:
     sys.stderr.write(f"asf: {printable(message)}\n")
 
 
-#: The exit code each code of :mod:`asf_core.stores` and :mod:`asf_core.conversion` calls for.
+#: The exit code each code of :mod:`asf_core.pipeline.stores` and
+#: :mod:`asf_core.pipeline.conversion` calls for.
 _EXIT_FOR = {
     stores.UNKNOWN_FORMAT: ExitCode.USAGE,
     stores.UNREADABLE_PATH: ExitCode.USAGE,

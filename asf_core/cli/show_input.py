@@ -17,10 +17,10 @@ from asf_core.cli.convert import redaction_for
 from asf_core.cli.output import ExitCode, Fail, Troubles, exit_code_for
 from asf_core.cli.picking import selection_from
 from asf_core.formats import ConvertedSession
+from asf_core.pipeline.single import convert_one
 from asf_core.plugins import make_plugin_manager
 from asf_core.reader import FormatError, SessionFile, parse_session, read_session
 from asf_core.redaction import SessionRedaction
-from asf_core.single import convert_one
 from asf_core.writer import session_lines
 
 __all__ = ["Shown", "load"]

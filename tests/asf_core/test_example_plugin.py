@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 from fixture_paths import ROOT
 
-from asf_core import host, plugins
+from asf_core import plugins
 from asf_core.cli.main import ExitCode, main
 from asf_core.formats import ConvertedSession, Finding, NativeSession
-from asf_core.host import Candidate
 from asf_core.layout import store_label
 from asf_core.model import Config, Item, Response
+from asf_core.pipeline import host
+from asf_core.pipeline.host import Candidate
 from asf_core.plugins import AsfPluginManager, make_plugin_manager
 from asf_core.reader import parse_session
 from asf_core.verify.session import verify_path

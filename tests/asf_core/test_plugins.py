@@ -15,7 +15,7 @@ from fixture_paths import ROOT
 from hypothesis import given
 from hypothesis import strategies as st
 
-from asf_core import hookimpl, host, plugins
+from asf_core import hookimpl, plugins
 from asf_core.errors import AmbiguousFormat, PluginError
 from asf_core.formats import (
     Claim,
@@ -26,8 +26,9 @@ from asf_core.formats import (
     StoreError,
     Unit,
 )
-from asf_core.host import Candidate
 from asf_core.model import Header, Item
+from asf_core.pipeline import host
+from asf_core.pipeline.host import Candidate
 from asf_core.plugins import AsfPluginManager, make_plugin_manager
 from asf_core.writer import SessionBuilder
 

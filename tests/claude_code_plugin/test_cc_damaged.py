@@ -10,9 +10,10 @@ from cc_helpers import NS, context_texts, reports_in, run, sessions_in
 from cc_rebuild import rebuild
 from cc_synth import SESSION, Lines, simple
 
-from asf_core import host, plugins
+from asf_core import plugins
 from asf_core.cli.main import ExitCode
 from asf_core.formats import NativeSession, StoreError
+from asf_core.pipeline import host
 from asf_core.verify.session import verify_path
 
 PROJECT = "-home-u-proj"

@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hermes_plugin.plugin as hermes
-from asf_core import host, plugins
+from asf_core import plugins
 from asf_core.cli.main import ExitCode
+from asf_core.pipeline import host
 from claude_code_plugin import plugin
 
 A0Y = PROJECTS / "-home-USER-projects-spotter-worktrees-spotter-a0y"

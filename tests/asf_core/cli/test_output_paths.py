@@ -21,9 +21,9 @@ from asf_core import hookimpl
 from asf_core.cli.main import main
 from asf_core.errors import OutputError
 from asf_core.formats import Claim, ConvertedSession, NativeSession
-from asf_core.inputs import Inputs
 from asf_core.layout import REPORT_NAME, project_key, session_path, store_label
 from asf_core.model import Header, Item
+from asf_core.pipeline.inputs import Inputs
 from asf_core.reader import read_session
 from asf_core.writer import SessionBuilder, write_atomic
 

@@ -152,9 +152,10 @@ def host_version() -> str:
     an upgraded (or edited) asf writes its own bytes. The plugin's version is its fingerprint's
     business."""
     digest = hashlib.sha256()
-    root = Path(__file__).resolve().parent
-    for path in sorted(root.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    root = Path(__file__).resolve().parent.parent  # asf_core: the library and this pipeline
+    for path in sorted([*root.glob("*.py"), *root.glob("pipeline/*.py")]):
+        name = path.relative_to(root).as_posix()
+        digest.update(name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 

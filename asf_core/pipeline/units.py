@@ -14,10 +14,8 @@ from pathlib import Path
 
 from attrs import frozen
 
-from asf_core import host
 from asf_core.errors import OutputError, PluginError
 from asf_core.files import write_if_changed
-from asf_core.fingerprints import FileStamp, SessionRecord, UnitItem, UnitRecord, stamp
 from asf_core.formats import (
     ConvertedSession,
     Finding,
@@ -26,9 +24,11 @@ from asf_core.formats import (
     StoreChanged,
     StoreError,
 )
-from asf_core.inputs import Inputs
 from asf_core.layout import session_file_name, session_path
-from asf_core.report import StoreReport
+from asf_core.pipeline import host
+from asf_core.pipeline.fingerprints import FileStamp, SessionRecord, UnitItem, UnitRecord, stamp
+from asf_core.pipeline.inputs import Inputs
+from asf_core.pipeline.report import StoreReport
 from asf_core.writer import entry_line, header_line
 
 __all__ = [

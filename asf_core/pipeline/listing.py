@@ -12,9 +12,9 @@ from typing import Any
 import attrs
 from attrs import field, frozen
 
-from asf_core import host
 from asf_core.formats import NativeSession, Selection
-from asf_core.host import Candidate
+from asf_core.pipeline import host
+from asf_core.pipeline.host import Candidate
 from asf_core.plugins import AsfPluginManager
 from asf_core.selecting import filtered
 

@@ -15,11 +15,12 @@ from pathlib import Path
 import attrs
 from attrs import frozen
 
-from asf_core import host
 from asf_core.errors import PluginError
 from asf_core.findings import Finding
 from asf_core.formats import ConvertedSession, NativeSession, Selection, StoreError
-from asf_core.host import Candidate
+from asf_core.pipeline import host
+from asf_core.pipeline.host import Candidate
+from asf_core.pipeline.stores import find_stores
 from asf_core.plugins import AsfPluginManager
 from asf_core.redaction import SessionRedaction
 from asf_core.selecting import (
@@ -30,7 +31,6 @@ from asf_core.selecting import (
     filtered,
     pick,
 )
-from asf_core.stores import find_stores
 
 __all__ = ["SEVERAL", "Single", "convert_one"]
 

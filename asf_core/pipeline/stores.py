@@ -13,10 +13,10 @@ from pathlib import Path
 
 from attrs import frozen
 
-from asf_core import host
 from asf_core.errors import AmbiguousFormat
 from asf_core.findings import Finding
-from asf_core.host import Candidate
+from asf_core.pipeline import host
+from asf_core.pipeline.host import Candidate
 from asf_core.plugins import AsfPluginManager
 
 __all__ = [

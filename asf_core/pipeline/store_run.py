@@ -1,10 +1,10 @@
 """One store's conversion in progress: its report, the files it wrote, its unit records.
 
-:mod:`asf_core.conversion` opens the store and decides how it is converted; this module holds
-what that conversion accumulates and writes at its end. Sessions come either from ``convert``
+:mod:`asf_core.pipeline.conversion` opens the store and decides how it is converted; this module
+holds what that conversion accumulates and writes at its end. Sessions come either from ``convert``
 (written here, redacted first when the run redacts) or from units (written wherever a unit ran,
-applied here in plan order, :mod:`asf_core.planned`). Every file written is flushed to disk by
-one :class:`~asf_core.files.Syncer`, never by syncing the whole machine.
+applied here in plan order, :mod:`asf_core.pipeline.planned`). Every file written is flushed to
+disk by one :class:`~asf_core.files.Syncer`, never by syncing the whole machine.
 """
 
 from __future__ import annotations
@@ -15,10 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from asf_core import fingerprints, host
 from asf_core.errors import OutputError, PluginError
 from asf_core.files import Syncer
-from asf_core.fingerprints import UnitRecord, WholeRecord
 from asf_core.formats import (
     ConvertedSession,
     Finding,
@@ -27,18 +25,20 @@ from asf_core.formats import (
     StoreHandle,
     Unit,
 )
-from asf_core.host import Candidate
-from asf_core.inputs import Inputs
 from asf_core.layout import REPORT_NAME
 from asf_core.model import Header
-from asf_core.planned import Units
+from asf_core.pipeline import fingerprints, host
+from asf_core.pipeline.fingerprints import UnitRecord, WholeRecord
+from asf_core.pipeline.host import Candidate
+from asf_core.pipeline.inputs import Inputs
+from asf_core.pipeline.planned import Units
+from asf_core.pipeline.report import StoreReport, read_report, write_report
+from asf_core.pipeline.units import Outcome, Seen, Written, apply, replay, write_session
 from asf_core.plugins import AsfPluginManager
 from asf_core.redaction import SessionRedaction
-from asf_core.report import StoreReport, read_report, write_report
-from asf_core.units import Outcome, Seen, Written, apply, replay, write_session
 
 if TYPE_CHECKING:
-    from asf_core.workers import Workers
+    from asf_core.pipeline.workers import Workers
 
 __all__ = ["STORE_REDACTIONS", "OnSession", "StoreRun", "noter"]
 
@@ -69,7 +69,7 @@ class StoreRun:
     """One store's conversion in progress: its report, what it wrote, its unit records.
 
     ``guard``, when a store being read lies inside the output, is checked before every file
-    is written here or by a unit (:class:`~asf_core.inputs.Inputs`).
+    is written here or by a unit (:class:`~asf_core.pipeline.inputs.Inputs`).
     """
 
     def __init__(

@@ -16,11 +16,11 @@ import plan_toy
 import pytest
 from output_files import output_files
 
-from asf_core import fingerprints
-from asf_core.conversion import convert_paths
 from asf_core.files import Syncer
+from asf_core.pipeline import fingerprints
+from asf_core.pipeline.conversion import convert_paths
+from asf_core.pipeline.report import RunReport, StoreReport
 from asf_core.plugins import AsfPluginManager, make_plugin_manager
-from asf_core.report import RunReport, StoreReport
 from asf_core.writer import session_lines
 
 LINES = ["a one two three", "b four", "c five six", "d seven eight nine ten"]

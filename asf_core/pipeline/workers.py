@@ -3,10 +3,11 @@
 The host keeps the store open and plans it (one consistent snapshot, one reader beside a live
 writer); each unit's :data:`~asf_core.formats.Job` carries where and how to read the unit, not
 its rows. A worker runs it, reading the rows itself, converts and writes the unit's files
-(:func:`asf_core.units.run_job`) and sends back a small :class:`~asf_core.units.Outcome`; a
-job that finds the unit no longer as planned (:class:`~asf_core.formats.NeedsHost`) is run
-again by the host from its own snapshot. A job goes only to an idle worker, so neither side
-ever blocks on a full pipe while the other waits for it.
+(:func:`asf_core.pipeline.units.run_job`) and sends back a small
+:class:`~asf_core.pipeline.units.Outcome`; a job that finds the unit no longer as planned
+(:class:`~asf_core.formats.NeedsHost`) is run again by the host from its own snapshot. A job
+goes only to an idle worker, so neither side ever blocks on a full pipe while the other waits
+for it.
 
 Stopping: workers ignore Ctrl-C (the terminal sends it to every process of the group; the host
 decides) and turn SIGTERM into an interrupt, so a file being written is abandoned whole (its
@@ -28,8 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from asf_core.formats import Job
-from asf_core.inputs import Inputs
-from asf_core.units import PLUGIN, Outcome, run_job
+from asf_core.pipeline.inputs import Inputs
+from asf_core.pipeline.units import PLUGIN, Outcome, run_job
 
 if TYPE_CHECKING:  # multiprocessing is imported when workers start, not by every run
     import multiprocessing.process

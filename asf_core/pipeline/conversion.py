@@ -8,9 +8,9 @@ is left alone, so re-running after the source grew rewrites only the sessions th
 A plugin that plans (the ``plan`` hook) splits a store converted whole, unredacted, into units:
 each is converted by a worker process (``-j``: every core by default) from what the host read
 for it, and one whose fingerprint is the one recorded beside the output
-(:mod:`asf_core.fingerprints`), with its files as written, is not converted at all
-(:mod:`asf_core.planned`). Outcomes are applied in plan order, so the files and the report are
-the same whatever the number of workers.
+(:mod:`asf_core.pipeline.fingerprints`), with its files as written, is not converted at all
+(:mod:`asf_core.pipeline.planned`). Outcomes are applied in plan order, so the files and the
+report are the same whatever the number of workers.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from asf_core import host
 from asf_core.errors import OutputError, PluginError
 from asf_core.files import Syncer, writable
 from asf_core.formats import (
@@ -31,20 +30,21 @@ from asf_core.formats import (
     StoreError,
     StoreHandle,
 )
-from asf_core.host import Candidate
-from asf_core.inputs import Inputs
 from asf_core.layout import store_dir
-from asf_core.planned import Stopped
+from asf_core.pipeline import host
+from asf_core.pipeline.host import Candidate
+from asf_core.pipeline.inputs import Inputs
+from asf_core.pipeline.planned import Stopped
+from asf_core.pipeline.report import RunReport, StoreReport, write_report
+from asf_core.pipeline.store_run import OnSession, StoreRun, noter
+from asf_core.pipeline.stores import find_stores
+from asf_core.pipeline.units import CHANGED, DAMAGED, OUTPUT, PLUGIN
 from asf_core.plugins import AsfPluginManager
 from asf_core.redaction import SessionRedaction
-from asf_core.report import RunReport, StoreReport, write_report
 from asf_core.selecting import AMBIGUOUS_SESSION, NO_SESSION, filtered, pick
-from asf_core.store_run import OnSession, StoreRun, noter
-from asf_core.stores import find_stores
-from asf_core.units import CHANGED, DAMAGED, OUTPUT, PLUGIN
 
 if TYPE_CHECKING:
-    from asf_core.workers import Workers
+    from asf_core.pipeline.workers import Workers
 
 __all__ = ["DAMAGED", "OUTPUT", "PLUGIN", "OnSession", "OnStore", "convert_paths", "convert_store"]
 
@@ -247,7 +247,7 @@ def convert_paths(
             stores = [(c, Selection(), totals.get(id(c), 0)) for c in found.stores]
     workers = None
     if processes > 1:
-        from asf_core.workers import Workers
+        from asf_core.pipeline.workers import Workers
 
         workers = Workers(processes)
     try:
