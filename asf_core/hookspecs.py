@@ -29,7 +29,7 @@ hookspec = pluggy.HookspecMarker("asf")
 
 
 @hookspec
-def discover(path: Path | None) -> list[Claim] | None:
+def discover(path: Path | None) -> list[Claim | Finding] | None:
     """Say whether a store of your format is at ``path``.
 
     Runs for every plugin, once per path the user names, and once with ``path`` None when the
@@ -38,7 +38,10 @@ def discover(path: Path | None) -> list[Claim] | None:
     :param path: a file or directory the user named; None asks for your format's default
         locations (for example every profile database of the user's home), which exist now.
     :return: a claim per store found (a directory may hold several), or None (or an empty
-        list) when nothing there is yours. Never raise for input that is not yours.
+        list) when nothing there is yours; and, among the claims, a warning
+        :class:`Finding` (code ``unsearchable``, ``path`` the folder) for each folder you
+        could not search, so the user hears what was passed over. Never raise for input that
+        is not yours.
     """
 
 

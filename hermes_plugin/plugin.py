@@ -28,14 +28,16 @@ FORMAT = "hermes"
 
 
 @hookimpl
-def discover(path: Path | None) -> list[Claim] | None:
+def discover(path: Path | None) -> list[Claim | Finding] | None:
     """Claim each Hermes database at ``path`` (a home, a profile directory, a ``state.db``
     file or a tree of homes), or in the user's own home when ``path`` is None; and, at a low
     confidence, each one meant as Hermes' that cannot be read (see
-    :func:`hermes_plugin.source.discovery.claims`)."""
-    from hermes_plugin.source.discovery import claims, label_of
+    :func:`hermes_plugin.source.discovery.claims`). A folder that could not be searched is a
+    warning, so the user hears that it was passed over."""
+    from hermes_plugin.source.discovery import Skipped, claims, label_of
 
-    found = [
+    skipped: Skipped = {}
+    found: list[Claim | Finding] = [
         Claim(
             format=FORMAT,
             path=c.path,
@@ -43,7 +45,16 @@ def discover(path: Path | None) -> list[Claim] | None:
             detail=c.detail,
             label=label_of(c.path),
         )
-        for c in claims(path)
+        for c in claims(path, skipped)
+    ]
+    found += [
+        Finding(
+            kind="warning",
+            code="unsearchable",
+            message=f"{folder}: cannot search this folder: {why}; skipped",
+            path=str(folder),
+        )
+        for folder, why in skipped.items()
     ]
     return found or None
 

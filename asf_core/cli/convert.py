@@ -106,8 +106,9 @@ def _to_stdout(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
         redaction=redaction_for(args),
     )
     troubles.note(problems)
-    if single is None:
-        return worst(troubles.code, ExitCode.USAGE) if not problems else troubles.code
+    if single is None:  # a warning alone does not say why
+        failed = any(p.kind != "warning" for p in problems)
+        return troubles.code if failed else worst(troubles.code, ExitCode.USAGE)
     stream = sys.stdout.buffer if hasattr(sys.stdout, "buffer") else None
     for line in session_lines(single.session.header, single.session.entries):
         if stream is not None:

@@ -59,6 +59,7 @@ _EXIT_FOR = {
     stores.AMBIGUOUS: ExitCode.USAGE,
     stores.NOT_RECOGNISED: ExitCode.NOTHING,
     stores.PLUGIN_FAILED: ExitCode.PLUGIN,
+    stores.UNSEARCHABLE: ExitCode.OK,
     conversion.DAMAGED: ExitCode.USAGE,
     conversion.PLUGIN: ExitCode.PLUGIN,
     selecting.NO_SESSION: ExitCode.NOTHING,

@@ -73,8 +73,9 @@ def _native(args: argparse.Namespace, path: Path) -> Shown:
         selection=selection_from(args),
         redaction=redaction_for(args),
     )
-    if single is None:  # the last problem is why; the others are printed before it
-        if not problems:
+    if single is None:  # the last error is why; the others are printed before it
+        if not any(p.kind != "warning" for p in problems):
+            Troubles().note(problems)
             raise Fail(f"{path}: nothing to show", ExitCode.NOTHING)
         Troubles().note(problems[:-1])
         raise Fail(problems[-1].message, exit_code_for(problems[-1]))

@@ -281,7 +281,8 @@ def convert_paths(
                 workers.stop()
             else:
                 workers.close()
-    run.errors = [p.message for p in problems]
+    run.errors = [p.message for p in problems if p.kind != "warning"]
+    run.warnings = [p.message for p in problems if p.kind == "warning"]
     if target is not None:
         try:
             write_report(target, run)

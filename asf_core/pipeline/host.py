@@ -75,10 +75,12 @@ class Candidate:
 
 @frozen(kw_only=True)
 class Discovery:
-    """Every plugin's claims on one path, and the plugins that failed while looking."""
+    """Every plugin's claims on one path, the folders they could not search (warnings, each
+    once however many plugins met it), and the plugins that failed while looking."""
 
     candidates: tuple[Candidate, ...] = ()
     failures: tuple[PluginError, ...] = ()
+    skipped: tuple[Finding, ...] = ()
 
 
 @contextlib.contextmanager
@@ -115,22 +117,28 @@ def discover(pm: AsfPluginManager, path: Path | None) -> Discovery:
     """
     candidates: list[Candidate] = []
     failures: list[PluginError] = []
+    skipped: dict[str, Finding] = {}
     for name in pm.plugin_names():
         caller = pm.only("discover", name)
         if not caller.get_hookimpls():
             continue
         try:
             with blame(name, "discover", store_errors=False):
-                answers = cast("list[list[Claim] | None]", caller(path=path))
+                answers = cast("list[list[Claim | Finding] | None]", caller(path=path))
             for answer in answers:
                 if answer is None:
                     continue
-                for claim in _checked(name, "discover", answer, list):
-                    _checked(name, "discover", claim, Claim)
-                    candidates.append(Candidate(claim=claim, plugin=name))
+                for item in _checked(name, "discover", answer, list):
+                    if isinstance(item, Finding):
+                        skipped.setdefault(item.message, item)
+                    else:
+                        _checked(name, "discover", item, Claim)
+                        candidates.append(Candidate(claim=item, plugin=name))
         except PluginError as error:
             failures.append(error)
-    return Discovery(candidates=tuple(candidates), failures=tuple(failures))
+    return Discovery(
+        candidates=tuple(candidates), failures=tuple(failures), skipped=tuple(skipped.values())
+    )
 
 
 def group_by_path(candidates: Iterable[Candidate]) -> dict[Path, list[Candidate]]:

@@ -91,6 +91,8 @@ class RunReport:
     stores: list[StoreReport] = field(factory=list)
     #: One line per problem outside a store (unrecognised paths, plugin failures in discover).
     errors: list[str] = field(factory=list)
+    #: One line per folder passed over while looking for stores (it could not be searched).
+    warnings: list[str] = field(factory=list)
     interrupted: bool = False
 
     def totals(self) -> dict[str, int]:

@@ -25,6 +25,7 @@ __all__ = [
     "PLUGIN_FAILED",
     "UNKNOWN_FORMAT",
     "UNREADABLE_PATH",
+    "UNSEARCHABLE",
     "Found",
     "find_stores",
 ]
@@ -37,6 +38,8 @@ AMBIGUOUS = "ambiguous-format"
 NOT_RECOGNISED = "not-recognised"
 #: ... or a plugin's.
 PLUGIN_FAILED = "plugin-failed"
+#: A warning: a folder under a path that a plugin could not search, passed over.
+UNSEARCHABLE = "unsearchable"
 
 
 @frozen(kw_only=True)
@@ -90,6 +93,10 @@ def find_stores(pm: AsfPluginManager, paths: Sequence[Path], fmt: str | None = N
                 problem(UNREADABLE_PATH, f"{path}: {why}")
                 continue
         discovery = host.discover(pm, path)
+        problems.extend(
+            Finding(kind="warning", code=UNSEARCHABLE, message=s.message, path=s.path)
+            for s in discovery.skipped
+        )
         for failure in discovery.failures:
             problem(PLUGIN_FAILED, f"{where}: {failure}")
         claims = [

@@ -25,6 +25,7 @@ __all__ = [
     "NOT_HERMES",
     "UNREADABLE",
     "DatabaseClaim",
+    "Skipped",
     "claims",
     "default_home",
     "default_homes",
@@ -42,15 +43,27 @@ NOT_HERMES = 0.2
 DAMAGED_SQLITE = 0.1
 
 
-def _entries(home: Path) -> list[Path]:
+#: Folders a search passed over, each with why (the plugin reports them as warnings).
+Skipped = dict[Path, str]
+
+
+def _why(exc: OSError | ValueError) -> str:
+    return (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)).lower()
+
+
+def _entries(home: Path, skipped: Skipped | None = None) -> list[Path]:
     """Everything named state.db a home holds, whatever it is: its own, then each profile's in
     name order. Not what is behind a directory that cannot be searched: whether it holds a
-    state.db cannot be told."""
+    state.db cannot be told (it goes into ``skipped``)."""
     own = home / DATABASE_NAME
     found = [own] if sniff.kind(own) not in ("missing", "denied") else []
     try:
         profiles = sorted(p for p in (home / DIR_PROFILES).iterdir() if sniff.kind(p) == "dir")
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):
+        return found
+    except OSError as exc:
+        if skipped is not None:
+            skipped[home / DIR_PROFILES] = _why(exc)
         return found
     found.extend(
         p / DATABASE_NAME
@@ -60,12 +73,13 @@ def _entries(home: Path) -> list[Path]:
     return found
 
 
-def find_databases(root: str | os.PathLike[str]) -> list[Path]:
+def find_databases(root: str | os.PathLike[str], skipped: Skipped | None = None) -> list[Path]:
     """The Hermes databases under root: each state.db, a directory's before its subdirectories'.
 
     A file root is returned as it is. Directories that cannot be read (closed to us, a path
-    too long to name) are passed over and symbolic links (to directories or files) are not
-    followed. The walk keeps its own stack, so a tree of any depth is searched.
+    too long to name) are passed over, into ``skipped`` with why, and symbolic links (to
+    directories or files) are not followed. The walk keeps its own stack, so a tree of any
+    depth is searched.
     """
     root = Path(root)
     if sniff.kind(root) == "file":
@@ -77,7 +91,9 @@ def find_databases(root: str | os.PathLike[str]) -> list[Path]:
         try:
             with os.scandir(directory) as listing:
                 entries = sorted(listing, key=lambda e: e.name)
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:
+            if skipped is not None:
+                skipped[directory] = _why(exc)
             continue
         subdirs: list[Path] = []
         for entry in entries:
@@ -176,8 +192,11 @@ def default_home() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".hermes"
 
 
-def claims(path: str | os.PathLike[str] | None) -> list[DatabaseClaim]:
-    """Each database the plugin claims at a path the user named (None: the default homes).
+def claims(
+    path: str | os.PathLike[str] | None, skipped: Skipped | None = None
+) -> list[DatabaseClaim]:
+    """Each database the plugin claims at a path the user named (None: the default homes);
+    the folders that could not be searched go into ``skipped``.
 
     * A file: one with Hermes' tables (1.0; 0.9 under another name). A file named state.db is
       claimed whatever it holds: :data:`UNREADABLE` when its tables cannot be read,
@@ -190,25 +209,26 @@ def claims(path: str | os.PathLike[str] | None) -> list[DatabaseClaim]:
       unreadable; not another program's readable state.db.
     """
     if path is None:
-        return [c for home in default_homes() for c in _home_claims(home)]
+        return [c for home in default_homes() for c in _home_claims(home, skipped)]
     path = Path(path)
     if sniff.kind(path) == "dir" and _entries(path):
-        return _home_claims(path)
+        return _home_claims(path, skipped)
     if sniff.kind(path) == "dir" and path.name != DATABASE_NAME:
-        return _tree_claims(path)
+        return _tree_claims(path, skipped)
     found = _claim(path, meant=path.name == DATABASE_NAME)
     return [found] if found is not None else []
 
 
-def _home_claims(home: Path) -> list[DatabaseClaim]:
-    return [c for c in (_claim(db, meant=True) for db in _entries(home)) if c is not None]
+def _home_claims(home: Path, skipped: Skipped | None = None) -> list[DatabaseClaim]:
+    dbs = _entries(home, skipped)
+    return [c for c in (_claim(db, meant=True) for db in dbs) if c is not None]
 
 
-def _tree_claims(root: Path) -> list[DatabaseClaim]:
+def _tree_claims(root: Path, skipped: Skipped | None = None) -> list[DatabaseClaim]:
     found: dict[Path, DatabaseClaim] = {}
-    for db in find_databases(root):
+    for db in find_databases(root, skipped):
         if sniff.hermes_schema(db):
-            for claim in _home_claims(_home_of(db)):
+            for claim in _home_claims(_home_of(db), skipped):
                 if claim.path.is_relative_to(root):
                     found.setdefault(claim.path, claim)
         elif db not in found and _damaged_sqlite(db):

@@ -270,6 +270,46 @@ def test_a_folder_tree_deeper_than_the_recursion_limit(tmp_path: Path) -> None:
             level.rmdir()
 
 
+def _unsearchable(root: Path) -> Path:
+    """A folder whose path is too long for the system to name (made through directory
+    descriptors, as nothing else can): listing it fails even for root."""
+    import os
+
+    name = "n" * 200
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    depth = 0
+    try:
+        while len(str(root)) + depth * (len(name) + 1) < 4200:
+            os.mkdir(name, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd, depth = inner, depth + 1
+    finally:
+        os.close(fd)
+    return root.joinpath(*[name] * depth)
+
+
+def test_a_folder_that_cannot_be_searched_is_one_line_and_the_rest_converts(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "tree" / "long").mkdir(parents=True)
+    _unsearchable(tmp_path / "tree" / "long")
+    db = copy_database(RELEASE, "state.db", tmp_path / "tree" / "home")
+    run = asf("convert", tmp_path / "tree", "-o", tmp_path / "out")
+    assert run.code == ExitCode.OK, run.err
+    warning = [line for line in run.err.splitlines() if "cannot search" in line]
+    assert len(warning) == 1, run.err
+    assert run.err.splitlines() == warning, run.err
+    assert warning[0].startswith(f"asf: {tmp_path / 'tree' / 'long'}/nnn")
+    assert warning[0].endswith(": cannot search this folder: file name too long; skipped")
+    assert [s["path"] for s in run.doc["stores"] if s["complete"]] == [str(db)]
+    assert run.doc["warnings"] == [warning[0].removeprefix("asf: ")]
+    assert run.doc["errors"] == []
+    listed = asf("list", tmp_path / "tree")
+    assert listed.code == ExitCode.OK
+    assert listed.err == run.err
+
+
 # -- a conversation that cannot be converted ------------------------------------------------
 
 
