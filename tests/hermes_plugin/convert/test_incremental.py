@@ -106,18 +106,10 @@ def test_an_unchanged_home_reads_no_conversation(tmp_path: Path, reads: Reads) -
     assert report["files_unchanged"] == report["sessions_written"] > 10
 
 
-def test_an_unchanged_home_at_rest_is_not_opened(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """No side file beside the database and its file as the last run found it: the store is
-    not opened; the report is the one reading it finds. In use (Hermes has it open), it is
-    read."""
-    from hermes_state import SessionDB
-
+def _openings(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The databases the Hermes plugin opens from now on, in order."""
     from hermes_plugin.source import handle
 
-    src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
-    assert _convert(src, out, 2) == 0
     opened: list[Path] = []
     real = handle.HermesHandle.__init__
 
@@ -126,6 +118,20 @@ def test_an_unchanged_home_at_rest_is_not_opened(
         real(self, path)
 
     monkeypatch.setattr(handle.HermesHandle, "__init__", spy)
+    return opened
+
+
+def test_an_unchanged_home_at_rest_is_not_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No side file beside the database and its file as the last run found it: the store is
+    not opened; the report is the one reading it finds. In use (Hermes has it open), it is
+    read."""
+    from hermes_state import SessionDB
+
+    src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
+    assert _convert(src, out, 2) == 0
+    opened = _openings(monkeypatch)
     assert _convert(src, out, 2) == 0
     assert opened == []
     skipped = _tree(out)
@@ -145,6 +151,37 @@ def test_an_unchanged_home_at_rest_is_not_opened(
         store.pop("access")
         store.pop("snapshot", None)
     assert was == now
+
+
+def test_an_unchanged_home_hermes_has_open_is_not_opened_either(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reads: Reads
+) -> None:
+    """Hermes running (its ``SessionDB`` open: ``-wal`` and ``-shm`` beside the database) but
+    idle: a re-run opens nothing. Once it commits, the next run opens the store and reads that
+    conversation alone, and writes what a fresh conversion writes."""
+    from hermes_state import SessionDB
+
+    src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
+    db = src / "state.db"
+    hermes = SessionDB(db_path=db)
+    try:
+        assert Path(f"{db}-wal").exists()
+        assert Path(f"{db}-shm").exists()
+        assert _convert(src, out, 2) == 0
+        opened = _openings(monkeypatch)
+        assert _convert(src, out, 2) == 0
+        assert opened == []
+        hermes.append_message("fx-plain", "user", "one more question")
+        reads.clear()
+        assert _convert(src, out, 2) == 0
+        assert opened == [db]
+        assert reads == ["fx-plain"]
+        assert _convert(src, out, 1) == 0  # and again: nothing new, nothing opened
+        assert opened == [db]
+        assert _convert(src, tmp_path / "fresh", 1) == 0
+    finally:
+        hermes.close()
+    assert _tree(out, reports=False) == _tree(tmp_path / "fresh", reports=False)
 
 
 def _append(db: Path, session: str) -> None:
