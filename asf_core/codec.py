@@ -24,6 +24,7 @@ from typing import Any
 
 import attrs
 import cattrs
+from cattrs.fns import identity
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from asf_core.findings import Finding
@@ -180,13 +181,22 @@ def _envelope(obj: Mapping[str, Any], clean: dict[str, Any], cls: type[Entry]) -
 # --- the converter ---------------------------------------------------------------------
 
 
-def _identity(value: Any) -> Any:
-    return value
-
-
 def _is_json(tp: Any) -> bool:
     """Payload types: plain JSON, never walked or copied by the converter."""
     return tp is Any or tp is dict or typing.get_origin(tp) in (dict, Mapping)
+
+
+def _is_passed(tp: Any) -> bool:
+    """Field types whose members are written as they are: payload JSON, a scalar, or either
+    of them optional (cattrs' own hook for ``X | None`` is ``None`` or the hook of ``X``,
+    the identity for these). The generated unstructure functions then read the attribute
+    without a call (cattrs inlines :func:`cattrs.fns.identity`)."""
+    if _is_json(tp) or tp in _PLAIN:
+        return True
+    if typing.get_origin(tp) not in (typing.Union, types.UnionType):
+        return False
+    args = [a for a in typing.get_args(tp) if a is not type(None)]
+    return len(args) == 1 and (_is_json(args[0]) or args[0] in _PLAIN)
 
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})
@@ -299,7 +309,7 @@ def make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(unstruct_collection_overrides={tuple: list})
     conv.register_structure_hook_func(_is_json, lambda value, _: value)
     conv.register_structure_hook_func(_is_plain, lambda value, _: value)
-    conv.register_unstructure_hook_func(_is_json, _identity)
+    conv.register_unstructure_hook_func(_is_passed, identity)
     _parent_ref_hooks(conv)
     for cls in (*CORE_TYPES.values(), Extension):
         _entry_hooks(conv, cls)

@@ -106,19 +106,20 @@ def _scan(value: Any, depth: int = 1) -> int:
         items: Any = value.values()
     else:
         items = value
+    # Most values are strings, then containers: tested in that order. An empty container
+    # adds nothing (short of the depth limit) and is not entered.
     for item in items:
         kind = type(item)
         if kind is str:
             if len(item) > _LONG and worst == _C_OK:
                 worst = _LONG_OK
-            continue
-        if item is None or kind is bool:
-            continue
-        if kind is dict or kind is list or kind is tuple:
-            found = _scan(item, depth + 1)
-            if found == _FIX:
-                return _FIX
-            worst = max(worst, found)
+        elif kind is dict or kind is list or kind is tuple:
+            if item or depth >= MAX_DEPTH:
+                found = _scan(item, depth + 1)
+                if found > worst:
+                    if found == _FIX:
+                        return _FIX
+                    worst = found
         elif kind is int:
             if not -_TWO53 < item < _TWO53:
                 from asf_core.canonical import int_is_ijson
@@ -130,7 +131,7 @@ def _scan(value: Any, depth: int = 1) -> int:
             # Also non-finite ones, which the exact path refuses (orjson would write null).
             if item.is_integer() or not 1e-4 <= abs(item) < 1e16:
                 worst = _EXACT_OK
-        else:
+        elif item is not None and kind is not bool:
             return _FIX
     return worst
 
