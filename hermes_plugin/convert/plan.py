@@ -7,7 +7,6 @@ after converting the sub-agent) and computes every id at the end, in file order.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 
 from attrs import define, field
@@ -86,6 +85,8 @@ class Clock:
 
     def at(self, seconds: float | None) -> str:
         if seconds is not None:
-            with contextlib.suppress(ids.IdError):
+            try:  # not contextlib.suppress, a context manager per row
                 self.last = ids.format_ts(seconds)
+            except ids.IdError:
+                return self.last
         return self.last
