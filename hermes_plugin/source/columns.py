@@ -11,14 +11,15 @@ from __future__ import annotations
 import base64
 import builtins
 import math
-from collections.abc import Iterable, Mapping
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TypeAlias
 
 from attrs import field, frozen
 
 from hermes_plugin.source.jsontext import JsonValue, parse
 
-__all__ = ["Cell", "Columns", "RawText", "cell_text", "index_of", "text_cell"]
+__all__ = ["Cell", "Columns", "RawText", "cell_text", "fetch_rows", "index_of", "text_cell"]
 
 
 class RawText(bytes):
@@ -44,6 +45,31 @@ def text_cell(data: bytes) -> str | RawText:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return RawText(data)
+
+
+#: How sqlite3 says a TEXT cell is not UTF-8 when it decodes text itself.
+_NOT_UTF8 = "Could not decode to UTF-8 column"
+
+
+def fetch_rows(
+    conn: sqlite3.Connection, sql: str, params: Sequence[Cell] = ()
+) -> list[tuple[Cell, ...]]:
+    """The rows of a statement, each TEXT cell as :func:`text_cell` reads it.
+
+    sqlite3 decodes text in C when its ``text_factory`` is ``str``, giving the very string
+    :func:`text_cell` gives for valid UTF-8; a cell that is not UTF-8 makes it fail instead,
+    and only then is the statement run again with :func:`text_cell` (a Python call per cell)
+    as the connection's factory, which it is otherwise.
+    """
+    conn.text_factory = str
+    try:
+        return conn.execute(sql, params).fetchall()
+    except sqlite3.OperationalError as exc:
+        if not str(exc).startswith(_NOT_UTF8):
+            raise
+    finally:
+        conn.text_factory = text_cell
+    return conn.execute(sql, params).fetchall()
 
 
 def cell_text(value: Cell) -> str | None:
@@ -172,7 +198,8 @@ class Columns:
         for name, value in pairs:
             if value is None or name in drop:
                 continue
-            if isinstance(value, str | int):  # most cells: kept as they are
+            # Most cells: kept as they are. A tuple, not ``str | int``: three times as fast.
+            if isinstance(value, (str, int)):
                 values[name] = value
                 continue
             values[name], encoding = _exact_cell(value)

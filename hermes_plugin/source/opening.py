@@ -67,7 +67,7 @@ from urllib.parse import quote
 
 from asf_core.formats import StoreChanged, StoreError
 from hermes_plugin.source import snapshots, sniff
-from hermes_plugin.source.columns import Cell, text_cell
+from hermes_plugin.source.columns import Cell, fetch_rows, text_cell
 
 __all__ = ["Access", "ReadOnlyConnection", "Snapshot", "lock_wait"]
 
@@ -344,7 +344,7 @@ class ReadOnlyConnection:
         """The rows a statement gives; what SQLite raises, as the host's error; and, for a
         pinned database that changed meanwhile, :class:`StoreChanged`."""
         try:
-            rows = self._conn.execute(sql, params).fetchall()
+            rows = fetch_rows(self._conn, sql, params)
         except _READ_ERRORS as exc:
             self.check()
             raise self.error(exc) from None

@@ -25,7 +25,7 @@ from attrs import frozen
 
 from asf_core.formats import NeedsHost, StoreChanged, StoreError
 from hermes_plugin.source import sniff
-from hermes_plugin.source.columns import Cell, text_cell
+from hermes_plugin.source.columns import Cell, fetch_rows, text_cell
 from hermes_plugin.source.snapshots import Stamp, file_stamp
 
 __all__ = ["Marks", "RowSource", "marks", "read_rows"]
@@ -129,7 +129,7 @@ def read_rows(
         conn = _connect(source)
 
         def query(sql: str, params: Sequence[Cell]) -> list[tuple[Cell, ...]]:
-            return conn.execute(sql, params).fetchall()
+            return fetch_rows(conn, sql, params)
 
         conn.execute("BEGIN")
         try:
