@@ -265,7 +265,9 @@ class UnitStore:
     schema: int | None
     #: The message rows' column names (every undecoded row has them).
     columns: tuple[str, ...]
-    rows: Mapping[str, Sequence[Message | tuple[Cell, ...]]]
+    #: Each session's rows: decoded, read (the host's store reads them as
+    #: :class:`Columns`), or their cells (what a worker reads).
+    rows: Mapping[str, Sequence[Message | Columns | tuple[Cell, ...]]]
     usage: Mapping[str, tuple[Columns, ...]]
     prompts: Mapping[str, str | None]
 
@@ -287,7 +289,9 @@ class UnitStore:
         return tuple(
             r
             if isinstance(r, Message)
-            else reader.message(Columns(names, r, index), f"{i}@{session_id}")
+            else reader.message(
+                r if isinstance(r, Columns) else Columns(names, r, index), f"{i}@{session_id}"
+            )
             for i, r in enumerate(rows)
         )
 
@@ -333,16 +337,17 @@ class UnitJob:
     marks: Mapping[str, tuple[object, ...]] = field(factory=dict)
     host: str = ""
 
-    def _rows(self) -> tuple[tuple[str, ...], Mapping[str, Sequence[Message | tuple[Cell, ...]]]]:
-        """The column names and each session's rows (cells, or decoded messages)."""
+    def _rows(
+        self,
+    ) -> tuple[tuple[str, ...], Mapping[str, Sequence[Message | Columns | tuple[Cell, ...]]]]:
+        """The column names and each session's rows (cells, read rows or decoded messages)."""
         if self.messages is not None:
             return (), self.messages
         sessions = tuple(self.lineage.sessions)
         local = _HOSTS.get(self.host)
         if local is not None:
-            cells = {sid: local.message_cells(sid) for sid in sessions}
-            names = local.columns("messages")
-            return names, {sid: [c.values() for c in rows] for sid, rows in cells.items()}
+            rows = {sid: local.message_cells(sid) for sid in sessions}
+            return local.columns("messages"), rows
         if self.source is None:  # pragma: no cover - prepare gives one or the other
             raise NeedsHost("no rows and no source to read them from")
         return self.source.columns, rowsource.read_rows(self.source, sessions, self.marks)
