@@ -144,9 +144,9 @@ def _seal(entry: Entry) -> Entry:
     """
     obj = entry_to_json(entry)
     obj.pop("id", None)
-    for required in ("type", "ts"):
-        if required not in obj:
-            raise ids.IdError(f"entry has no {required!r} member")
+    if "type" not in obj or "ts" not in obj:
+        missing = "type" if "type" not in obj else "ts"
+        raise ids.IdError(f"entry has no {missing!r} member")
     if _seal_fast(entry, obj):
         return entry
     obj.pop("id", None)
@@ -205,10 +205,12 @@ def seal_draft(
     object.__setattr__(entry, "parent", parent)
     if parents is not None:
         object.__setattr__(entry, "parents", parents)
-    for name, value in (members or {}).items():
-        if name not in attrs.fields_dict(type(entry)):
-            raise AttributeError(f"{type(entry).__name__} has no member {name!r}")
-        object.__setattr__(entry, name, value)
+    if members:
+        fields = attrs.fields_dict(type(entry))
+        for name, value in members.items():
+            if name not in fields:
+                raise AttributeError(f"{type(entry).__name__} has no member {name!r}")
+            object.__setattr__(entry, name, value)
     object.__setattr__(entry, "id", None)
     return _seal(entry)
 

@@ -266,11 +266,14 @@ def _principal(member: JSON, columns: JSON, encoded: dict[str, str], carried: se
     return member
 
 
+#: An item's ``type`` -> the ``part`` its entry's ``hermes`` member names.
+_PARTS: dict[str, str] = {
+    "function_call": "call",
+    "function_call_output": "output",
+    "reasoning": "reasoning",
+    "message": "message",
+}
+
+
 def _part(item: JSON) -> str:
-    kind = item.get("type")
-    return {
-        "function_call": "call",
-        "function_call_output": "output",
-        "reasoning": "reasoning",
-        "message": "message",
-    }.get(str(kind), "item")
+    return _PARTS.get(str(item.get("type")), "item")
