@@ -172,6 +172,8 @@ def find_spawns(rows: Sequence[Message], children: Sequence[Session]) -> dict[st
     Among several, a call named like ``delegate*`` wins, then the latest. Children without
     a trustworthy start time, or outside every window, are not attributed.
     """
+    if not children:  # most sessions: no window is looked at
+        return {}
     windows: list[tuple[float, float, bool, int, int]] = []
     open_calls: list[tuple[set[str], int]] = []
     for row in rows:
