@@ -67,6 +67,8 @@ def clean_text(text: str) -> str:
     """User or assistant text as Hermes' reader returns it: memory-context blocks, the
     recalled-memory system note and stray fence tags removed, surrounding whitespace
     stripped (Python's notion of whitespace, as Hermes uses ``str.strip``)."""
+    if "<" not in text and "[" not in text:
+        return text.strip()  # every pattern needs one of them (no case variant)
     text = _BLOCK.sub("", text)
     text = _NOTE.sub("", text)
     text = _TAG.sub("", text)
