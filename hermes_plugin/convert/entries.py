@@ -11,6 +11,7 @@ Every entry carries the ``hermes`` member: ``row`` names the source row, and the
 from __future__ import annotations
 
 import json
+import json.encoder
 from collections.abc import Sequence
 from typing import Any
 
@@ -69,9 +70,21 @@ class Rendered:
     aside: str | None = None
 
 
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+#: The C encoder ``json.dumps`` builds on every call with its defaults (ASCII, ``", "`` and
+#: ``": "``, NaN allowed), built once; without the check for circular values, which parsed
+#: JSON never has.
+_ENCODER = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
+    None, _not_json, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True
+)
+
+
 def _dumps(value: Any) -> str:
     """JSON text the way Hermes writes its JSON columns (``json.dumps`` defaults)."""
-    return json.dumps(value)
+    return "".join(_ENCODER(value, 0))
 
 
 def _stores(cell: str, carried: Any) -> bool:
