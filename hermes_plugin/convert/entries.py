@@ -21,6 +21,7 @@ from asf_core.model import Compaction, Custom, Entry, Item, Response
 from hermes_plugin.convert.items import RowItems
 from hermes_plugin.convert.parts import hermes_parts
 from hermes_plugin.schema import CONTENT_PREFIX
+from hermes_plugin.source.columns import Columns
 from hermes_plugin.source.jsontext import parse
 from hermes_plugin.source.rows import Message
 from hermes_plugin.source.toolcalls import ToolCall
@@ -113,8 +114,9 @@ def _stores(cell: str, carried: Any) -> bool:
     )
 
 
-def _carried(message: Message, rendered: RowItems, cells: dict[str, Any]) -> set[str]:
-    """Columns whose stored text an entry of the row reproduces exactly."""
+def _carried(message: Message, rendered: RowItems, cells: Columns) -> set[str]:
+    """Columns whose stored text an entry of the row reproduces exactly (``cells``: the
+    row's, looked up one by one: a row needs a few of them)."""
     out: set[str] = set()
     items = rendered.items
     # The content or output an entry carries, when the row's text could be stored as it.
@@ -161,7 +163,7 @@ def _carried(message: Message, rendered: RowItems, cells: dict[str, Any]) -> set
     return out
 
 
-def _codex_used(cols: Any, items: Sequence[JSON]) -> bool:
+def _codex_used(cols: Columns, items: Sequence[JSON]) -> bool:
     cell = cols.get("codex_message_items")
     return isinstance(cell, str) and _in_items(cell, items)
 
@@ -220,7 +222,7 @@ def render_row(
     row, or the summary row of an in-place compaction). ``native_ids`` maps a call's
     item index to the stored id when the ASF ``call_id`` differs.
     """
-    carried = _carried(message, rendered, message.cols.mapping())
+    carried = _carried(message, rendered, message.cols)
     columns, encoded = row_columns(message, carried, full=False)
     hidden = message.display_kind == "hidden"
     assistant = rendered.kind == "assistant"
