@@ -158,6 +158,13 @@ def format_ts(when: datetime | float) -> str:
     A float is epoch seconds, read through its shortest ``repr`` so that binary noise never
     shows up as digits; a naive datetime is taken as UTC.
     """
+    if type(when) is float and when >= 0:
+        text = repr(when)
+        if "e" not in text and "n" not in text:
+            # The common case, a plain non-negative float: its digits are its value (the
+            # same floor as the Decimal route below, without building one).
+            whole, _, fraction = text.partition(".")
+            return _spell(int(whole), fraction)
     if isinstance(when, datetime):
         offset = when.utcoffset()
         micros = (
@@ -172,12 +179,6 @@ def format_ts(when: datetime | float) -> str:
         return _spell(seconds, f"{micro:06d}")
     if isinstance(when, bool) or not isinstance(when, (int, float)):
         raise IdError(f"cannot use {type(when).__name__} as a timestamp")
-    text = repr(when)
-    if type(when) is float and when >= 0 and "e" not in text and "n" not in text:
-        # The common case, a plain non-negative float: its digits are its value (the same
-        # floor as the Decimal route below, without building one).
-        whole, _, fraction = text.partition(".")
-        return _spell(int(whole), fraction[:9].ljust(9, "0"))
     try:
         # Shifting the exponent is exact, and so is flooring to an integer.
         total = int(Decimal(repr(when)).scaleb(9).to_integral_value(rounding=ROUND_FLOOR))
