@@ -114,10 +114,16 @@ def _seal_fast(entry: Entry, obj: dict[str, Any]) -> bool:
     encoder = canonical.fast_encoder(obj)
     if encoder is None:
         return False
-    around = {k: obj.pop(k) for k in _ENVELOPE if k in obj}
-    envelope = {"parent": around.get("parent"), "ts": around["ts"], "type": around["type"]}
-    if around.get("parents"):
-        envelope["parents"] = around["parents"]
+    # Taken out of the body (and put back): ``ts`` and ``type`` are there (the caller
+    # checked), ``parent`` is in every unstructured entry, ``parents`` when set.
+    around = {"ts": obj.pop("ts"), "type": obj.pop("type")}
+    envelope = {"parent": None, **around}
+    if "parent" in obj:
+        around["parent"] = envelope["parent"] = obj.pop("parent")
+    if "parents" in obj:
+        parents = around["parents"] = obj.pop("parents")
+        if parents:
+            envelope["parents"] = parents
     try:
         body_bytes = encoder(obj)
         envelope["content"] = "sha256:" + hashlib.sha256(body_bytes).hexdigest()
@@ -126,8 +132,8 @@ def _seal_fast(entry: Entry, obj: dict[str, Any]) -> bool:
         obj.update(around)
         return False
     ident = "sha256:" + hashlib.sha256(envelope_bytes).hexdigest()
+    around["id"] = ident
     obj.update(around)
-    obj["id"] = ident
     object.__setattr__(entry, "id", ident)
     object.__setattr__(entry, "_line", encoder(obj) + b"\n")
     return True
