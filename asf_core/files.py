@@ -93,6 +93,11 @@ def writable(path: Path) -> None:
         raise OSError(errno.EEXIST, "exists and is not a regular file", str(path))
 
 
+#: The write buffer of a file being written: lines are small and many, and each
+#: ``write`` the default buffer (8 KiB) makes is a system call.
+_BUFFER = 256 * 1024
+
+
 def write_atomic(path: Path, chunks: Iterable[bytes], *, durable: bool = True) -> int:
     """Write ``chunks`` to ``path`` whole or not at all; return the number of bytes written.
 
@@ -113,7 +118,7 @@ def write_atomic(path: Path, chunks: Iterable[bytes], *, durable: bool = True) -
     tmp = temporary_path(path)
     size = 0
     try:
-        with tmp.open("xb") as out:
+        with tmp.open("xb", buffering=_BUFFER) as out:
             batch: list[bytes] = []
             for chunk in chunks:
                 size += len(chunk)
