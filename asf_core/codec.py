@@ -219,8 +219,9 @@ def _entry_hooks(conv: cattrs.Converter, cls: type[Entry]) -> None:
     }
     if cls is Extension:
         shared["kind"] = override(rename="type", omit_if_default=False)
-    # _split keys the members by field name: structuring needs no renames.
-    structure = make_dict_structure_fn(cls, conv)
+    # _split keys the members by field name: structuring needs no renames. Generated on
+    # first use: converting structures no entry (it only unstructures them).
+    structure = cache(lambda: make_dict_structure_fn(cls, conv))
     unstructure = make_dict_unstructure_fn(
         cls,
         conv,
@@ -237,7 +238,7 @@ def _entry_hooks(conv: cattrs.Converter, cls: type[Entry]) -> None:
             raise cattrs.errors.StructureHandlerNotFoundError("an entry is a JSON object", cls)
         clean = _split(cls, obj, _ENVELOPE_SET)
         _envelope(obj, clean, cls)
-        entry: Entry = structure(clean, cls)
+        entry: Entry = structure()(clean, cls)
         return entry
 
     def to_json(entry: Entry) -> JSONObject:
