@@ -139,9 +139,12 @@ def _entry_points() -> Iterator[tuple[importlib.metadata.EntryPoint, str | None,
     """Entry points of our group, each once, with the distribution that declares it."""
     seen: set[tuple[str, str | None]] = set()
     for dist in importlib.metadata.distributions():
+        ours = [ep for ep in dist.entry_points if ep.group == ENTRY_POINT_GROUP]
+        if not ours:  # most: their metadata (name, version) is not read
+            continue
         dist_name: str | None = dist.name
-        for ep in dist.entry_points:
-            if ep.group != ENTRY_POINT_GROUP or (ep.name, dist_name) in seen:
+        for ep in ours:
+            if (ep.name, dist_name) in seen:
                 continue
             seen.add((ep.name, dist_name))
             yield ep, dist_name, dist.version
