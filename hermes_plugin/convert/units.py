@@ -198,7 +198,8 @@ class Planner:
         lineage = self.lineage
         keep = inside | {k for s in inside for k in lineage.children.get(s, ())}
         part = Lineage(
-            sessions={s: v for s, v in lineage.sessions.items() if s in inside},
+            # unit.sessions is in the table's order: no pass over every session per unit.
+            sessions={s: lineage.sessions[s] for s in unit.sessions},
             relation={s: lineage.relation[s] for s in keep},
             parent={s: lineage.parent[s] for s in keep},
             children={s: lineage.children[s] for s in inside if s in lineage.children},
