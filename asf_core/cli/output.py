@@ -14,11 +14,10 @@ from typing import Any
 
 from attrs import define, field
 
-from asf_core import selecting
 from asf_core.cli.exit_codes import ExitCode, worst
 from asf_core.codec import converter
 from asf_core.findings import Finding
-from asf_core.pipeline import conversion, single, stores
+from asf_core.pipeline import conversion, picking, single, stores
 from asf_core.pipeline.report import json_text
 from asf_core.safe_text import printable
 
@@ -62,8 +61,8 @@ _EXIT_FOR = {
     stores.UNSEARCHABLE: ExitCode.OK,
     conversion.DAMAGED: ExitCode.USAGE,
     conversion.PLUGIN: ExitCode.PLUGIN,
-    selecting.NO_SESSION: ExitCode.NOTHING,
-    selecting.AMBIGUOUS_SESSION: ExitCode.USAGE,
+    picking.NO_SESSION: ExitCode.NOTHING,
+    picking.AMBIGUOUS_SESSION: ExitCode.USAGE,
     single.SEVERAL: ExitCode.USAGE,
     conversion.OUTPUT: ExitCode.USAGE,
 }

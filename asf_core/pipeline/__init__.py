@@ -7,8 +7,9 @@ holds and picks the plugin for each; :mod:`~asf_core.pipeline.listing` lists the
 planned into units (:mod:`~asf_core.pipeline.planned`, :mod:`~asf_core.pipeline.units`) run
 on every core (:mod:`~asf_core.pipeline.workers`) and skipped when their fingerprint
 (:mod:`~asf_core.pipeline.fingerprints`) says nothing changed, and writes its report
-(:mod:`~asf_core.pipeline.report`). :mod:`~asf_core.pipeline.single` converts one picked
-session in memory; :mod:`~asf_core.pipeline.inputs` keeps output off the inputs.
+(:mod:`~asf_core.pipeline.report`). :mod:`~asf_core.pipeline.picking` picks sessions across
+stores, :mod:`~asf_core.pipeline.single` converts one picked session in memory;
+:mod:`~asf_core.pipeline.inputs` keeps output off the inputs.
 
 Nothing here knows a format; the ASF library it writes with (model, writer, canonical form,
 layout) sits one level up, in :mod:`asf_core`.

@@ -34,6 +34,7 @@ from asf_core.layout import store_dir
 from asf_core.pipeline import host
 from asf_core.pipeline.host import Candidate
 from asf_core.pipeline.inputs import Inputs
+from asf_core.pipeline.picking import AMBIGUOUS_SESSION, NO_SESSION, pick
 from asf_core.pipeline.planned import Stopped
 from asf_core.pipeline.report import RunReport, StoreReport, write_report
 from asf_core.pipeline.store_run import OnSession, StoreRun, noter
@@ -41,7 +42,7 @@ from asf_core.pipeline.stores import find_stores
 from asf_core.pipeline.units import CHANGED, DAMAGED, OUTPUT, PLUGIN
 from asf_core.plugins import AsfPluginManager
 from asf_core.redaction import SessionRedaction
-from asf_core.selecting import AMBIGUOUS_SESSION, NO_SESSION, filtered, pick
+from asf_core.selecting import filtered
 
 if TYPE_CHECKING:
     from asf_core.pipeline.workers import Workers

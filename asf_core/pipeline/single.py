@@ -20,17 +20,17 @@ from asf_core.findings import Finding
 from asf_core.formats import ConvertedSession, NativeSession, Selection, StoreError
 from asf_core.pipeline import host
 from asf_core.pipeline.host import Candidate
-from asf_core.pipeline.stores import find_stores
-from asf_core.plugins import AsfPluginManager
-from asf_core.redaction import SessionRedaction
-from asf_core.selecting import (
+from asf_core.pipeline.picking import (
     AMBIGUOUS_SESSION,
     NO_SESSION,
     STORE_DAMAGED,
     STORE_PLUGIN,
-    filtered,
     pick,
 )
+from asf_core.pipeline.stores import find_stores
+from asf_core.plugins import AsfPluginManager
+from asf_core.redaction import SessionRedaction
+from asf_core.selecting import filtered
 
 __all__ = ["SEVERAL", "Single", "convert_one"]
 
