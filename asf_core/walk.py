@@ -4,7 +4,8 @@ People point asf at their home directories, and a tree can be thousands of folde
 hold folders closed to us. :func:`files_under` keeps its own stack (``rglob`` and
 ``os.walk`` recurse), never follows a link to a folder (no cycles), and passes over a folder it
 cannot list, saying which and why, so the rest of the tree is still searched. Plugins use it
-too (``from asf_core.walk import files_under``).
+too (``from asf_core.walk import files_under``), and :func:`unsearchable` for the warning
+that names such a folder (``asf verify`` and a plugin's ``discover`` give the same one).
 """
 
 from __future__ import annotations
@@ -15,7 +16,12 @@ from pathlib import Path
 
 from attrs import frozen
 
-__all__ = ["Walk", "files_under"]
+from asf_core.findings import WARNING, Finding
+
+__all__ = ["UNSEARCHABLE", "Walk", "files_under", "reason", "unsearchable"]
+
+#: The code of the warning for a folder that could not be searched.
+UNSEARCHABLE = "unsearchable"
 
 
 @frozen
@@ -35,6 +41,22 @@ def _kind(item: os.DirEntry[str]) -> str:
         return "other"
 
 
+def reason(exc: OSError | ValueError) -> str:
+    """Why a folder could not be listed, in the system's words ("permission denied")."""
+    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return why.lower()
+
+
+def unsearchable(folder: Path, why: str) -> Finding:
+    """The warning for a folder passed over (``why``: see :func:`reason`)."""
+    return Finding(
+        code=UNSEARCHABLE,
+        message=f"cannot search this folder: {why}; skipped",
+        kind=WARNING,
+        path=str(folder),
+    )
+
+
 def files_under(root: Path, match: Callable[[str], bool] = lambda name: True) -> Walk:
     """Every regular file (or link to one) below ``root`` whose name ``match`` accepts."""
     files: list[Path] = []
@@ -46,8 +68,7 @@ def files_under(root: Path, match: Callable[[str], bool] = lambda name: True) ->
             with os.scandir(folder) as listing:
                 items = [(item.name, _kind(item)) for item in listing]
         except (OSError, ValueError) as exc:  # closed to us, gone, a name too long
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            skipped.append((folder, why.lower()))
+            skipped.append((folder, reason(exc)))
             continue
         for name, kind in items:
             if kind == "dir":

@@ -34,6 +34,7 @@ def discover(path: Path | None) -> list[Claim | Finding] | None:
     confidence, each one meant as Hermes' that cannot be read (see
     :func:`hermes_plugin.source.discovery.claims`). A folder that could not be searched is a
     warning, so the user hears that it was passed over."""
+    from asf_core.walk import unsearchable
     from hermes_plugin.source.discovery import Skipped, claims, label_of
 
     skipped: Skipped = {}
@@ -47,15 +48,7 @@ def discover(path: Path | None) -> list[Claim | Finding] | None:
         )
         for c in claims(path, skipped)
     ]
-    found += [
-        Finding(
-            kind="warning",
-            code="unsearchable",
-            message=f"{folder}: cannot search this folder: {why}; skipped",
-            path=str(folder),
-        )
-        for folder, why in skipped.items()
-    ]
+    found += [unsearchable(folder, why) for folder, why in skipped.items()]
     return found or None
 
 

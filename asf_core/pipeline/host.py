@@ -117,7 +117,7 @@ def discover(pm: AsfPluginManager, path: Path | None) -> Discovery:
     """
     candidates: list[Candidate] = []
     failures: list[PluginError] = []
-    skipped: dict[str, Finding] = {}
+    skipped: dict[tuple[str | None, str], Finding] = {}
     for name in pm.plugin_names():
         caller = pm.only("discover", name)
         if not caller.get_hookimpls():
@@ -130,7 +130,7 @@ def discover(pm: AsfPluginManager, path: Path | None) -> Discovery:
                     continue
                 for item in _checked(name, "discover", answer, list):
                     if isinstance(item, Finding):
-                        skipped.setdefault(item.message, item)
+                        skipped.setdefault((item.path, item.message), item)
                     else:
                         _checked(name, "discover", item, Claim)
                         candidates.append(Candidate(claim=item, plugin=name))

@@ -11,6 +11,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+import attrs
 from attrs import frozen
 
 from asf_core.errors import AmbiguousFormat
@@ -18,6 +19,7 @@ from asf_core.findings import Finding
 from asf_core.pipeline import host
 from asf_core.pipeline.host import Candidate
 from asf_core.plugins import AsfPluginManager
+from asf_core.walk import UNSEARCHABLE
 
 __all__ = [
     "AMBIGUOUS",
@@ -38,8 +40,6 @@ AMBIGUOUS = "ambiguous-format"
 NOT_RECOGNISED = "not-recognised"
 #: ... or a plugin's.
 PLUGIN_FAILED = "plugin-failed"
-#: A warning: a folder under a path that a plugin could not search, passed over.
-UNSEARCHABLE = "unsearchable"
 
 
 @frozen(kw_only=True)
@@ -93,8 +93,8 @@ def find_stores(pm: AsfPluginManager, paths: Sequence[Path], fmt: str | None = N
                 problem(UNREADABLE_PATH, f"{path}: {why}")
                 continue
         discovery = host.discover(pm, path)
-        problems.extend(
-            Finding(kind="warning", code=UNSEARCHABLE, message=s.message, path=s.path)
+        problems.extend(  # the folder named in the line printed
+            attrs.evolve(s, message=f"{s.path}: {s.message}" if s.path else s.message)
             for s in discovery.skipped
         )
         for failure in discovery.failures:

@@ -110,7 +110,7 @@ from asf_core.verify.refs import (
 )
 from asf_core.verify.requests import request_findings
 from asf_core.verify.runs import check_runs
-from asf_core.walk import files_under
+from asf_core.walk import files_under, unsearchable
 
 __all__ = [
     "ERROR",
@@ -316,16 +316,7 @@ def session_files(path: Path) -> tuple[list[Path], list[Finding]]:
     the tree is still verified.
     """
     walk = files_under(path, lambda name: name.endswith(".jsonl"))
-    skipped = [
-        Finding(
-            code="unsearchable",
-            message=f"cannot search this folder: {why}; skipped",
-            kind=WARNING,
-            path=str(folder),
-        )
-        for folder, why in walk.skipped
-    ]
-    return list(walk.files), skipped
+    return list(walk.files), [unsearchable(folder, why) for folder, why in walk.skipped]
 
 
 @attrs.frozen

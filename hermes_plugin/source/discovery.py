@@ -17,6 +17,7 @@ from pathlib import Path
 
 from attrs import frozen
 
+from asf_core.walk import files_under, reason
 from hermes_plugin.schema import DATABASE_NAME, DIR_PROFILES
 from hermes_plugin.source import sniff
 
@@ -47,10 +48,6 @@ DAMAGED_SQLITE = 0.1
 Skipped = dict[Path, str]
 
 
-def _why(exc: OSError | ValueError) -> str:
-    return (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)).lower()
-
-
 def _entries(home: Path, skipped: Skipped | None = None) -> list[Path]:
     """Everything named state.db a home holds, whatever it is: its own, then each profile's in
     name order. Not what is behind a directory that cannot be searched: whether it holds a
@@ -63,7 +60,7 @@ def _entries(home: Path, skipped: Skipped | None = None) -> list[Path]:
         return found
     except OSError as exc:
         if skipped is not None:
-            skipped[home / DIR_PROFILES] = _why(exc)
+            skipped[home / DIR_PROFILES] = reason(exc)
         return found
     found.extend(
         p / DATABASE_NAME
@@ -76,40 +73,19 @@ def _entries(home: Path, skipped: Skipped | None = None) -> list[Path]:
 def find_databases(root: str | os.PathLike[str], skipped: Skipped | None = None) -> list[Path]:
     """The Hermes databases under root: each state.db, a directory's before its subdirectories'.
 
-    A file root is returned as it is. Directories that cannot be read (closed to us, a path
-    too long to name) are passed over, into ``skipped`` with why, and symbolic links (to
-    directories or files) are not followed. The walk keeps its own stack, so a tree of any
-    depth is searched.
+    A file root is returned as it is. The walk is :func:`asf_core.walk.files_under` (any
+    depth, links to directories not followed, a directory that cannot be read passed over,
+    into ``skipped`` with why); a link named state.db is not taken either.
     """
     root = Path(root)
     if sniff.kind(root) == "file":
         return [root]
-    found: list[Path] = []
-    stack = [root]
-    while stack:
-        directory = stack.pop()
-        try:
-            with os.scandir(directory) as listing:
-                entries = sorted(listing, key=lambda e: e.name)
-        except (OSError, ValueError) as exc:
-            if skipped is not None:
-                skipped[directory] = _why(exc)
-            continue
-        subdirs: list[Path] = []
-        for entry in entries:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    subdirs.append(Path(entry.path))
-                elif (
-                    entry.name == DATABASE_NAME
-                    and not entry.is_symlink()
-                    and sniff.kind(Path(entry.path)) == "file"
-                ):
-                    found.append(Path(entry.path))
-            except OSError:
-                continue
-        stack.extend(reversed(subdirs))
-    return found
+    walk = files_under(root, lambda name: name == DATABASE_NAME)
+    if skipped is not None:
+        skipped.update(walk.skipped)
+    # By folder, a folder before the folders in it (the walk sorts by whole path).
+    ordered = sorted(walk.files, key=lambda p: p.parent.parts)
+    return [p for p in ordered if not p.is_symlink() and sniff.kind(p) == "file"]
 
 
 def default_homes() -> list[Path]:
