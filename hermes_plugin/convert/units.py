@@ -25,7 +25,7 @@ from asf_core.formats import ConvertedSession, Finding, NeedsHost, Unit
 from hermes_plugin.convert.lineage import SUBSESSION, Lineage, group_uuid
 from hermes_plugin.convert.personal import personal_values
 from hermes_plugin.source import rowsource
-from hermes_plugin.source.columns import Cell, Columns, index_of
+from hermes_plugin.source.columns import Columns, index_of
 from hermes_plugin.source.database import SqliteStore
 from hermes_plugin.source.handle import HermesHandle
 from hermes_plugin.source.relations import Relation
@@ -259,16 +259,13 @@ def _reader(database: str) -> RowReader:
 class UnitStore:
     """The rows one unit's conversion reads, held in memory: a :class:`Store` for it alone.
 
-    Message rows read but not decoded (cells) are decoded here, where the job runs.
+    Message rows read but not decoded are decoded here, where the job runs.
     """
 
     store_name: str
     schema: int | None
-    #: The message rows' column names (every undecoded row has them).
-    columns: tuple[str, ...]
-    #: Each session's rows: decoded, read (the host's store reads them as
-    #: :class:`Columns`), or their cells (what a worker reads).
-    rows: Mapping[str, Sequence[Message | Columns | tuple[Cell, ...]]]
+    #: Each session's rows, decoded or as read.
+    rows: Mapping[str, Sequence[Message | Columns]]
     usage: Mapping[str, tuple[Columns, ...]]
     prompts: Mapping[str, str | None]
 
@@ -285,14 +282,8 @@ class UnitStore:
     def messages(self, session_id: str) -> tuple[Message, ...]:
         rows = self.rows.get(session_id, ())
         reader = _reader(self.store_name)
-        names = self.columns
-        index = index_of(names)
         return tuple(
-            r
-            if isinstance(r, Message)
-            else reader.message(
-                r if isinstance(r, Columns) else Columns(names, r, index), f"{i}@{session_id}"
-            )
+            r if isinstance(r, Message) else reader.message(r, f"{i}@{session_id}")
             for i, r in enumerate(rows)
         )
 
@@ -338,30 +329,29 @@ class UnitJob:
     marks: Mapping[str, tuple[object, ...]] = field(factory=dict)
     host: str = ""
 
-    def _rows(
-        self,
-    ) -> tuple[tuple[str, ...], Mapping[str, Sequence[Message | Columns | tuple[Cell, ...]]]]:
-        """The column names and each session's rows (cells, read rows or decoded messages)."""
+    def _rows(self) -> Mapping[str, Sequence[Message | Columns]]:
+        """Each session's rows: decoded, or as read here (from the host's store in its
+        process, else from the source in a worker)."""
         if self.messages is not None:
-            return (), self.messages
+            return self.messages
         sessions = tuple(self.lineage.sessions)
         local = _HOSTS.get(self.host)
         if local is not None:
-            rows = {sid: local.message_cells(sid) for sid in sessions}
-            return local.columns("messages"), rows
+            return {sid: local.message_cells(sid) for sid in sessions}
         if self.source is None:  # pragma: no cover - prepare gives one or the other
             raise NeedsHost("no rows and no source to read them from")
-        return self.source.columns, rowsource.read_rows(self.source, sessions, self.marks)
+        names = self.source.columns
+        index = index_of(names)
+        cells = rowsource.read_rows(self.source, sessions, self.marks)
+        return {sid: [Columns(names, r, index) for r in rows] for sid, rows in cells.items()}
 
     def __call__(self) -> Iterator[ConvertedSession | Finding]:
         from hermes_plugin.convert.database import convert_unit
 
-        columns, rows = self._rows()
         store = UnitStore(
             store_name=self.name,
             schema=self.version,
-            columns=columns,
-            rows=rows,
+            rows=self._rows(),
             usage=self.usage,
             prompts=self.prompts,
         )
