@@ -17,17 +17,24 @@ Hermes' triggers index them as its own inserts would). For each home, in one go:
 * the floor: ``sqlite3`` reading every row of ``sessions`` and ``messages`` and ``json.dumps``
   of each, written as JSONL.
 
-Each command runs in a fresh process. CPU time is user + system of the process and every
-process it waited for (``wait4``), so it includes ``asf``'s workers. Peak RSS is each process's
-own ``VmHWM`` (``/proc/<pid>/status``, polled every few milliseconds for the whole process tree;
-``ru_maxrss`` would count the pages the benchmark itself held before ``exec``): the table shows
-the main process and, for ``asf``, its largest worker. Each figure is the median of
+Each command runs in a fresh process, with its code compiled: ``hermes`` from the bytecode pip
+wrote when it installed it, ``asf`` from the bytecode written here first with ``compileall``
+for every package the ``asf`` command imports (its own and its plugins'), as a regular install
+would (an editable install leaves that to the interpreter, which does not write it when
+``PYTHONDONTWRITEBYTECODE`` is set, and then compiles the source on every run). CPU time is
+user + system of the process and every process it waited for (``wait4``), so it includes
+``asf``'s workers. Peak RSS is each process's own ``VmHWM`` (``/proc/<pid>/status``, polled
+every few milliseconds for the whole process tree; ``ru_maxrss`` would count the pages the
+benchmark itself held before ``exec``): the table shows the main process and, for ``asf``, its
+largest worker. Each figure is the median of
 ``--repeat`` runs; the load average before each run is printed, since the machine is shared.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
+import importlib.util
 import json
 import os
 import random
@@ -361,6 +368,18 @@ def hermes_command() -> list[str]:
     return [str(exe)]
 
 
+def compile_asf() -> None:
+    """Write the bytecode of every package the ``asf`` command imports, as installing them
+    would: the host's and each plugin's, found where this interpreter imports them from."""
+    from importlib.metadata import entry_points
+
+    names = {"asf_core", *(ep.module.split(".")[0] for ep in entry_points(group="asf.formats"))}
+    for name in sorted(names):
+        spec = importlib.util.find_spec(name)
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            compileall.compile_dir(folder, quiet=1)
+
+
 # --- the table ---------------------------------------------------------------------------
 
 
@@ -449,6 +468,7 @@ def main(argv: list[str] | None = None) -> int:
         write_base(base, args.base_sessions)
         print(f"base written by SessionDB in {time.perf_counter() - started:.0f} s")
     hermes_command()
+    compile_asf()
     print(f"{os.cpu_count()} cores; Python {sys.version.split()[0]}; work in {work}")
     header = (
         "| rows | command | wall s | CPU s | CPU µs/row | peak RSS MB (main / worker) "
