@@ -13,7 +13,15 @@ from typing import Any, Final
 from asf_core.model import Config, Env, Link, Response
 from claude_code_plugin import NS
 
-__all__ = ["SYNTHETIC_MODEL", "config_entry", "env_entry", "link_entry", "response_entry", "usage"]
+__all__ = [
+    "SYNTHETIC_MODEL",
+    "config_entry",
+    "env_entry",
+    "link_entry",
+    "message_id",
+    "response_entry",
+    "usage",
+]
 
 JSON = dict[str, Any]
 
@@ -57,7 +65,14 @@ def usage(native: Any) -> JSON | None:
     }
 
 
-def response_entry(ts: str, last: JSON, numbers: Sequence[int], msg: str | None) -> Response:
+def message_id(line: JSON) -> str | None:
+    """An assistant line's ``message.id``: the ASF ``response_id`` of its response."""
+    message = line.get("message")
+    ident = message.get("id") if isinstance(message, dict) else None
+    return ident if isinstance(ident, str) else None
+
+
+def response_entry(ts: str, last: JSON, numbers: Sequence[int]) -> Response:
     """The response a group of assistant lines make, from its last line (which holds the
     final ``output_tokens`` and ``stop_reason``)."""
     message = last.get("message")
@@ -66,7 +81,7 @@ def response_entry(ts: str, last: JSON, numbers: Sequence[int], msg: str | None)
     status, incomplete = _STOPS.get(str(message.get("stop_reason")), (None, None))
     return Response(
         ts=ts,
-        response_id=msg,
+        response_id=message_id(last),
         model=model if isinstance(model, str) else None,
         status=status,
         incomplete=incomplete,

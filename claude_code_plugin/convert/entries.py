@@ -24,6 +24,7 @@ from claude_code_plugin.convert.blocks import (
     string_message,
     user_item,
 )
+from claude_code_plugin.convert.derived import message_id
 from claude_code_plugin.source.index import TITLES
 from claude_code_plugin.source.lines import raw_text
 from claude_code_plugin.source.table import Line
@@ -191,8 +192,8 @@ def line_entries(obj: JSON, line: Line, place: Place) -> LineEntries:
         return LineEntries([title or custom_entry(obj, line, place.ts)], {})
     items, calls = mapped
     entries: list[Entry] = []
+    response = message_id(obj) if line.role == "assistant" else None
     for m, member in items:
-        response = line.msg if line.role == "assistant" else None
         parents = ()
         if m.answers is not None and place.output_parents is not None:
             parents = place.output_parents(m.answers)

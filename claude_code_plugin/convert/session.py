@@ -255,7 +255,7 @@ class _Walk:
         else:
             obj = self._read(self.lines[pos])[1] or {}
         numbers = [self.lines[p].number for p in positions]
-        return derived.response_entry(self._ts(obj), obj, numbers, self.lines[pos].msg)
+        return derived.response_entry(self._ts(obj), obj, numbers)
 
     def _line(self, pos: int) -> list[Entry]:
         line = self.lines[pos]

@@ -119,6 +119,19 @@ def _blocks(message: dict[str, Any]) -> list[dict[str, Any]] | str | None:
     return None
 
 
+def _response_key(message_id: Any, request_id: Any) -> str | None:
+    """What ties the lines of one API response together: its ``message.id`` and, when the
+    line has one, its ``requestId``.
+
+    Anthropic gives every response its own message id, but a transcript whose ids were
+    anonymised (``"id": "REDACTED"`` on every message, as published copies have) would
+    otherwise merge distinct calls into one response and bind their results to the wrong calls.
+    """
+    if not isinstance(message_id, str):
+        return None
+    return f"{message_id} {request_id}" if isinstance(request_id, str) else message_id
+
+
 def _fill_message(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
     """Role, message id, tool ids and prompt text of a user or assistant line."""
     message = obj.get("message")
@@ -127,7 +140,7 @@ def _fill_message(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
         return  # no usable message: kept whole, outside the conversation
     line.set(ASSISTANT if obj["type"] == "assistant" else USER, True)
     if obj["type"] == "assistant":
-        line.msg = _intern(message.get("id"))
+        line.msg = _intern(_response_key(message.get("id"), obj.get("requestId")))
         line.model = _intern(message.get("model"))
         if isinstance(blocks, list):
             line.calls = tuple(

@@ -157,7 +157,9 @@ class Line(_Facts):
     use ids, ``results`` the tool use ids a user line's results answer; ``logical`` a compact
     boundary's ``logicalParentUuid``; ``agent`` the sub-agent a Task result
     (``toolUseResult.agentId``) or an ``agent_progress`` line names; ``env`` the line's
-    ``(cwd, gitBranch, version)``; ``unreadable`` why the line cannot be read.
+    ``(cwd, gitBranch, version)``; ``unreadable`` why the line cannot be read. ``msg`` is
+    the response's key (``message.id``, with the line's ``requestId`` when it has one), not
+    for output: the message id is read from the line.
     """
 
     __slots__ = ("_at", "_table")

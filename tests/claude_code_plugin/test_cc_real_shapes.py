@@ -1,0 +1,61 @@
+"""Line shapes met in real Claude Code transcripts outside the shared files.
+
+Each test rebuilds, shortened, the lines of a published transcript (the robustness sweep of
+issue 13 found them): what the real line holds that matters is kept as written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cc_helpers import context_texts, convert, sessions_in
+from cc_synth import Lines
+
+from asf_core.cli.main import main
+from asf_core.model import Response
+
+
+def _responses(out: Path) -> list[Response]:
+    (session,) = sessions_in(out).values()
+    return [e for e in session.entries if isinstance(e, Response)]
+
+
+def test_anonymised_message_ids_do_not_merge_calls(tmp_path: Path) -> None:
+    """A published 2.1.92 sub-agent transcript has every ``message.id`` and tool use id
+    replaced by ``REDACTED``; only ``requestId`` still tells its calls apart. Each call is its
+    own response and each result answers the call before it."""
+    lines = Lines(version="2.1.92")
+    prompt = lines.user(None, "Map the codebase.")
+    text = lines.assistant(prompt, "REDACTED", {"type": "text", "text": "Now let me look:"})
+    first = lines.call(text, "REDACTED", "REDACTED")
+    lines.objects[-2]["requestId"] = lines.objects[-1]["requestId"] = "req_011CZmCGj3kd"
+    done = lines.result(first, "REDACTED", "data/")
+    second = lines.call(done, "REDACTED", "REDACTED")
+    lines.objects[-1]["requestId"] = "req_011CZmCHZT5B"
+    lines.result(second, "REDACTED", "README.md")
+    lines.write(tmp_path / "in" / "-p")
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    assert [r.response_id for r in _responses(tmp_path / "out")] == ["REDACTED", "REDACTED"]
+    (session,) = sessions_in(tmp_path / "out").values()
+    assert context_texts(session) == [
+        "user:Map the codebase.",
+        "assistant:Now let me look:",
+        "call:REDACTED",
+        "out:REDACTED",
+        "call:REDACTED-2",
+        "out:REDACTED-2",
+    ]
+    assert main(["verify", str(tmp_path / "out")]) == 0
+
+
+def test_lines_of_one_response_without_request_ids_still_merge(tmp_path: Path) -> None:
+    lines = Lines()
+    prompt = lines.user(None, "go")
+    first = lines.text(prompt, "msg_1", "Looking.")
+    lines.call(first, "msg_1", "toolu_1")
+    for obj in lines.objects[1:]:
+        del obj["requestId"]
+    lines.write(tmp_path / "in" / "-p")
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    (response,) = _responses(tmp_path / "out")
+    assert response.response_id == "msg_1"
