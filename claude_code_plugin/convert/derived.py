@@ -12,9 +12,11 @@ from typing import Any, Final
 
 from asf_core.model import Config, Env, Link, Response
 from claude_code_plugin import NS
+from claude_code_plugin.source.index import text_of
 
 __all__ = [
     "SYNTHETIC_MODEL",
+    "api_error",
     "config_entry",
     "env_entry",
     "link_entry",
@@ -65,6 +67,27 @@ def usage(native: Any) -> JSON | None:
     }
 
 
+def api_error(line: JSON) -> JSON | None:
+    """The Open Responses ``error`` of a call that failed, from the line Claude Code wrote in
+    its stead (``isApiErrorMessage``: a ``<synthetic>`` assistant text such as "API Error: …"
+    with ``error``, ``apiErrorStatus``, ``errorDetails`` beside it); None for any other line.
+
+    Without it the failed call would read as a completed answer, and a run ending there as
+    done rather than failed (the ASF run reason reads ``error``).
+    """
+    if line.get("isApiErrorMessage") is not True:
+        return None
+    kind, status, details = line.get("error"), line.get("apiErrorStatus"), line.get("errorDetails")
+    message = line.get("message")
+    text = text_of(message.get("content")) if isinstance(message, dict) else None
+    return {
+        "type": kind if isinstance(kind, str) else "api_error",
+        "code": str(status) if isinstance(status, int) and not isinstance(status, bool) else None,
+        "message": details if isinstance(details, str) else text or "",
+        "param": None,
+    }
+
+
 def message_id(line: JSON) -> str | None:
     """An assistant line's ``message.id``: the ASF ``response_id`` of its response."""
     message = line.get("message")
@@ -79,11 +102,13 @@ def response_entry(ts: str, last: JSON, numbers: Sequence[int]) -> Response:
     message = message if isinstance(message, dict) else {}
     model = message.get("model")
     status, incomplete = _STOPS.get(str(message.get("stop_reason")), (None, None))
+    error = api_error(last)
     return Response(
         ts=ts,
         response_id=message_id(last),
         model=model if isinstance(model, str) else None,
-        status=status,
+        status="failed" if error is not None else status,
+        error=error,
         incomplete=incomplete,
         usage=usage(message.get("usage")),
         unknown={NS: {"derived": "response", "lines": list(numbers)}},

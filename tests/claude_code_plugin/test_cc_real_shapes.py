@@ -20,6 +20,53 @@ def _responses(out: Path) -> list[Response]:
     return [e for e in session.entries if isinstance(e, Response)]
 
 
+def test_an_api_error_is_a_failed_response(tmp_path: Path) -> None:
+    """CLI 2.1.210 writes a refused call as a ``<synthetic>`` assistant line with
+    ``isApiErrorMessage``, ``error``, ``apiErrorStatus`` and ``errorDetails``: the call failed,
+    it did not complete."""
+    lines = Lines(version="2.1.210")
+    prompt = lines.user(None, "ping")
+    details = '429 {"type":"error","error":{"type":"rate_limit_error","message":"Slow down."}}'
+    lines.raw(
+        {
+            "parentUuid": prompt,
+            "isSidechain": False,
+            "type": "assistant",
+            "uuid": "fd395da0-0a07-4fc4-b426-3117eec7d91e",
+            "timestamp": "2026-07-15T17:40:12.594Z",
+            "requestId": "req_011Cd4FdpFh4xXSbbicAccrN",
+            "error": "rate_limit",
+            "apiErrorStatus": 429,
+            "isApiErrorMessage": True,
+            "errorDetails": details,
+            "sessionId": lines.session,
+            "version": "2.1.210",
+            "message": {
+                "model": "<synthetic>",
+                "role": "assistant",
+                "type": "message",
+                "content": [{"type": "text", "text": "You've reached your limit."}],
+            },
+        }
+    )
+    lines.write(tmp_path / "in" / "-p")
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    (response,) = _responses(tmp_path / "out")
+    assert response.status == "failed"
+    assert response.error == {"type": "rate_limit", "code": "429", "message": details, "param": None}
+    assert main(["verify", str(tmp_path / "out")]) == 0
+
+
+def test_an_ordinary_response_has_no_error(tmp_path: Path) -> None:
+    lines = Lines()
+    lines.text(lines.user(None, "hi"), "msg_1", "hello", isApiErrorMessage=False)
+    lines.write(tmp_path / "in" / "-p")
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    (response,) = _responses(tmp_path / "out")
+    assert response.error is None
+    assert response.status is None  # stop_reason null, as 2.1.39 writes it
+
+
 def test_anonymised_message_ids_do_not_merge_calls(tmp_path: Path) -> None:
     """A published 2.1.92 sub-agent transcript has every ``message.id`` and tool use id
     replaced by ``REDACTED``; only ``requestId`` still tells its calls apart. Each call is its
