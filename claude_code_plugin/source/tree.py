@@ -130,12 +130,8 @@ class _Chains:
         """Whether ``line``, whose parent is on ``chain``, continues it rather than branch."""
         if parent >= self.last_turn[chain] or line.role is None:
             return True  # no turn since its parent (results at most), or not a message
-        if line.role == "user":
-            return (
-                not line.prompt
-                and bool(line.results)
-                and all(r in self.open_calls[chain] for r in line.results)
-            )
+        if line.role == "user":  # results for calls still open, with or without text after
+            return bool(line.results) and all(r in self.open_calls[chain] for r in line.results)
         return line.msg is not None and line.msg == self.response[chain]
 
 

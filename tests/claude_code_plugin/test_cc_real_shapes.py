@@ -53,7 +53,12 @@ def test_an_api_error_is_a_failed_response(tmp_path: Path) -> None:
     assert convert([tmp_path / "in"], tmp_path / "out") == 0
     (response,) = _responses(tmp_path / "out")
     assert response.status == "failed"
-    assert response.error == {"type": "rate_limit", "code": "429", "message": details, "param": None}
+    assert response.error == {
+        "type": "rate_limit",
+        "code": "429",
+        "message": details,
+        "param": None,
+    }
     assert main(["verify", str(tmp_path / "out")]) == 0
 
 
@@ -106,3 +111,29 @@ def test_lines_of_one_response_without_request_ids_still_merge(tmp_path: Path) -
     assert convert([tmp_path / "in"], tmp_path / "out") == 0
     (response,) = _responses(tmp_path / "out")
     assert response.response_id == "msg_1"
+
+
+def test_results_with_text_beside_them_stay_with_their_response(tmp_path: Path) -> None:
+    """A response calls two tools at once and the user stops both. A captured Claude Code
+    request holds one user message of a refused ``tool_result`` followed by the text
+    "[Request interrupted by user for tool use]"; a line written so (results and text
+    together) still answers open calls: neither result may go off onto a branch, or the
+    context holds a call without its result."""
+    lines = Lines()
+    prompt = lines.user(None, "do two things")
+    first = lines.call(prompt, "msg_1", "toolu_a")
+    second = lines.call(first, "msg_1", "toolu_b")
+    refused = "The user doesn't want to proceed with this tool use."
+    notice = {"type": "text", "text": "[Request interrupted by user for tool use]"}
+    for parent, call in ((first, "toolu_a"), (second, "toolu_b")):
+        result = {"type": "tool_result", "tool_use_id": call, "content": refused, "is_error": True}
+        last = lines.user(parent, [result, notice])
+    lines.user(last, "try something else")
+    lines.write(tmp_path / "in" / "-p")
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    (session,) = sessions_in(tmp_path / "out").values()
+    context = context_texts(session)
+    assert context[:4] == ["user:do two things", "call:toolu_a", "call:toolu_b", "out:toolu_a"]
+    assert "out:toolu_b" in context
+    assert context[-1] == "user:try something else"
+    assert main(["verify", str(tmp_path / "out")]) == 0
