@@ -106,6 +106,8 @@ def platform_id(note: Note, column: str) -> Hook:
     read = text(note, column)
 
     def hook(cell: Cell, tp: Any) -> str | None:
+        if cell is None or type(cell) is str:  # most cells, told before the slower tests
+            return cell
         if isinstance(cell, int | float) and not isinstance(cell, bool):
             return str(cell)
         value: str | None = read(cell, tp)
@@ -119,6 +121,8 @@ def flag(note: Note, column: str, default: bool) -> Hook:
     ``default``."""
 
     def hook(cell: Cell, _: Any) -> bool:
+        if type(cell) is int or type(cell) is float:  # most cells: told without isinstance
+            return float(cell) != 0
         if cell is None:
             return default
         if isinstance(cell, bool) or not isinstance(cell, int | float):

@@ -73,7 +73,7 @@ def decode_content(value: Cell, present: bool = True) -> tuple[Content, bool]:
     """
     if not present or value is None:
         return NULL_CONTENT, True
-    text = cell_text(value)
+    text = value if type(value) is str else cell_text(value)
     if text is None:
         if isinstance(value, bytes):
             text = value.decode("utf-8", errors="replace")
@@ -104,7 +104,9 @@ def decode_epoch(value: Cell) -> tuple[float | None, bool]:
     """
     if value is None:
         return None, True
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    # A REAL or INTEGER cell (the exact types, told quickest), or a number of another type.
+    exact = type(value) is float or type(value) is int
+    if not exact and (isinstance(value, bool) or not isinstance(value, int | float)):
         return None, False
     seconds = float(value)
     # The window test of :func:`epoch`, without building the datetime (once a row).

@@ -1,7 +1,8 @@
 """The Hermes plugin's fast paths give exactly what the paths they shortcut give.
 
 Each shortcut (a prebuilt encoder, a check that skips the regular expressions, sqlite3's own
-UTF-8 decoding) is compared with the general path on arbitrary input.
+UTF-8 decoding, a cell hook telling the common cells by exact type) is compared with the
+general path on arbitrary input.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hermes_plugin.convert import entries, sanitize
+from hermes_plugin.source import cellhooks
 from hermes_plugin.source.columns import RawText, fetch_rows, text_cell
+from hermes_plugin.source.decode import decode_content, decode_epoch
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
@@ -86,3 +89,57 @@ def test_fetch_rows_reads_text_as_text_cell_does(cells: list[bytes]) -> None:
     assert conn.text_factory is text_cell
     bad = [isinstance(text_cell(cell), RawText) for cell in cells]
     assert [isinstance(a, RawText) for _, a in got] == bad
+
+
+class _Int(int):
+    pass
+
+
+class _Float(float):
+    pass
+
+
+class _Str(str):
+    __slots__ = ()
+
+
+#: A cell of each exact type a cell hook tells first, and of no such type.
+_CELLS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text()
+    | st.binary(max_size=8)
+    | st.binary(max_size=8).map(RawText)
+)
+
+
+def _general(cell: Any) -> Any:
+    """The cell as a value of a subclass: equal, but read by the general path."""
+    if type(cell) in (int, float, str):
+        return {int: _Int, float: _Float, str: _Str}[type(cell)](cell)
+    return cell
+
+
+def _reading(hook_of: Any, cell: Any, *args: Any) -> tuple[Any, list[tuple[str, str]]]:
+    """A hook's value for a cell (NaN as a string, to compare) and the notes it made (a
+    subclass named as its type)."""
+    notes: list[tuple[str, str]] = []
+
+    def note(column: str, why: str) -> None:
+        notes.append((column, why.replace("_Int ", "int ").replace("_Float ", "float ")))
+
+    hook = hook_of(note, "c", *args)
+    value = hook(cell, None)
+    return (repr(value) if isinstance(value, float) else value), notes
+
+
+@given(_CELLS, st.booleans())
+def test_cell_hooks_read_an_exact_type_as_the_general_path(cell: Any, default: bool) -> None:
+    general = _general(cell)
+    assert _reading(cellhooks.flag, cell, default) == _reading(cellhooks.flag, general, default)
+    assert _reading(cellhooks.platform_id, cell) == _reading(cellhooks.platform_id, general)
+    assert _reading(cellhooks.time, cell) == _reading(cellhooks.time, general)
+    assert repr(decode_epoch(cell)) == repr(decode_epoch(general))
+    assert decode_content(cell) == decode_content(general)
