@@ -208,25 +208,41 @@ class RowReader:
         cells: dict[str, Any] = cols.mapping()
         self._noted = problems = _raw_text_problems(cols)
         raw_id = cells.get("id")
-        message_id = raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) else None
-        session_id = cell_text(cells.get("session_id"))
-        role = cell_text(cells.get("role"))
-        key = f"#{position}" if message_id is None else str(message_id)
-        ident = {
-            "unit": message_unit(self.database, key),
-            "id": -1 if message_id is None else message_id,
-            "session_id": session_id or "",
-            "role": role or "",
-            "cols": cols,
-            "problems": problems,
-        }
+        # The exact types first: the cells of nearly every row.
+        message_id = raw_id if type(raw_id) is int else _integer(raw_id)
+        session_id = cells.get("session_id")
+        if type(session_id) is not str:
+            session_id = cell_text(session_id)
+        role = cells.get("role")
+        if type(role) is not str:
+            role = cell_text(role)
         if message_id is None or not session_id or role is None:
+            ident = {
+                "unit": message_unit(
+                    self.database, f"#{position}" if message_id is None else str(message_id)
+                ),
+                "id": -1 if message_id is None else message_id,
+                "session_id": session_id or "",
+                "role": role or "",
+                "cols": cols,
+                "problems": problems,
+            }
             return self._message_of({**ident, "error": _why_unreadable(cols)})
-        cells.update(ident, has_summary="_compressed_summary" in cells, error=None)
+        # The members the reader computed, set over the columns of the same name.
+        cells["unit"] = message_unit(self.database, str(message_id))
+        cells["id"] = message_id
+        cells["session_id"] = session_id
+        cells["role"] = role
+        cells["cols"] = cols
+        cells["problems"] = problems
+        cells["has_summary"] = "_compressed_summary" in cells
+        cells["error"] = None
         try:
-            return self._message_of(cells)
+            message: Message = self._message(cells, Message)
         except cattrs.BaseValidationError as exc:
+            ident = {name: cells[name] for name in _MESSAGE_IDENT}
             return self._message_of({**ident, "error": _unstructurable(exc)})
+        return message
 
     def delegation(self, cols: Columns) -> Delegation:
         """A row of ``async_delegations``."""
@@ -242,6 +258,15 @@ class RowReader:
     def _message_of(self, members: dict[str, Any]) -> Message:
         message: Message = self._message(members, Message)
         return message
+
+
+#: The members of a message the reader computes, an unstructurable row's included.
+_MESSAGE_IDENT = ("unit", "id", "session_id", "role", "cols", "problems")
+
+
+def _integer(cell: object) -> int | None:
+    """An integer cell's value (not a bool); None for any other cell."""
+    return cell if isinstance(cell, int) and not isinstance(cell, bool) else None
 
 
 def _why_unreadable(cols: Columns) -> str:
