@@ -119,17 +119,19 @@ def _carried(message: Message, rendered: RowItems, cells: Columns) -> set[str]:
     row's, looked up one by one: a row needs a few of them)."""
     out: set[str] = set()
     items = rendered.items
+    kind = rendered.kind
+    cell = cells.get
     # The content or output an entry carries, when the row's text could be stored as it.
     carried: Any = None
-    if rendered.kind == "message":
+    if kind == "message":
         carried = items[0].get("content")
-    elif rendered.kind == "output":
+    elif kind == "output":
         carried = items[0].get("output")
-    elif rendered.kind == "assistant":
+    elif kind == "assistant":
         built = [i for i in items if i.get("type") == "message"]
         if built and not _codex_used(cells, items):
             carried = built[0].get("content")
-    content, api = cells.get("content"), cells.get("api_content")
+    content, api = cell("content"), cell("api_content")
     if api and isinstance(api, str):
         if _stores(api, carried):
             out.add("api_content")
@@ -137,26 +139,26 @@ def _carried(message: Message, rendered: RowItems, cells: Columns) -> set[str]:
             out.add("content")
     elif isinstance(content, str) and _stores(content, carried):
         out.add("content")
-    if rendered.kind != "assistant":
+    if kind != "assistant":
         return out
-    calls = cells.get("tool_calls")
+    calls = cell("tool_calls")
     raws = [call.raw for _, call in rendered.calls]
     if isinstance(calls, str) and raws and calls == _dumps(raws):
         out.add("tool_calls")
     for name in ("codex_reasoning_items", "codex_message_items"):
-        cell = cells.get(name)
-        if isinstance(cell, str) and _in_items(cell, items):
+        codex = cell(name)
+        if isinstance(codex, str) and _in_items(codex, items):
             out.add(name)
     has_chat = bool(message.reasoning) or message.reasoning_content is not None
     has_chat = has_chat or bool(message.reasoning_details)
     if has_chat and items and items[0].get("type") == "reasoning":
         chat = items[0]
         summary = chat.get("summary") or []
-        if message.reasoning and summary and summary[0].get("text") == cells.get("reasoning"):
+        if message.reasoning and summary and summary[0].get("text") == cell("reasoning"):
             out.add("reasoning")
-        if "content" in chat and cells.get("reasoning_content") == message.reasoning_content:
+        if "content" in chat and cell("reasoning_content") == message.reasoning_content:
             out.add("reasoning_content")
-        details = cells.get("reasoning_details")
+        details = cell("reasoning_details")
         shown = chat.get("hermes:reasoning_details")
         if isinstance(details, str) and shown is not None and details == _dumps(shown):
             out.add("reasoning_details")
@@ -224,18 +226,20 @@ def render_row(
     """
     carried = _carried(message, rendered, message.cols)
     columns, encoded = row_columns(message, carried, full=False)
-    hidden = message.display_kind == "hidden"
+    unit = message.unit
+    visible = False if message.display_kind == "hidden" else None
     assistant = rendered.kind == "assistant"
     response_id = f"hermes:messages/{message.id}" if assistant else None
-    call_at = dict(rendered.calls)
+    # Most rows have no call: no table of them to build.
+    call_at = dict(rendered.calls) if rendered.calls else None
     entries: list[Entry] = []
     calls: list[tuple[int, str, ToolCall]] = []
     for index, item in enumerate(rendered.items):
-        member: JSON = {"row": message.unit, "part": _part(item)}
+        member: JSON = {"row": unit, "part": _part(item)}
         if index == 0 and not assistant:
             # The row's principal entry: its first, unless a response entry follows.
             _principal(member, columns, encoded, carried)
-        call = call_at.get(index)
+        call = None if call_at is None else call_at.get(index)
         if call is not None:
             if "tool_calls" in carried:
                 member["call"] = call.raw
@@ -250,16 +254,12 @@ def render_row(
             )
         else:
             entry = Item(
-                ts=ts,
-                item=item,
-                response=response_id,
-                visible=False if hidden else None,
-                unknown={"hermes": member},
+                ts=ts, item=item, response=response_id, visible=visible, unknown={"hermes": member}
             )
         entries.append(entry)
     if assistant:
         status, incomplete = response_status(message.finish_reason)
-        member = _principal({"row": message.unit, "part": "response"}, columns, encoded, carried)
+        member = _principal({"row": unit, "part": "response"}, columns, encoded, carried)
         entries.append(
             Response(
                 ts=ts,
@@ -291,4 +291,5 @@ _PARTS: dict[str, str] = {
 
 
 def _part(item: JSON) -> str:
-    return _PARTS.get(str(item.get("type")), "item")
+    kind = item.get("type")
+    return _PARTS.get(kind if type(kind) is str else str(kind), "item")

@@ -13,6 +13,7 @@ entry; a compression continuation starts with a ``compaction`` built from its fi
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from attrs import define, field
@@ -255,14 +256,10 @@ class GroupBuilder:
         if as_summary:
             self.book.forget()
         view = as_read(message, self.version)
-        native: dict[int, str] = {}
-
-        def invent(index: int) -> str:
-            return f"hermes_{message.id}_{index}"
-
-        result = row_items(view, self.book, invent)
+        result = row_items(view, self.book, partial(_invented, message.id))
         if not result.in_context:
             return self._aside(render_custom(message, ts, result.kind))
+        native: dict[int, str] = {}
         for position, call in result.calls:
             if result.items[position]["call_id"] != call.pairing_id():
                 native[position] = call.pairing_id()
@@ -280,6 +277,11 @@ class GroupBuilder:
         why = rendered.aside or "aside"
         self.aside[why] = self.aside.get(why, 0) + 1
         return rendered
+
+
+def _invented(row: int, index: int) -> str:
+    """The ASF call id of a row's ``index``-th call whose own id is empty or already used."""
+    return f"hermes_{row}_{index}"
 
 
 def _can_summarize(message: Message, harness: set[int]) -> bool:

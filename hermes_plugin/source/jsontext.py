@@ -91,7 +91,8 @@ def too_deep(text: str) -> bool:
     """Whether arrays and objects nest deeper than :data:`MAX_DEPTH` in JSON text (brackets
     inside strings not counted), told without parsing it: a cheap count first, the depth
     only when it could be that deep."""
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
+    # Each level takes a character: a short text cannot nest that deep (most cells).
+    if len(text) <= MAX_DEPTH or text.count("[") + text.count("{") <= MAX_DEPTH:
         return False
     depth = 0
     for token in _NESTING_TOKENS.finditer(text):
