@@ -16,6 +16,7 @@ from typing import Any
 from hermes_plugin.schema import CONTENT_PREFIX, MARKER_BRANCH, MARKER_DELEGATE, MARKER_RESET
 from hermes_plugin.source.columns import Cell, RawText, cell_text
 from hermes_plugin.source.decode import (
+    NULL_CONTENT,
     decode_content,
     decode_display_metadata,
     decode_epoch,
@@ -148,11 +149,19 @@ def time(note: Note, column: str, null_noted: bool = False) -> Hook:
     return hook
 
 
-def _decoded(decode: Callable[[Cell], tuple[Any, bool]], why: Callable[[Cell], str]) -> Factory:
-    """Hooks for a decoder that says whether the cell held what Hermes writes, and why not."""
+def _decoded(
+    decode: Callable[[Cell], tuple[Any, bool]], why: Callable[[Cell], str], null: Any = None
+) -> Factory:
+    """Hooks for a decoder that says whether the cell held what Hermes writes, and why not.
+
+    ``null`` is what the decoder reads a NULL as (a NULL is always what Hermes writes): most
+    such cells are NULL, and the hook gives it without calling the decoder.
+    """
 
     def factory(note: Note, column: str) -> Hook:
         def hook(cell: Cell, _: Any) -> Any:
+            if cell is None:
+                return null
             value, ok = decode(cell)
             if not ok:
                 note(column, why(cell))
@@ -182,7 +191,7 @@ def _content_problem(cell: Cell) -> str:
     return f"'\\x00json:' prefix with {why}; kept as text"
 
 
-content = _decoded(decode_content, _content_problem)
+content = _decoded(decode_content, _content_problem, NULL_CONTENT)
 
 
 def json_object(note: Note, column: str) -> Hook:

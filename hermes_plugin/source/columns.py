@@ -13,6 +13,7 @@ import builtins
 import math
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
+from math import isfinite
 from typing import TypeAlias
 
 from attrs import field, frozen
@@ -199,7 +200,8 @@ class Columns:
             if value is None or name in drop:
                 continue
             # Most cells: kept as they are. A tuple, not ``str | int``: three times as fast.
-            if isinstance(value, (str, int)):
+            # A finite REAL (every timestamp) too, told without a call of _exact_cell.
+            if isinstance(value, (str, int)) or (type(value) is float and isfinite(value)):
                 values[name] = value
                 continue
             values[name], encoding = _exact_cell(value)

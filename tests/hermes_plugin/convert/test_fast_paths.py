@@ -8,6 +8,7 @@ general path on arbitrary input.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from typing import Any
 
@@ -16,8 +17,13 @@ from hypothesis import strategies as st
 
 from hermes_plugin.convert import entries, sanitize
 from hermes_plugin.source import cellhooks
-from hermes_plugin.source.columns import RawText, fetch_rows, text_cell
-from hermes_plugin.source.decode import decode_content, decode_epoch
+from hermes_plugin.source.columns import Columns, RawText, fetch_rows, text_cell
+from hermes_plugin.source.decode import (
+    decode_content,
+    decode_display_metadata,
+    decode_epoch,
+    decode_json_column,
+)
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
@@ -143,3 +149,38 @@ def test_cell_hooks_read_an_exact_type_as_the_general_path(cell: Any, default: b
     assert _reading(cellhooks.time, cell) == _reading(cellhooks.time, general)
     assert repr(decode_epoch(cell)) == repr(decode_epoch(general))
     assert decode_content(cell) == decode_content(general)
+
+
+@given(st.sampled_from([None, "", "[]", "{}", "\x00json:[]", "x"]))
+def test_a_null_cell_reads_through_a_decoding_hook_as_its_decoder_reads_it(other: Any) -> None:
+    """The decoding hooks give a NULL cell's value without calling the decoder."""
+    for hook_of, decode in (
+        (cellhooks.json, decode_json_column),
+        (cellhooks.display_metadata, decode_display_metadata),
+        (cellhooks.content, decode_content),
+    ):
+        assert decode(None) == (_reading(hook_of, None)[0], True)
+        assert _reading(hook_of, None)[1] == []
+        # The hook still reads any other cell through the decoder.
+        assert _reading(hook_of, other)[0] == decode(other)[0]
+
+
+_NAMES = st.sampled_from(["id", "role", "content", "timestamp", "a", "b"])
+
+
+@given(
+    st.lists(st.tuples(_NAMES, _CELLS | st.sampled_from([math.inf, -math.inf, math.nan]))),
+    st.sets(_NAMES),
+)
+def test_kept_columns_are_the_exact_json_of_the_kept_cells(
+    row: list[tuple[str, Any]], drop: set[str]
+) -> None:
+    """Columns.exact_json_kept (which keeps most cells without a call) is to_exact_json
+    of the non-null cells not dropped."""
+    cols = Columns(tuple(n for n, _ in row), tuple(c for _, c in row))
+    values, encoded = cols.to_exact_json()
+    first = dict(reversed(row))
+    kept = {n: v for n, v in values.items() if first[n] is not None and n not in drop}
+    got = cols.exact_json_kept(drop)
+    assert repr(got[0]) == repr(kept)
+    assert got[1] == {n: e for n, e in encoded.items() if n in kept}
