@@ -13,9 +13,7 @@ from __future__ import annotations
 import json
 import json.encoder
 from collections.abc import Sequence
-from typing import Any
-
-from attrs import frozen
+from typing import Any, NamedTuple
 
 from asf_core.model import Compaction, Custom, Entry, Item, Response
 from hermes_plugin.convert.items import RowItems
@@ -58,9 +56,9 @@ def response_status(finish_reason: str | None) -> tuple[str | None, JSON | None]
     return _FINISH.get(finish_reason, (None, None))
 
 
-@frozen(kw_only=True)
-class Rendered:
-    """A row's entries in order (each the child of the previous), and where its parts are."""
+class Rendered(NamedTuple):
+    """A row's entries in order (each the child of the previous), and where its parts are (a
+    named tuple, as :class:`~hermes_plugin.convert.items.RowItems`)."""
 
     entries: tuple[Entry, ...]
     #: Per function_call entry: its index in ``entries``, its ASF call id, the stored call.
