@@ -11,18 +11,19 @@ already used gets an invented one (the native id stays in the entry's ``hermes``
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
-from attrs import define, field, frozen
+from attrs import define, field
 
 from hermes_plugin.source.toolcalls import ToolCall, result_aliases
 
 __all__ = ["CallBook", "OpenCall", "call_item"]
 
 
-@frozen(kw_only=True)
-class OpenCall:
-    """A call in context: its spellings, its ASF id, and whether a result answered it."""
+class OpenCall(NamedTuple):
+    """A call in context: its spellings, its ASF id, and whether a result answered it (a named
+    tuple: one or two are made per call, and a tuple is made in a third of the time of a
+    frozen attrs instance)."""
 
     aliases: frozenset[str]
     call_id: str
