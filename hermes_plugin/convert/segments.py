@@ -86,10 +86,11 @@ class GroupBuilder:
     session_ids: list[str] = field(factory=list)
     #: ASF call id -> the children it spawned.
     spawned_by_call: dict[str, list[str]] = field(factory=dict)
+    #: The store's schema version (asked once: every row's reading depends on it).
+    version: int | None = field(init=False)
 
-    @property
-    def version(self) -> int | None:
-        return self.store.version()
+    def __attrs_post_init__(self) -> None:
+        self.version = self.store.version()
 
     def build(self, root: str) -> None:
         """Write every segment of the group, depth first.
@@ -151,6 +152,7 @@ class GroupBuilder:
         in_run = False
         run_base: int | None = None
         snapshot: tuple[Any, ...] = ()
+        add = self.plan.add  # per entry of every row: no wrapper call
         for message in rows:
             self.rows += 1
             if message.problems and message.error is None:
@@ -182,9 +184,9 @@ class GroupBuilder:
                 boundary = cursor = self._add(mark, cursor)
             if folds:
                 want_compaction = False
-            base = len(self.plan)
+            base = len(self.plan.entries)
             for position, entry in enumerate(rendered.entries):
-                cursor = self._add(entry, cursor)
+                cursor = add(entry, cursor)
                 if position == 0 and folds and message.id == summary_row and delta is not None:
                     cursor = self._add(delta, cursor)
             if folds and boundary is not None:
