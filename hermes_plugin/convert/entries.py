@@ -86,6 +86,10 @@ def _dumps(value: Any) -> str:
     return "".join(_ENCODER(value, 0))
 
 
+#: The members of a plain text part.
+_TEXT_PART = frozenset({"type", "text", "annotations"})
+
+
 def _stores(cell: str, carried: Any) -> bool:
     """Whether a text cell is a form an item's content or output could have been stored as:
     the text itself, the prefixed JSON of the parts, or a single plain text part's text.
@@ -99,11 +103,7 @@ def _stores(cell: str, carried: Any) -> bool:
         return False
     if len(carried) == 1 and isinstance(carried[0], dict):
         part = carried[0]
-        if part.get("type") in {"input_text", "output_text"} and set(part) <= {
-            "type",
-            "text",
-            "annotations",
-        }:
+        if part.get("type") in {"input_text", "output_text"} and part.keys() <= _TEXT_PART:
             text = part.get("text")
             if isinstance(text, str) and part.get("annotations", []) == [] and cell == text:
                 return True
@@ -127,7 +127,7 @@ def _carried(message: Message, rendered: RowItems, cells: Columns) -> set[str]:
         carried = items[0].get("output")
     elif kind == "assistant":
         built = [i for i in items if i.get("type") == "message"]
-        if built and not _codex_used(cells, items):
+        if built and not _codex_used(message, cells, items):
             carried = built[0].get("content")
     content, api = cell("content"), cell("api_content")
     if api and isinstance(api, str):
@@ -139,14 +139,18 @@ def _carried(message: Message, rendered: RowItems, cells: Columns) -> set[str]:
         out.add("content")
     if kind != "assistant":
         return out
-    calls = cell("tool_calls")
     raws = [call.raw for _, call in rendered.calls]
-    if isinstance(calls, str) and raws and calls == _dumps(raws):
-        out.add("tool_calls")
-    for name in ("codex_reasoning_items", "codex_message_items"):
-        codex = cell(name)
+    if raws:
+        calls = cell("tool_calls")
+        if isinstance(calls, str) and calls == _dumps(raws):
+            out.add("tool_calls")
+    # A carrier read as no JSON value (NULL, most rows) holds no run of the items.
+    if message.codex_reasoning_items is not None:
+        codex = cell("codex_reasoning_items")
         if isinstance(codex, str) and _in_items(codex, items):
-            out.add(name)
+            out.add("codex_reasoning_items")
+    if _codex_used(message, cells, items):
+        out.add("codex_message_items")
     has_chat = bool(message.reasoning) or message.reasoning_content is not None
     has_chat = has_chat or bool(message.reasoning_details)
     if has_chat and items and items[0].get("type") == "reasoning":
@@ -156,14 +160,19 @@ def _carried(message: Message, rendered: RowItems, cells: Columns) -> set[str]:
             out.add("reasoning")
         if "content" in chat and cell("reasoning_content") == message.reasoning_content:
             out.add("reasoning_content")
-        details = cell("reasoning_details")
         shown = chat.get("hermes:reasoning_details")
-        if isinstance(details, str) and shown is not None and details == _dumps(shown):
-            out.add("reasoning_details")
+        if shown is not None:
+            details = cell("reasoning_details")
+            if isinstance(details, str) and details == _dumps(shown):
+                out.add("reasoning_details")
     return out
 
 
-def _codex_used(cols: Columns, items: Sequence[JSON]) -> bool:
+def _codex_used(message: Message, cols: Columns, items: Sequence[JSON]) -> bool:
+    """Whether the row's ``codex_message_items`` are a run of its items (never when the
+    carrier reads as no JSON value: NULL, most rows)."""
+    if message.codex_message_items is None:
+        return False
     cell = cols.get("codex_message_items")
     return isinstance(cell, str) and _in_items(cell, items)
 

@@ -184,3 +184,23 @@ def test_kept_columns_are_the_exact_json_of_the_kept_cells(
     got = cols.exact_json_kept(drop)
     assert repr(got[0]) == repr(kept)
     assert got[1] == {n: e for n, e in encoded.items() if n in kept}
+
+
+_OBJECTS = st.lists(st.dictionaries(st.text(max_size=3), _JSON, max_size=2), max_size=3)
+
+
+@given(
+    st.one_of(st.text(), _JSON.map(json.dumps), _OBJECTS.map(json.dumps)),
+    _OBJECTS,
+)
+def test_a_carrier_read_as_no_value_holds_no_run_of_the_items(
+    cell: str, items: list[dict[str, Any]]
+) -> None:
+    """_carried skips a codex carrier whose decoded value is None: such a cell is never a
+    run of the items (the check it skips)."""
+    if decode_json_column(cell)[0] is None:
+        assert not entries._in_items(cell, items)
+    if items:  # and a cell that is a run of them is read as a value
+        run = json.dumps(items[:1])
+        assert entries._in_items(run, items)
+        assert decode_json_column(run)[0] is not None
