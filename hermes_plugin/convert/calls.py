@@ -74,7 +74,7 @@ class CallBook:
             call = calls[index]
             if call.answered:
                 continue
-            if (uid and call.uid == uid) or (not uid and names & call.aliases):
+            if (uid and call.uid == uid) or (not uid and not names.isdisjoint(call.aliases)):
                 return self._answered(index)
         if uid:  # a uid no open call carries: fall back to the id spellings
             return self.answer(tool_call_id)

@@ -263,8 +263,9 @@ class GroupBuilder:
             return self._aside(render_custom(message, ts, result.kind))
         native: dict[int, str] = {}
         for position, call in result.calls:
-            if result.items[position]["call_id"] != call.pairing_id():
-                native[position] = call.pairing_id()
+            stored = call.pairing_id()
+            if result.items[position]["call_id"] != stored:
+                native[position] = stored
         summary = settings if as_summary and result.items else None
         return render_row(
             message,
@@ -312,22 +313,22 @@ def _harness_rows(rows: Sequence[Message]) -> set[int]:
     harness prompt and the assistant row right after it, among the rows of one visibility
     class (live, archived by compaction, soft-deleted), as each read sees them."""
     out: set[int] = set()
-    for klass in ((True, False), (False, True), (False, False)):
-        seq = [m for m in rows if (m.active, m.compacted and not m.active) == klass]
-        skip_next = False
-        for m in seq:
-            if is_review_harness(m.role, _text(m)):
+    # One pass: each class's rows are met in order, and each class keeps its own state.
+    skip_next = {_LIVE: False, _ARCHIVED: False, _REWOUND: False}
+    for m in rows:
+        klass = _LIVE if m.active else (_ARCHIVED if m.compacted else _REWOUND)
+        if m.role in _PROMPT_ROLES and is_review_harness(m.role, read_content(m)):
+            out.add(m.id)
+            skip_next[klass] = True
+            continue
+        if skip_next[klass]:
+            skip_next[klass] = False
+            if m.role == "assistant":
                 out.add(m.id)
-                skip_next = True
-                continue
-            if skip_next:
-                skip_next = False
-                if m.role == "assistant":
-                    out.add(m.id)
     return out
 
 
-def _text(message: Message) -> object:
-    if message.role not in {"user", "system"}:
-        return None
-    return read_content(message)
+#: The visibility classes of rows, as each read of Hermes' sees them.
+_LIVE, _ARCHIVED, _REWOUND = "live", "archived", "rewound"
+#: The roles a harness prompt has.
+_PROMPT_ROLES = frozenset({"user", "system"})

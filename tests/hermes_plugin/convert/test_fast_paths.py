@@ -15,15 +15,18 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from hermes_plugin.convert import entries, sanitize
+from hermes_plugin.convert import entries, sanitize, segments
+from hermes_plugin.convert.sanitize import is_review_harness, read_content
 from hermes_plugin.source import cellhooks
 from hermes_plugin.source.columns import Columns, RawText, fetch_rows, text_cell
 from hermes_plugin.source.decode import (
+    Content,
     decode_content,
     decode_display_metadata,
     decode_epoch,
     decode_json_column,
 )
+from hermes_plugin.source.rows import Message
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
@@ -204,3 +207,47 @@ def test_a_carrier_read_as_no_value_holds_no_run_of_the_items(
     if items and decode_json_column(run)[1]:  # a run of them (in I-JSON) is read as a value
         assert entries._in_items(run, items)
         assert decode_json_column(run)[0] is not None
+
+
+def _harness_by_class(rows: list[Message]) -> set[int]:
+    """The harness rule as stated, one visibility class at a time: in each class's rows, a
+    harness prompt and the assistant row right after it."""
+    out: set[int] = set()
+    for klass in ((True, False), (False, True), (False, False)):
+        after_prompt = False
+        for m in [m for m in rows if (m.active, m.compacted and not m.active) == klass]:
+            if is_review_harness(m.role, read_content(m)):
+                out.add(m.id)
+                after_prompt = True
+            elif after_prompt:
+                after_prompt = False
+                if m.role == "assistant":
+                    out.add(m.id)
+    return out
+
+
+_HARNESS_ROW = st.tuples(
+    st.sampled_from(["user", "system", "assistant", "tool"]),
+    st.sampled_from(["", " Review the conversation above and consider saving to memory", "x"]),
+    st.booleans(),
+    st.booleans(),
+)
+
+
+@given(st.lists(_HARNESS_ROW, max_size=12))
+def test_harness_rows_in_one_pass_are_the_rule_per_class(
+    rows: list[tuple[str, str, bool, bool]],
+) -> None:
+    messages = [
+        Message(
+            unit=f"db:messages/{i}",
+            id=i,
+            session_id="s",
+            role=role,
+            content=Content.of(text),
+            active=active,
+            compacted=compacted,
+        )
+        for i, (role, text, active, compacted) in enumerate(rows)
+    ]
+    assert segments._harness_rows(messages) == _harness_by_class(messages)
