@@ -79,14 +79,16 @@ def _reasoning(message: Message) -> list[JSON]:
         if details:
             item["hermes:reasoning_details"] = details
         items.append(item)
-    items.extend(_objects(message.codex_reasoning_items) or [])
+    if message.codex_reasoning_items is not None:  # NULL in most rows
+        items.extend(_objects(message.codex_reasoning_items) or [])
     return items
 
 
 def _assistant_message(message: Message) -> list[JSON]:
-    codex = _objects(message.codex_message_items)
-    if codex is not None:
-        return codex
+    if message.codex_message_items is not None:  # NULL in most rows
+        codex = _objects(message.codex_message_items)
+        if codex is not None:
+            return codex
     api = message.api_content
     parts = output_parts(api if api else message.content.value)
     if not parts:
@@ -131,7 +133,7 @@ def row_items(message: Message, book: CallBook, invent: Callable[[int], str]) ->
         items = _reasoning(message) + _assistant_message(message)
         calls: list[tuple[int, ToolCall]] = []
         stored = message.tool_calls
-        uids = _call_uids(message, stored)
+        uids = _call_uids(message, stored) if stored else []
         for index, call in enumerate(stored):
             call_id = book.add(call, partial(invent, index), uids[index])
             calls.append((len(items), call))
