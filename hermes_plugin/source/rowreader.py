@@ -235,8 +235,14 @@ class RowReader:
         cells["role"] = role
         cells["cols"] = cols
         cells["problems"] = problems
-        cells["has_summary"] = "_compressed_summary" in cells
-        cells["error"] = None
+        # ``error`` and ``has_summary`` are left to their defaults (None, False) unless a
+        # column of the same name is there to be overridden: fewer members to structure.
+        if "_compressed_summary" in cells:
+            cells["has_summary"] = True
+        elif "has_summary" in cells:
+            cells["has_summary"] = False
+        if "error" in cells:
+            cells["error"] = None
         try:
             message: Message = self._message(cells, Message)
         except cattrs.BaseValidationError as exc:

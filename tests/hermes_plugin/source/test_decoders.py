@@ -445,3 +445,26 @@ def test_a_cell_no_hook_can_read_makes_a_stray_with_cattrs_lines() -> None:
     assert message.error.startswith("cannot read the row: invalid value for type")
     assert message.error.endswith("@ row.reasoning_details")
     assert (message.unit, message.session_id, message.role) == ("db:messages/1", "s", "user")
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["error", "has_summary", "unit", "problems", "cols"]), cells, min_size=1
+    ),
+    st.booleans(),
+)
+def test_columns_named_as_computed_members_are_kept_not_read(
+    extra: dict[str, Any], summary_column: bool
+) -> None:
+    """A column named as a member the reader computes (``error``, ``has_summary``, ...) stays
+    in ``cols`` and never sets that member."""
+    row = {"id": 7, "session_id": "s", "role": "user", **extra}
+    if summary_column:
+        row["_compressed_summary"] = 1
+    message = RowReader("db").message(columns_of(row))
+    assert message.error is None
+    assert message.has_summary is summary_column
+    assert message.summary is summary_column
+    assert message.unit == "db:messages/7"
+    assert all(p.endswith("invalid UTF-8 (kept as bytes)") for p in message.problems)
+    assert message.cols == columns_of(row)
