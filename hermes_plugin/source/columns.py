@@ -136,6 +136,22 @@ class Columns:
         values = self._values
         return {name: values[i] for name, i in self._index.items()}
 
+    def non_null(self, keep: frozenset[str] = frozenset()) -> dict[str, Cell]:
+        """:meth:`mapping` without the null cells (but those of the columns in ``keep``): for
+        a reader to whom a null cell reads as an absent column, most of a row's cells."""
+        if len(self._index) == len(self._names):
+            return {
+                name: value
+                for name, value in zip(self._names, self._values, strict=True)
+                if value is not None or name in keep
+            }
+        values = self._values
+        return {
+            name: values[i]
+            for name, i in self._index.items()
+            if values[i] is not None or name in keep
+        }
+
     def has(self, name: str) -> bool:
         """Whether the row has the column, null or not."""
         return name in self._index

@@ -60,7 +60,9 @@ def make_converter(note: hooks.Note) -> cattrs.Converter:
 
     The input of a structure call is a row's cells by column name, with the members the
     reader computed (``unit``, ``cols``, ``problems``, ``error`` and the checked identity)
-    set over any column of the same name: the row's ``cols`` keep that column's cell.
+    set over any column of the same name: the row's ``cols`` keep that column's cell. A
+    message's NULL cells may be left out but for the columns of :data:`_NULL_NOTED`: each
+    other message hook reads a NULL as its field's default, unnoted.
     """
     conv = cattrs.Converter(forbid_extra_keys=False)
     given = override(struct_hook=hooks.given)
@@ -205,7 +207,7 @@ class RowReader:
         """A row of ``messages``; ``position`` names a row whose id is unusable (``#<position>``:
         the database reader makes it unique in the store, ``<n>@<session>`` for the n-th row
         of a session, ``<n>?<group>`` for rows naming no session as text)."""
-        cells: dict[str, Any] = cols.mapping()
+        cells: dict[str, Any] = cols.non_null(_NULL_NOTED)
         self._noted = problems = _raw_text_problems(cols)
         raw_id = cells.get("id")
         # The exact types first: the cells of nearly every row.
@@ -237,7 +239,7 @@ class RowReader:
         cells["problems"] = problems
         # ``error`` and ``has_summary`` are left to their defaults (None, False) unless a
         # column of the same name is there to be overridden: fewer members to structure.
-        if "_compressed_summary" in cells:
+        if cols.has("_compressed_summary"):
             cells["has_summary"] = True
         elif "has_summary" in cells:
             cells["has_summary"] = False
@@ -265,6 +267,12 @@ class RowReader:
         message: Message = self._message(members, Message)
         return message
 
+
+#: The message columns whose NULL cell is noted (Hermes always sets them). In every other
+#: column a NULL reads as the field's default, unnoted, as an absent column does: the reader
+#: leaves NULL cells out of what it structures (most cells of a row), and the hooks of
+#: their fields are not called.
+_NULL_NOTED = frozenset({"timestamp"})
 
 #: The members of a message the reader computes, an unstructurable row's included.
 _MESSAGE_IDENT = ("unit", "id", "session_id", "role", "cols", "problems")

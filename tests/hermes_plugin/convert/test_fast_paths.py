@@ -12,12 +12,13 @@ import math
 import sqlite3
 from typing import Any
 
+import attrs
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hermes_plugin.convert import entries, sanitize, segments
 from hermes_plugin.convert.sanitize import is_review_harness, read_content
-from hermes_plugin.source import cellhooks
+from hermes_plugin.source import cellhooks, rowreader
 from hermes_plugin.source.columns import Columns, RawText, fetch_rows, text_cell
 from hermes_plugin.source.decode import (
     Content,
@@ -26,6 +27,7 @@ from hermes_plugin.source.decode import (
     decode_epoch,
     decode_json_column,
 )
+from hermes_plugin.source.rowreader import RowReader
 from hermes_plugin.source.rows import Message
 
 _JSON = st.recursive(
@@ -251,3 +253,44 @@ def test_harness_rows_in_one_pass_are_the_rule_per_class(
         for i, (role, text, active, compacted) in enumerate(rows)
     ]
     assert segments._harness_rows(messages) == _harness_by_class(messages)
+
+
+#: Message fields the reader computes, and the columns of the others (by field name).
+_COMPUTED = {"unit", "id", "session_id", "role", "has_summary", "cols", "problems", "error"}
+_RENAMED = {"calls": "tool_calls", "summary": "_compressed_summary"}
+_MESSAGE_COLUMNS = [
+    _RENAMED.get(f.name, f.name) for f in attrs.fields(Message) if f.name not in _COMPUTED
+]
+
+
+def _structured_whole(reader: RowReader, cols: Columns) -> Message:
+    """A readable row structured from all its cells, NULL ones included (the general path)."""
+    problems = rowreader._raw_text_problems(cols)
+    reader._noted = problems
+    cells: dict[str, Any] = cols.mapping()
+    cells.update(
+        unit=f"db:messages/{cols.get('id')}",
+        id=cols.get("id"),
+        session_id=cols.get("session_id"),
+        role=cols.get("role"),
+        cols=cols,
+        problems=problems,
+        has_summary=cols.has("_compressed_summary"),
+        error=None,
+    )
+    message: Message = reader._message(cells, Message)
+    return message
+
+
+@given(
+    st.dictionaries(st.sampled_from(_MESSAGE_COLUMNS), st.none() | _CELLS),
+    st.sampled_from(["user", "assistant", "tool"]),
+)
+def test_a_message_read_without_its_null_cells_is_read_as_from_all_cells(
+    row: dict[str, Any], role: str
+) -> None:
+    """RowReader.message leaves NULL cells out of what cattrs structures (but those of
+    columns whose NULL is noted): the row reads as it does from all its cells."""
+    cols = Columns(("id", "session_id", "role", *row), (3, "s", role, *row.values()))
+    reader = RowReader("db")
+    assert repr(reader.message(cols)) == repr(_structured_whole(reader, cols))
