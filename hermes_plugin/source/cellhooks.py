@@ -13,7 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hermes_plugin.schema import CONTENT_PREFIX, MARKER_BRANCH, MARKER_DELEGATE, MARKER_RESET
+from hermes_plugin.schema import (
+    CONTENT_PREFIX,
+    EPOCH_MAX,
+    EPOCH_MIN,
+    MARKER_BRANCH,
+    MARKER_DELEGATE,
+    MARKER_RESET,
+)
 from hermes_plugin.source.columns import Cell, RawText, cell_text
 from hermes_plugin.source.decode import (
     NULL_CONTENT,
@@ -139,6 +146,8 @@ def time(note: Note, column: str, null_noted: bool = False) -> Hook:
     always sets."""
 
     def hook(cell: Cell, _: Any) -> float | None:
+        if type(cell) is float and EPOCH_MIN <= cell <= EPOCH_MAX:  # most cells (never NaN)
+            return cell
         seconds, ok = decode_epoch(cell)
         if not ok:
             note(column, f"{describe(cell)}, not a time in [0, 4.2e9]")

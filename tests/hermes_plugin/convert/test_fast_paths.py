@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from hermes_plugin.convert import entries, sanitize, segments
 from hermes_plugin.convert.sanitize import is_review_harness, read_content
+from hermes_plugin.schema import EPOCH_MAX, EPOCH_MIN
 from hermes_plugin.source import cellhooks, rowreader
 from hermes_plugin.source.columns import Columns, RawText, fetch_rows, text_cell
 from hermes_plugin.source.decode import (
@@ -146,7 +147,11 @@ def _reading(hook_of: Any, cell: Any, *args: Any) -> tuple[Any, list[tuple[str, 
     return (repr(value) if isinstance(value, float) else value), notes
 
 
-@given(_CELLS, st.booleans())
+#: Times at the edges of the trusted window, which the time hook's fast path tells itself.
+_EDGES = [e for t in (EPOCH_MIN, EPOCH_MAX) for e in (math.nextafter(t, -1e10), t, t + 1e-6)]
+
+
+@given(_CELLS | st.sampled_from(_EDGES), st.booleans())
 def test_cell_hooks_read_an_exact_type_as_the_general_path(cell: Any, default: bool) -> None:
     general = _general(cell)
     assert _reading(cellhooks.flag, cell, default) == _reading(cellhooks.flag, general, default)
