@@ -281,10 +281,12 @@ class UnitStore:
 
     def messages(self, session_id: str) -> tuple[Message, ...]:
         rows = self.rows.get(session_id, ())
-        reader = _reader(self.store_name)
+        read = _reader(self.store_name).message
         return tuple(
-            r if isinstance(r, Message) else reader.message(r, f"{i}@{session_id}")
-            for i, r in enumerate(rows)
+            [
+                r if isinstance(r, Message) else read(r, f"{i}@{session_id}")
+                for i, r in enumerate(rows)
+            ]
         )
 
     def system_prompt(self, prompt_hash: str) -> str | None:
