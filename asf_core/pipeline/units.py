@@ -26,6 +26,7 @@ from asf_core.formats import (
     StoreError,
 )
 from asf_core.layout import session_file_name, session_path
+from asf_core.model import Entry
 from asf_core.pipeline import host
 from asf_core.pipeline.fingerprints import FileStamp, SessionRecord, UnitItem, UnitRecord, stamp
 from asf_core.pipeline.inputs import Inputs
@@ -92,6 +93,15 @@ class Outcome:
 _BATCH = 256
 
 
+def _until_none(entries: Iterable[Entry | None]) -> Iterator[Entry]:
+    """The entries up to the end or to a None, as ``next(entries, None)`` would stop (told by
+    identity: ``iter(f, None)`` would ask every entry's ``__eq__``)."""
+    for entry in entries:
+        if entry is None:
+            return
+        yield entry
+
+
 class _Lines:
     """A session's lines as the writer pulls them: the plugin's entries are pulled under
     :func:`host.blame` (its failures name it; a ``StoreError`` goes up as the input's), a
@@ -107,8 +117,7 @@ class _Lines:
         hook = f"convert (session {self.session.name})"
         with host.blame(self.plugin, hook):
             header = header_line(self.session.header)
-            # Up to the end, or to a None (as ``next(entries, None)`` would stop).
-            entries = iter(iter(self.session.entries).__next__, None)
+            entries = _until_none(self.session.entries)
         yield header
         while True:
             with host.blame(self.plugin, hook):  # an entry without id, a value JSON cannot hold
