@@ -359,10 +359,17 @@ def entry_from_json(obj: Mapping[str, Any]) -> Entry:
     return entry
 
 
+#: Each entry class's unstructure hook, asked of the converter once: its dispatch, per entry,
+#: cost as much as the generated hook itself.
+_TO_JSON: dict[type[Entry], Callable[[Entry], JSONObject]] = {}
+
+
 def entry_to_json(entry: Entry) -> JSONObject:
     """The JSON object of an entry, exactly as it was read or built."""
-    out: JSONObject = converter().unstructure(entry, type(entry))
-    return out
+    hook = _TO_JSON.get(type(entry))
+    if hook is None:
+        hook = _TO_JSON[type(entry)] = converter().get_unstructure_hook(type(entry))
+    return hook(entry)
 
 
 def header_from_json(obj: Mapping[str, Any]) -> Header:
