@@ -34,6 +34,12 @@ def shared_files() -> list[Path]:
     return sorted(PROJECTS.rglob("*.jsonl"))
 
 
+def file_id(path: Path) -> str:
+    """A shared file's test id: its path under ``projects`` (file names repeat across
+    sessions: every compaction helper is ``agent-acompact-*.jsonl``)."""
+    return path.relative_to(PROJECTS).as_posix()
+
+
 def session_files() -> list[Path]:
     """The shared session files (not sub-agent transcripts)."""
     return sorted(p for p in PROJECTS.glob("*/*.jsonl"))

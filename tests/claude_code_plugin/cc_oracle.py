@@ -80,6 +80,19 @@ def _walk_up(lines: list[JSON], by_uuid: dict[str, int], leaf: int) -> list[int]
     return path[::-1]
 
 
+def _response(obj: JSON) -> tuple[str, str | None] | None:
+    """What ties the lines of one API response (notes §2.2: ``message.id``), with the line's
+    ``requestId``: real message ids are unique per response, so the request id changes
+    nothing there and only keeps apart the calls of a transcript whose ids were anonymised
+    (every ``"id": "REDACTED"``). None for a line without a message id (an API error line)."""
+    message = obj.get("message")
+    mid = message.get("id") if isinstance(message, dict) else None
+    if not isinstance(mid, str):
+        return None
+    request = obj.get("requestId")
+    return mid, request if isinstance(request, str) else None
+
+
 def _blocks(obj: JSON) -> list[JSON]:
     content = obj["message"]["content"]
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
@@ -115,12 +128,15 @@ def rebuild(lines: list[JSON], leaf: int, *, whole_responses: bool = True) -> Re
         if obj["type"] == "user":
             entries.append(("user", [n]))
             continue
-        mid = obj["message"]["id"]
+        mid = _response(obj)
+        if mid is None:  # no message id: nothing ties it to another line
+            entries.append(("assistant", [n]))
+            continue
         if not whole_responses:
             if (
                 entries
                 and entries[-1][0] == "assistant"
-                and lines[entries[-1][1][-1]]["message"]["id"] == mid
+                and _response(lines[entries[-1][1][-1]]) == mid
             ):
                 entries[-1][1].append(n)
             else:
@@ -133,7 +149,7 @@ def rebuild(lines: list[JSON], leaf: int, *, whole_responses: bool = True) -> Re
             m
             for m in range(n, len(lines))
             if lines[m].get("type") == "assistant"
-            and lines[m]["message"]["id"] == mid
+            and _response(lines[m]) == mid
             and _descends(lines, by_uuid, m, n)
         ]
         entries.append(("assistant", group))

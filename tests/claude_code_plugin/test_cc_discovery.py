@@ -157,13 +157,16 @@ def test_list_shows_title_times_counts_cwd_branch_version(
     assert session["counts"] == {"lines": 1881, "prompts": 3, "responses": 157, "subagents": 3}
     assert session["cwd"] == "/home/USER/projects/spotter-worktrees/spotter-a0y"
     assert session["details"] == {"git_branch": "spotter-a0y", "version": "2.1.39"}
-    code, stdout, _ = run(capsys, "list", CLAUDE_HOME / ".claude")
-    rows = stdout.splitlines()
-    assert len(rows) == 1 + 5
-    # the terminal line is id, times, rows, store and title; details are in --json
     code, stdout, _ = run(capsys, "list", CLAUDE_HOME / ".claude", "--json")
-    details = [s["details"] for st in json.loads(stdout)["stores"] for s in st["sessions"]]
-    assert {"git_branch": "HEAD", "version": "2.1.152"} in details
+    listed = [s for st in json.loads(stdout)["stores"] for s in st["sessions"]]
+    # A session per main file, and per session folder whose main file is missing.
+    folders = {d.name for d in PROJECTS.glob("*/*") if (d / "subagents").is_dir()}
+    assert {s["id"] for s in listed} == {p.stem for p in PROJECTS.glob("*/*.jsonl")} | folders
+    assert len(listed) == len({s["id"] for s in listed})
+    assert {"git_branch": "HEAD", "version": "2.1.152"} in [s["details"] for s in listed]
+    # the terminal shows a line per session (id, times, rows, store, title) under a header
+    code, stdout, _ = run(capsys, "list", CLAUDE_HOME / ".claude")
+    assert len(stdout.splitlines()) == 1 + len(listed)
 
 
 def test_registered_as_a_third_party_plugin() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cc_helpers import Converted, load, shared_files, source_key
+from cc_helpers import Converted, file_id, load, shared_files, source_key
 from cc_rebuild import block_of, rebuild
 from hypothesis import given
 from hypothesis import strategies as st
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from claude_code_plugin.convert.blocks import assistant_item, user_item
 
 
-@pytest.mark.parametrize("source", shared_files(), ids=lambda p: p.name[:14])
+@pytest.mark.parametrize("source", shared_files(), ids=file_id)
 def test_every_line_is_rebuilt_from_the_output(converted: Converted, source: Path) -> None:
     session = load(converted.files[source_key(source)])
     lines = [json.loads(raw) for raw in source.read_bytes().splitlines()]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cc_helpers import (
@@ -15,6 +16,7 @@ from cc_helpers import (
     PROJECTS,
     Converted,
     convert,
+    file_id,
     line_entries,
     load,
     session_files,
@@ -30,7 +32,7 @@ from asf_core.reader import SessionFile
 from asf_core.verify.session import verify_path
 
 SESSIONS = session_files()
-IDS = [p.parent.name[:12] + "/" + p.stem[:8] for p in SESSIONS]
+IDS = [file_id(p) for p in SESSIONS]
 
 #: FORMAT-NOTES §9's own figures at the last assistant line, §9 to the letter: entries on the
 #: path, messages, results put back.
@@ -41,6 +43,24 @@ NOTES = {
     "d6e0bada": (22, 11, 1),
     "06090cb1": (2, 2, 0),
 }
+
+
+def _described(source: Path) -> str:
+    """The key of a file FORMAT-NOTES describes; a file it does not (another real transcript
+    put beside them) has no figures to compare, and the test is skipped for it."""
+    key = source.stem[:8]
+    if key not in NOTES:
+        pytest.skip("FORMAT-NOTES gives no figures for this file")
+    return key
+
+
+def _with_messages(source: Path) -> list[dict[str, Any]]:
+    """A file's lines; the test is skipped for a file with no message line (only bookkeeping
+    or sidechain lines: no context to rebuild)."""
+    lines = load_lines(source)
+    if not any(is_message(obj) for obj in lines):
+        pytest.skip("no message line: no context to rebuild")
+    return lines
 
 
 def _asf_atoms(session: SessionFile, leaf: str) -> list[Atom]:
@@ -85,7 +105,7 @@ def test_rerun_is_byte_identical(converted: Converted, tmp_path: Path) -> None:
     assert {p: p.stat().st_mtime_ns for p in converted.out.rglob("*.jsonl")} == stats
 
 
-@pytest.mark.parametrize("source", shared_files(), ids=lambda p: p.name[:14])
+@pytest.mark.parametrize("source", shared_files(), ids=file_id)
 def test_every_uuid_and_line_is_kept(converted: Converted, source: Path) -> None:
     session = load(converted.files[source_key(source)])
     lines = load_lines(source)
@@ -98,9 +118,10 @@ def test_every_uuid_and_line_is_kept(converted: Converted, source: Path) -> None
 @pytest.mark.parametrize("source", SESSIONS, ids=IDS)
 def test_notes_figures(source: Path) -> None:
     """The oracle follows the notes: §9 to the letter gives the notes' own figures."""
+    figures = NOTES[_described(source)]
     lines = load_lines(source)
     got = rebuild(lines, last_message(lines, role="assistant"), whole_responses=False)
-    assert (got.path_entries, len(got.messages), got.put_back) == NOTES[source.stem[:8]]
+    assert (got.path_entries, len(got.messages), got.put_back) == figures
 
 
 #: Where completing §9 step 5 changes the rebuild (file, leaf = last assistant line): the
@@ -116,11 +137,12 @@ COMPLETED = {
 
 @pytest.mark.parametrize("source", SESSIONS, ids=IDS)
 def test_whole_responses_only_add_missing_pieces(source: Path) -> None:
+    completed = COMPLETED[_described(source)]
     lines = load_lines(source)
     leaf = last_message(lines, role="assistant")
     letter = rebuild(lines, leaf, whole_responses=False)
     whole = rebuild(lines, leaf)
-    assert {n + 1 for n in whole.used - letter.used} == COMPLETED[source.stem[:8]]
+    assert {n + 1 for n in whole.used - letter.used} == completed
     assert letter.used <= whole.used
     roles = [role for role, _ in whole.messages]
     assert all(a != b for a, b in itertools.pairwise(roles))  # strictly alternating
@@ -129,7 +151,7 @@ def test_whole_responses_only_add_missing_pieces(source: Path) -> None:
 @pytest.mark.parametrize("source", SESSIONS, ids=IDS)
 def test_context_at_last_message_is_the_rebuild(converted: Converted, source: Path) -> None:
     session = load(converted.files[source_key(source)])
-    lines = load_lines(source)
+    lines = _with_messages(source)
     leaf = last_message(lines)
     expected = atoms(rebuild(lines, leaf))
     assert _asf_atoms(session, _leaf_entry(session, leaf + 1)) == expected
@@ -143,7 +165,7 @@ def test_context_at_last_message_is_the_rebuild(converted: Converted, source: Pa
 def test_context_at_every_prompt_is_the_rebuild(converted: Converted, source: Path) -> None:
     """Not only the last turn: at every user message on the main path."""
     session = load(converted.files[source_key(source)])
-    lines = load_lines(source)
+    lines = _with_messages(source)
     by_uuid = {o["uuid"]: n for n, o in enumerate(lines) if "uuid" in o}
     n: int | None = last_message(lines)
     checked = 0
@@ -158,6 +180,8 @@ def test_context_at_every_prompt_is_the_rebuild(converted: Converted, source: Pa
             assert _asf_atoms(session, _leaf_entry(session, n + 1)) == expected, f"line {n + 1}"
             checked += 1
         n = by_uuid.get(obj.get("parentUuid"))
+    if checked == 0 and source.stem[:8] not in NOTES:
+        pytest.skip("no typed prompt on the main path")
     assert checked >= 1
 
 
