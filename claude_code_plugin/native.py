@@ -127,24 +127,53 @@ def _native(store: ClaudeStore, group: Group) -> NativeSession:
         )
         for side in files.side
     )
+    # Where the session file is missing, its sub-agents' transcripts still tell when and
+    # where the session ran (not its title: their prompts are the agents' tasks).
+    shown = index if index is not None else _agents_index(group)
     details: dict[str, str] = {}
-    if index is not None and index.branches:
-        details["git_branch"] = index.branches[0]
-    if index is not None and index.versions:
-        details["version"] = index.versions[0]
+    if shown is not None and shown.branches:
+        details["git_branch"] = shown.branches[0]
+    if shown is not None and shown.versions:
+        details["version"] = shown.versions[0]
     return NativeSession(
         id=files.stem,
         title=index.display_title() if index is not None else None,
         source=index.entrypoint if index is not None else None,
-        started=when(index.first_ts) if index is not None else None,
-        ended=when(index.last_ts) if index is not None else None,
+        started=when(shown.first_ts) if shown is not None else None,
+        ended=when(shown.last_ts) if shown is not None else None,
         counts=_counts(group, index),
         rows=len(index.lines) if index is not None else None,
-        cwd=index.cwds[0] if index is not None and index.cwds else None,
+        cwd=shown.cwds[0] if shown is not None and shown.cwds else None,
         details=details,
         findings=findings,
         native=Native(group=group, index=index),
     )
+
+
+def _agents_index(group: Group) -> FileIndex | None:
+    """The times, working directories, branches and versions of a session's sub-agent
+    transcripts, as one index: the earliest start and the latest end, the rest in the order
+    the agents started; None without a readable one."""
+    found: list[FileIndex] = []
+    for path in (*group.files.agents, *group.legacy):
+        with contextlib.suppress(OSError):  # the conversion reports it
+            found.append(index_file(path))
+    if not found:
+        return None
+    found.sort(key=lambda index: (index.first_ts is None, index.first_ts or ""))
+    merged = FileIndex()
+    starts = [i.first_ts for i in found if i.first_ts is not None]
+    ends = [i.last_ts for i in found if i.last_ts is not None]
+    merged.first_ts = min(starts) if starts else None
+    merged.last_ts = max(ends) if ends else None
+    for index in found:
+        for mine, theirs in (
+            (merged.cwds, index.cwds),
+            (merged.branches, index.branches),
+            (merged.versions, index.versions),
+        ):
+            mine.extend(v for v in theirs if v not in mine)
+    return merged
 
 
 def native_sessions(store: ClaudeStore) -> Iterator[NativeSession | Finding]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from cc_helpers import CLAUDE_HOME, PROJECTS, convert, outputs, reports_in, run
-from cc_synth import simple
+from cc_synth import SESSION, Lines, simple
 from fixture_paths import HERMES_FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -167,6 +167,33 @@ def test_list_shows_title_times_counts_cwd_branch_version(
     # the terminal shows a line per session (id, times, rows, store, title) under a header
     code, stdout, _ = run(capsys, "list", CLAUDE_HOME / ".claude")
     assert len(stdout.splitlines()) == 1 + len(listed)
+
+
+def test_list_of_a_session_whose_file_is_missing_tells_when_and_where_its_agents_ran(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No title (an agent's prompt is its task, not the session's), but the earliest start,
+    the latest end, and the working directory, branch and version of the agent that ran
+    first, whatever the files' names."""
+    agents = tmp_path / "-work" / SESSION / "subagents"
+    late = simple(Lines(agentId="a1", isSidechain=True, cwd="/work/late", gitBranch="two"))
+    for obj in late.objects:
+        obj["timestamp"] = obj["timestamp"].replace("2026-03-01", "2026-03-02")
+    late.write(agents, "agent-a1")
+    early = simple(Lines(agentId="a2", isSidechain=True, cwd="/work/early", version="2.1.40"))
+    early.write(agents, "agent-a2")
+    code, stdout, _ = run(capsys, "list", tmp_path / "-work", "--json")
+    assert code == ExitCode.OK
+    (store,) = json.loads(stdout)["stores"]
+    (session,) = store["sessions"]
+    assert session["id"] == SESSION
+    assert session.get("title") is None
+    assert (session["started"], session["ended"]) == (
+        "2026-03-01T10:00:01Z",
+        "2026-03-02T10:00:07Z",
+    )
+    assert session["cwd"] == "/work/early"
+    assert session["details"] == {"git_branch": "main", "version": "2.1.40"}
 
 
 def test_registered_as_a_third_party_plugin() -> None:
