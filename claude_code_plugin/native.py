@@ -9,10 +9,10 @@ their offsets. Only one session's index is alive at a time when the host streams
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from attrs import frozen
+from attrs import field, frozen
 
 from asf_core.formats import Finding, NativeSession
 from asf_core.ids import IdError, migrate_ts
@@ -29,6 +29,9 @@ class Native:
     group: Group
     #: The session file's index; None when there is no session file (or it cannot be read).
     index: FileIndex | None
+    #: Sub-agent transcripts indexed already (those of a session whose file is missing, read
+    #: to list it), by path: the conversion does not read them again.
+    agents: dict[Path, FileIndex] = field(factory=dict)
 
 
 def when(ts: str | None) -> str | None:
@@ -129,7 +132,8 @@ def _native(store: ClaudeStore, group: Group) -> NativeSession:
     )
     # Where the session file is missing, its sub-agents' transcripts still tell when and
     # where the session ran (not its title: their prompts are the agents' tasks).
-    shown = index if index is not None else _agents_index(group)
+    agents = _agent_indexes(group) if files.main is None else {}
+    shown = index if index is not None else _merged(agents.values())
     details: dict[str, str] = {}
     if shown is not None and shown.branches:
         details["git_branch"] = shown.branches[0]
@@ -146,21 +150,27 @@ def _native(store: ClaudeStore, group: Group) -> NativeSession:
         cwd=shown.cwds[0] if shown is not None and shown.cwds else None,
         details=details,
         findings=findings,
-        native=Native(group=group, index=index),
+        native=Native(group=group, index=index, agents=agents),
     )
 
 
-def _agents_index(group: Group) -> FileIndex | None:
-    """The times, working directories, branches and versions of a session's sub-agent
-    transcripts, as one index: the earliest start and the latest end, the rest in the order
-    the agents started; None without a readable one."""
-    found: list[FileIndex] = []
+def _agent_indexes(group: Group) -> dict[Path, FileIndex]:
+    """The readable sub-agent transcripts of a session, indexed (an unreadable one is
+    reported by the conversion, which tries it again)."""
+    found: dict[Path, FileIndex] = {}
     for path in (*group.files.agents, *group.legacy):
-        with contextlib.suppress(OSError):  # the conversion reports it
-            found.append(index_file(path))
+        with contextlib.suppress(OSError):
+            found[path] = index_file(path)
+    return found
+
+
+def _merged(indexes: Iterable[FileIndex]) -> FileIndex | None:
+    """The times, working directories, branches and versions of several transcripts as one
+    index: the earliest start and the latest end, the rest in the order they started; None
+    without any."""
+    found = sorted(indexes, key=lambda index: (index.first_ts is None, index.first_ts or ""))
     if not found:
         return None
-    found.sort(key=lambda index: (index.first_ts is None, index.first_ts or ""))
     merged = FileIndex()
     starts = [i.first_ts for i in found if i.first_ts is not None]
     ends = [i.last_ts for i in found if i.last_ts is not None]

@@ -134,10 +134,13 @@ def _links(children: list[Child], members: list[Member]) -> Links:
     return links
 
 
-def _agent_member(store: ClaudeStore, stem: str, path: Path) -> Member | Finding:
+def _agent_member(
+    store: ClaudeStore, stem: str, path: Path, index: FileIndex | None = None
+) -> Member | Finding:
+    """A sub-agent transcript as a member of its family (``index``: read already)."""
     unit = store.relative(path)
     try:
-        index = index_file(path)
+        index = index if index is not None else index_file(path)
     except OSError as exc:
         return Finding(
             kind="stray",
@@ -187,7 +190,7 @@ def _family(store: ClaudeStore, native: Native) -> Iterator[ConvertedSession | F
             )
     agents: list[Member] = []
     for path in sorted((*files.agents, *native.group.legacy)):
-        made = _agent_member(store, stem, path)
+        made = _agent_member(store, stem, path, native.agents.get(path))
         if isinstance(made, Finding):
             yield made
         elif not made.index.lines:
