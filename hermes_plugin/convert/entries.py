@@ -121,13 +121,14 @@ def _carried(message: Message, rendered: RowItems, cells: Columns) -> set[str]:
     cell = cells.get
     # The content or output an entry carries, when the row's text could be stored as it.
     carried: Any = None
+    codex_used = kind == "assistant" and _codex_used(message, cells, items)
     if kind == "message":
         carried = items[0].get("content")
     elif kind == "output":
         carried = items[0].get("output")
     elif kind == "assistant":
         built = [i for i in items if i.get("type") == "message"]
-        if built and not _codex_used(message, cells, items):
+        if built and not codex_used:
             carried = built[0].get("content")
     content, api = cell("content"), cell("api_content")
     if api and isinstance(api, str):
@@ -149,7 +150,7 @@ def _carried(message: Message, rendered: RowItems, cells: Columns) -> set[str]:
         codex = cell("codex_reasoning_items")
         if isinstance(codex, str) and _in_items(codex, items):
             out.add("codex_reasoning_items")
-    if _codex_used(message, cells, items):
+    if codex_used:
         out.add("codex_message_items")
     has_chat = bool(message.reasoning) or message.reasoning_content is not None
     has_chat = has_chat or bool(message.reasoning_details)
