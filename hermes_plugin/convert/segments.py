@@ -18,7 +18,7 @@ from typing import Any
 
 from attrs import define, field
 
-from asf_core.model import Compaction, Config, Custom, Entry, Info, Link
+from asf_core.model import Compaction, Config, Custom, Info, Link
 from hermes_plugin.convert.calls import CallBook
 from hermes_plugin.convert.entries import Rendered, render_custom, render_row
 from hermes_plugin.convert.items import CONTEXT_ROLES, row_items
@@ -105,11 +105,9 @@ class GroupBuilder:
             ends[sid] = self._segment(self.lineage.sessions[sid], attach, first=sid == root)
             self.live_leaf = ends[sid]
 
-    def _add(self, entry: Entry, parent: int | None) -> int:
-        return self.plan.add(entry, parent)
-
     def _segment(self, session: Session, attach: int | None, *, first: bool) -> int | None:
         lineage, store = self.lineage, self.store
+        add = self.plan.add
         self.units.append(session.unit)
         self.session_ids.append(session.id)
         rows = reader_order(store.messages(session.id), self.version)
@@ -125,7 +123,7 @@ class GroupBuilder:
         delta = settings_delta(before, settings, ts, session)
         if first:
             config = with_settings(Config(ts=ts, unknown={"hermes": start}), settings)
-            cursor = self._add(config, cursor)
+            cursor = add(config, cursor)
             if up is not None and lineage.relation[session.id] is Relation.BRANCH:
                 link = Link(
                     ts=ts,
@@ -133,14 +131,14 @@ class GroupBuilder:
                     session=self.peer_id(up),
                     unknown={"hermes": {"part": "fork_of"}},
                 )
-                cursor = self._add(link, cursor)
+                cursor = add(link, cursor)
         else:
             # The segment opens with its session row; a compaction names it as first_kept.
             mark = Custom(ts=ts, ns="hermes", data={"kind": "segment"}, unknown={"hermes": start})
-            cursor = self._add(mark, cursor)
+            cursor = add(mark, cursor)
             if summary_row is None:
                 config = Config(ts=ts, replace=True, unknown={"hermes": {"part": "settings"}})
-                cursor = self._add(with_settings(config, settings), cursor)
+                cursor = add(with_settings(config, settings), cursor)
         boundary = cursor
         subs = [lineage.sessions[c] for c in lineage.kids(session.id, SUBSESSION)]
         spawns = find_spawns(rows, subs)
@@ -152,7 +150,6 @@ class GroupBuilder:
         in_run = False
         run_base: int | None = None
         snapshot: tuple[Any, ...] = ()
-        add = self.plan.add  # per entry of every row: no wrapper call
         for message in rows:
             self.rows += 1
             if message.problems and message.error is None:
@@ -181,14 +178,14 @@ class GroupBuilder:
                     data={"kind": "compaction", "reason": "in_place"},
                     unknown={"hermes": {"part": "compaction", "row": message.unit}},
                 )
-                boundary = cursor = self._add(mark, cursor)
+                boundary = cursor = add(mark, cursor)
             if folds:
                 want_compaction = False
             base = len(self.plan.entries)
             for position, entry in enumerate(rendered.entries):
                 cursor = add(entry, cursor)
                 if position == 0 and folds and message.id == summary_row and delta is not None:
-                    cursor = self._add(delta, cursor)
+                    cursor = add(delta, cursor)
             if folds and boundary is not None:
                 self.plan.targets[base] = ("first_kept", boundary)
             if rendered.answers is not None:
@@ -214,15 +211,15 @@ class GroupBuilder:
                 session=self.peer_id(child_id),
                 unknown={"hermes": {"part": "reset", "child": session_unit(store.name, child_id)}},
             )
-            cursor = self._add(link, cursor)
+            cursor = add(link, cursor)
         for delegation in self.delegations.get(session.id, ()):
-            cursor = self._add(delegation_entry(store.name, delegation, end_ts), cursor)
+            cursor = add(delegation_entry(store.name, delegation, end_ts), cursor)
         for usage in store.model_usage(session.id):
-            cursor = self._add(usage_entry(session, usage, end_ts), cursor)
+            cursor = add(usage_entry(session, usage, end_ts), cursor)
         if first and session.title:
             info = Info(ts=end_ts, name=session.title, unknown={"hermes": {"part": "title"}})
-            cursor = self._add(info, cursor)
-        return self._add(closing_entry(store, session, end_ts), cursor)
+            cursor = add(info, cursor)
+        return add(closing_entry(store, session, end_ts), cursor)
 
     def _link(
         self, child: str, call_id: str | None, attempt: int, ts: str, cursor: int | None
@@ -239,7 +236,7 @@ class GroupBuilder:
             call_id=call_id,
             unknown={"hermes": {"part": "subsession", "child": session.unit}},
         )
-        return self._add(link, cursor)
+        return self.plan.add(link, cursor)
 
     def _render(
         self,
