@@ -139,12 +139,6 @@ class Columns:
     def non_null(self, keep: frozenset[str] = frozenset()) -> dict[str, Cell]:
         """:meth:`mapping` without the null cells (but those of the columns in ``keep``): for
         a reader to whom a null cell reads as an absent column, most of a row's cells."""
-        if len(self._index) == len(self._names):
-            return {
-                name: value
-                for name, value in zip(self._names, self._values, strict=True)
-                if value is not None or name in keep
-            }
         values = self._values
         return {
             name: values[i]
