@@ -67,7 +67,7 @@ class Planner:
             else:
                 self.loose_delegations.append(delegation)
         self._prompts: dict[str, str | None] = {}
-        #: What :meth:`fingerprints` read: the message rows' marks (None: not read), the
+        #: What :meth:`read_marks` read: the message rows' marks (None: not read), the
         #: usage rows by session, and how a worker reads the rows.
         self._marks: dict[str, tuple[object, ...]] | None = None
         self._usage: dict[str, list[Columns]] = {}
@@ -141,40 +141,47 @@ class Planner:
             self._prompts[prompt_hash] = self.store.system_prompt(prompt_hash)
         return self._prompts[prompt_hash]
 
-    def fingerprints(self, units: list[Planned]) -> dict[str, str]:
-        """Each unit's fingerprint (a SQLite store only; others are always converted): the
-        converter's version, the database's name and schema, the unit's session rows and
-        their relations, the ids it names outside itself, and per session the message rows'
-        marks, usage rows and delegations."""
+    def read_marks(self) -> None:
+        """Read, once and before any unit, what a SQLite store's fingerprints and jobs need:
+        the message rows' marks, the usage rows by session, and how a worker reads the rows."""
         store = self.store
-        if not isinstance(store, SqliteStore):
-            return {}
-        marks = self._marks = store.message_marks()
-        usage = self._usage = store.usage_by_session()
-        self._source = store.row_source()
+        if isinstance(store, SqliteStore) and self._marks is None:
+            self._marks = store.message_marks()
+            self._usage = store.usage_by_session()
+            self._source = store.row_source()
+
+    def fingerprint(self, unit: Planned) -> str:
+        """A unit's fingerprint (a SQLite store only, once :meth:`read_marks` has read it;
+        others are always converted: ""): the converter's version, the database's name and
+        schema, the unit's session rows and their relations, the ids it names outside itself,
+        and per session the message rows' marks, usage rows and delegations. Taken as the
+        host reaches the unit, so the first units go to the workers without waiting for the
+        last ones' fingerprints."""
+        store = self.store
+        marks = self._marks
+        if not isinstance(store, SqliteStore) or marks is None:
+            return ""
+        usage = self._usage
         lineage = self.lineage
-        out = {}
-        for unit in units:
-            inside = set(unit.sessions)
-            parts: list[object] = [converter_version(), store.name, store.version(), unit.tops]
-            for sid in unit.sessions:
-                session = lineage.sessions[sid]
-                kids = lineage.children.get(sid, ())
-                parts += (
-                    session.cols.names(),
-                    session.cols.values(),
-                    str(lineage.relation[sid]),
-                    lineage.parent[sid],
-                    sid in lineage.cut,
-                    tuple((k, str(lineage.relation[k])) for k in kids),
-                    self._prompt(session.system_prompt_hash or ""),
-                    marks.get(repr(sid)),
-                    tuple(c.values() for c in usage.get(repr(sid), ())),
-                    tuple(d.cols.values() for d in self.delegations.get(sid, ())),
-                )
-            parts.append(sorted(self.peers(unit, inside).items()))
-            out[unit.key] = hashlib.sha256(repr(parts).encode()).hexdigest()
-        return out
+        inside = set(unit.sessions)
+        parts: list[object] = [converter_version(), store.name, store.version(), unit.tops]
+        for sid in unit.sessions:
+            session = lineage.sessions[sid]
+            kids = lineage.children.get(sid, ())
+            parts += (
+                session.cols.names(),
+                session.cols.values(),
+                str(lineage.relation[sid]),
+                lineage.parent[sid],
+                sid in lineage.cut,
+                tuple((k, str(lineage.relation[k])) for k in kids),
+                self._prompt(session.system_prompt_hash or ""),
+                marks.get(repr(sid)),
+                tuple(c.values() for c in usage.get(repr(sid), ())),
+                tuple(d.cols.values() for d in self.delegations.get(sid, ())),
+            )
+        parts.append(sorted(self.peers(unit, inside).items()))
+        return hashlib.sha256(repr(parts).encode()).hexdigest()
 
     def peers(self, unit: Planned, inside: Collection[str]) -> dict[str, str]:
         """The ASF ids of the sessions outside the unit its conversion names (each in a
@@ -374,10 +381,10 @@ def plan_units(handle: HermesHandle, selected: Iterable[str]) -> Iterator[Unit |
 def _units(handle: HermesHandle, selected: Iterable[str]) -> Iterator[Unit | Finding]:
     planner = handle.planner = Planner(handle.store)
     units = planner.units(selected)
-    prints = planner.fingerprints(units)
+    planner.read_marks()
     for unit in units:
         yield Unit(
             key=unit.key,
-            fingerprint=prints.get(unit.key, ""),
+            fingerprint=planner.fingerprint(unit),
             prepare=functools.partial(planner.prepare, unit),
         )

@@ -47,19 +47,19 @@ def test_a_change_seen_by_the_host_starts_the_conversion_again(
 ) -> None:
     home = _home(tmp_path)
     db = home / "state.db"
-    planned = units.Planner.fingerprints
+    planned = units.Planner.read_marks
     tries: list[int] = []
 
-    def writes_once(self: units.Planner, found: list[units.Planned]) -> dict[str, str]:
+    def writes_once(self: units.Planner) -> None:
         tries.append(1)
         if len(tries) == 1:
             _hermes_writes(db)
-        return planned(self, found)
+        planned(self)
 
-    monkeypatch.setattr(units.Planner, "fingerprints", writes_once)
+    monkeypatch.setattr(units.Planner, "read_marks", writes_once)
     assert _convert(home, tmp_path / "out", jobs) == 0
     assert len(tries) == 2
-    monkeypatch.setattr(units.Planner, "fingerprints", planned)
+    monkeypatch.setattr(units.Planner, "read_marks", planned)
     assert _convert(home, tmp_path / "fresh", 1) == 0
     assert output_files(tmp_path / "out") == output_files(tmp_path / "fresh")
     assert b"written while asf was reading" in b"".join(output_files(tmp_path / "out").values())
