@@ -36,6 +36,10 @@ FORMAT = "ptoy"
 PREPARED: list[str] = []
 #: The stores opened in this process.
 OPENED: list[Path] = []
+#: The stores listed (``read``) in this process: a worker's copy tells whether it was forked
+#: before the host listed the store (its jobs say, with ``TELL_LISTED``).
+LISTED: list[Path] = []
+TELL_LISTED = False
 #: Whether the plugin stamps its stores (a test turns it off to compare with a full read).
 STAMPS = True
 
@@ -80,7 +84,8 @@ def job(ident: str, text: str, host: int = 0) -> Iterator[ConvertedSession | Fin
         raise StoreError(f"line {ident} is damaged")
     if text == "!bug":
         raise KeyError(ident)
-    yield Finding(kind="warning", message=f"converted {ident}", unit=ident)
+    data = {"listed": len(LISTED)} if TELL_LISTED else {}
+    yield Finding(kind="warning", message=f"converted {ident}", unit=ident, data=data)
     yield session_of(ident, text)
 
 
@@ -112,6 +117,7 @@ class PlanToy:
     def read(self, store: PlanStore) -> Iterator[NativeSession | Finding] | None:
         if not isinstance(store, PlanStore):
             return None
+        LISTED.append(store.path)
         return iter([NativeSession(id=ident) for ident, _, _ in store.lines])
 
     @hookimpl

@@ -144,12 +144,12 @@ def _attempt(
         store = host.open_store(pm, candidate)
         report.store = host.store_info(candidate.plugin, store)
         sessions = _native(pm, candidate.plugin, store, report, wanted, redaction)
+        if planned and workers is not None:
+            workers.start()  # before the store is listed and planned: see Workers.start
         units = host.plan(pm, candidate.plugin, store, sessions) if planned else None
         if units is None:
             run.whole(pm, store, sessions)
         else:
-            if workers is not None:
-                workers.start()  # before the plan is read: see Workers.start
             run.planned(units, workers)
             run.finish(pm, store)
         report.complete = True

@@ -96,9 +96,10 @@ class Workers:
 
     def start(self) -> None:
         """Start the workers now (once). They are forked from this process: the host starts
-        them once a plugin has answered ``plan`` (its code for the jobs loaded, its plan, a
-        generator, not yet read), so that they need not load that code again and never hold
-        the plan in their memory."""
+        them when a store is to be planned, before the plugin lists and plans it, so that
+        what a store's size makes grow in the host (its sessions, the plan) is never in a
+        worker's memory: a worker's size depends on the units it runs, not on the store. A
+        job's code is loaded in the worker when its first job is unpickled."""
         if not self._procs:
             self._start()
 

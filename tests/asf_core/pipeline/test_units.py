@@ -33,6 +33,7 @@ def pm() -> Iterator[AsfPluginManager]:
     plan_toy.STAMPS = True
     yield make_plugin_manager(plugins=[("ptoy", plan_toy.PlanToy())], autoload=False)
     plan_toy.STAMPS = True
+    plan_toy.TELL_LISTED = False
 
 
 def _store(tmp_path: Path, lines: list[str]) -> Path:
@@ -45,6 +46,7 @@ def _store(tmp_path: Path, lines: list[str]) -> Path:
 def _run(pm: AsfPluginManager, src: Path, out: Path, jobs: int = 1) -> StoreReport:
     plan_toy.PREPARED.clear()
     plan_toy.OPENED.clear()
+    plan_toy.LISTED.clear()
     run, _ = convert_paths(pm, [src], out, processes=jobs)
     assert isinstance(run, RunReport)
     (report,) = run.stores
@@ -100,6 +102,19 @@ def test_one_worker_and_two_write_the_same_bytes(pm: AsfPluginManager, tmp_path:
     _run(pm, src, tmp_path / "one", 1)
     _run(pm, src, tmp_path / "two", 2)
     assert _files(tmp_path / "one") == _files(tmp_path / "two")
+
+
+@pytest.mark.parametrize(("jobs", "listed"), [(1, 1), (2, 0)])
+def test_a_worker_holds_nothing_the_host_read_of_the_store(
+    pm: AsfPluginManager, tmp_path: Path, jobs: int, listed: int
+) -> None:
+    """Workers are forked before the plugin lists and plans the store, so what grows with
+    the store in the host (its sessions, the plan) is never in a worker's memory: a job run
+    by a worker sees no listing; one run by the host sees the host's."""
+    plan_toy.TELL_LISTED = True
+    report = _run(pm, _store(tmp_path, LINES), tmp_path / "out", jobs)
+    seen = [f.data["listed"] for f in report.findings if f.message.startswith("converted")]
+    assert seen == [listed] * len(LINES)
 
 
 def test_a_job_a_worker_sends_back_runs_in_the_host(pm: AsfPluginManager, tmp_path: Path) -> None:
