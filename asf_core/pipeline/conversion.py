@@ -144,7 +144,7 @@ def _attempt(
         store = host.open_store(pm, candidate)
         report.store = host.store_info(candidate.plugin, store)
         sessions = _native(pm, candidate.plugin, store, report, wanted, redaction)
-        if planned and workers is not None:
+        if planned and workers is not None and host.plans(pm, candidate.plugin):
             workers.start()  # before the store is listed and planned: see Workers.start
         units = host.plan(pm, candidate.plugin, store, sessions) if planned else None
         if units is None:

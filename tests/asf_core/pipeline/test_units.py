@@ -20,6 +20,7 @@ from asf_core.files import Syncer
 from asf_core.pipeline import fingerprints
 from asf_core.pipeline.conversion import convert_paths
 from asf_core.pipeline.report import RunReport, StoreReport
+from asf_core.pipeline.workers import Workers
 from asf_core.plugins import AsfPluginManager, make_plugin_manager
 from asf_core.writer import session_lines
 
@@ -322,13 +323,25 @@ def test_a_failing_unit_stops_its_store(
     assert again.complete
 
 
-def test_a_plugin_that_does_not_plan_converts_with_workers_too(tmp_path: Path) -> None:
-    """``-j`` is for planned units; a store of a plugin without ``plan`` converts as before."""
+def test_a_plugin_that_does_not_plan_converts_with_workers_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-j`` is for planned units; a store of a plugin without ``plan`` converts as before,
+    in the ``asf`` process: no worker is started for it."""
     whole = make_plugin_manager(plugins=[("ptoy", plan_toy.WholeToy())], autoload=False)
     src = _store(tmp_path, LINES)
     planned = make_plugin_manager(plugins=[("ptoy", plan_toy.PlanToy())], autoload=False)
     _run(planned, src, tmp_path / "planned", 2)
+    started: list[int] = []
+    real_start = Workers._start
+
+    def start(self: Workers) -> None:
+        started.append(self.count)
+        real_start(self)
+
+    monkeypatch.setattr(Workers, "_start", start)
     run, problems = convert_paths(whole, [src], tmp_path / "out", processes=2)
+    assert started == []
     (report,) = run.stores
     assert problems == []
     assert list(report.files) == ["a", "b", "c", "d"]
