@@ -12,7 +12,7 @@ import base64
 import builtins
 import math
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from math import isfinite
 from typing import TypeAlias
 
@@ -20,7 +20,16 @@ from attrs import field, frozen
 
 from hermes_plugin.source.jsontext import JsonValue, parse
 
-__all__ = ["Cell", "Columns", "RawText", "cell_text", "fetch_rows", "index_of", "text_cell"]
+__all__ = [
+    "Cell",
+    "Columns",
+    "RawText",
+    "Rows",
+    "cell_text",
+    "fetch_rows",
+    "index_of",
+    "text_cell",
+]
 
 
 class RawText(bytes):
@@ -52,10 +61,20 @@ def text_cell(data: bytes) -> str | RawText:
 _NOT_UTF8 = "Could not decode to UTF-8 column"
 
 
+Rows: TypeAlias = list[tuple[Cell, ...]]
+#: How many rows :func:`fetch_rows` fetches at a time when it hands them to ``each``.
+_BATCH = 128
+
+
 def fetch_rows(
-    conn: sqlite3.Connection, sql: str, params: Sequence[Cell] = ()
-) -> list[tuple[Cell, ...]]:
-    """The rows of a statement, each TEXT cell as :func:`text_cell` reads it.
+    conn: sqlite3.Connection,
+    sql: str,
+    params: Sequence[Cell] = (),
+    each: Callable[[Rows], Rows] | None = None,
+) -> Rows:
+    """The rows of a statement, each TEXT cell as :func:`text_cell` reads it; with ``each``,
+    fetched a batch at a time, each batch passed through ``each`` before the next is fetched
+    (what ``each`` lets go of is never all held at once).
 
     sqlite3 decodes text in C when its ``text_factory`` is ``str``, giving the very string
     :func:`text_cell` gives for valid UTF-8; a cell that is not UTF-8 makes it fail instead,
@@ -64,13 +83,22 @@ def fetch_rows(
     """
     conn.text_factory = str
     try:
-        return conn.execute(sql, params).fetchall()
+        return _fetched(conn.execute(sql, params), each)
     except sqlite3.OperationalError as exc:
         if not str(exc).startswith(_NOT_UTF8):
             raise
     finally:
         conn.text_factory = text_cell
-    return conn.execute(sql, params).fetchall()
+    return _fetched(conn.execute(sql, params), each)
+
+
+def _fetched(cursor: sqlite3.Cursor, each: Callable[[Rows], Rows] | None) -> Rows:
+    if each is None:
+        return cursor.fetchall()
+    out: Rows = []
+    while batch := cursor.fetchmany(_BATCH):
+        out += each(batch)
+    return out
 
 
 def cell_text(value: Cell) -> str | None:

@@ -15,7 +15,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from asf_core.formats import StoreError
-from hermes_plugin.source.columns import Cell, Columns, RawText, cell_text, index_of
+from hermes_plugin.source.columns import Cell, Columns, RawText, Rows, cell_text, index_of
 from hermes_plugin.source.decode import Content, decode_content
 from hermes_plugin.source.opening import Access, ReadOnlyConnection
 from hermes_plugin.source.rowreader import RowReader
@@ -45,6 +45,8 @@ _READ_TABLES = (
 _USAGE_KEY = ("model", "billing_provider", "billing_base_url", "billing_mode", "task")
 #: Ids bound in one ``IN (...)`` list (SQLite allows 32766 variables since 3.32).
 _BATCH = 500
+#: Text cells of ``sessions`` this long or longer are shared by the rows holding equal text.
+_SHARED_TEXT = 256
 
 
 def _quote_ident(name: str) -> str:
@@ -110,7 +112,13 @@ class SqliteStore(ClosesOnExit):
         return tuple(str(row[1]) for row in rows if row[-1] in (0, 2, 3))
 
     def _select(
-        self, table: str, where: str = "", params: Sequence[Cell] = (), order: str = ""
+        self,
+        table: str,
+        where: str = "",
+        params: Sequence[Cell] = (),
+        order: str = "",
+        *,
+        share_text: bool = False,
     ) -> list[Columns]:
         names = self._columns.get(table, ())
         if not names:
@@ -121,7 +129,8 @@ class SqliteStore(ClosesOnExit):
         if order:
             sql += f" ORDER BY {order}"
         index = self._indexes[table]
-        return [Columns(names, row, index) for row in self.db.query(sql, params)]
+        rows = self.db.query(sql, params, _TextSharing() if share_text else None)
+        return [Columns(names, row, index) for row in rows]
 
     def _read_versions(self) -> tuple[int, ...]:
         if "version" not in self._columns.get("schema_version", ()):
@@ -177,7 +186,7 @@ class SqliteStore(ClosesOnExit):
         """Every row of ``sessions``, read once per snapshot (``read`` lists them, the plan
         reads them again)."""
         if self._sessions is None:
-            rows = self._select("sessions", order=self._order("sessions"))
+            rows = self._select("sessions", order=self._order("sessions"), share_text=True)
             self._sessions = read_sessions(self._rows, rows)
         return self._sessions
 
@@ -341,3 +350,28 @@ class SqliteStore(ClosesOnExit):
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.path)!r}, access={self.access!r})"
+
+
+class _TextSharing:
+    """Passes batches of rows through with each long text cell that equals one of an
+    earlier row replaced by the very same string. Hermes writes the same system prompt (and
+    model settings) into session after session, and the session rows are held for the whole
+    run: each copy would cost its size (twice that for most prompts, stored two bytes a
+    character), and its size again in UTF-8 once pickled for a worker (Python keeps that
+    encoding with the string). Given the rows a batch at a time, the copies are let go
+    before the next batch is read."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, str] = {}
+
+    def __call__(self, rows: Rows) -> Rows:
+        seen = self.seen
+        out: Rows = []
+        for row in rows:
+            if any(type(c) is str and len(c) >= _SHARED_TEXT for c in row):
+                row = tuple(
+                    seen.setdefault(c, c) if type(c) is str and len(c) >= _SHARED_TEXT else c
+                    for c in row
+                )
+            out.append(row)
+        return out

@@ -67,7 +67,7 @@ from urllib.parse import quote
 
 from asf_core.formats import StoreChanged, StoreError
 from hermes_plugin.source import snapshots, sniff
-from hermes_plugin.source.columns import Cell, fetch_rows, text_cell
+from hermes_plugin.source.columns import Cell, Rows, fetch_rows, text_cell
 
 __all__ = ["Access", "ReadOnlyConnection", "Snapshot", "lock_wait"]
 
@@ -340,11 +340,14 @@ class ReadOnlyConnection:
             return self.failure("cannot read the database: damaged schema")
         return self.failure(f"cannot read the database: {_one_line(str(exc))}")
 
-    def query(self, sql: str, params: Sequence[Cell] = ()) -> list[tuple[Cell, ...]]:
-        """The rows a statement gives; what SQLite raises, as the host's error; and, for a
-        pinned database that changed meanwhile, :class:`StoreChanged`."""
+    def query(
+        self, sql: str, params: Sequence[Cell] = (), each: Callable[[Rows], Rows] | None = None
+    ) -> Rows:
+        """The rows a statement gives (``each``: see :func:`fetch_rows`); what SQLite raises,
+        as the host's error; and, for a pinned database that changed meanwhile,
+        :class:`StoreChanged`."""
         try:
-            rows = fetch_rows(self._conn, sql, params)
+            rows = fetch_rows(self._conn, sql, params, each)
         except _READ_ERRORS as exc:
             self.check()
             raise self.error(exc) from None

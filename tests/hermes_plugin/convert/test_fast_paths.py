@@ -103,6 +103,27 @@ def test_fetch_rows_reads_text_as_text_cell_does(cells: list[bytes]) -> None:
     assert [isinstance(a, RawText) for _, a in got] == bad
 
 
+@given(st.lists(st.binary(max_size=6) | st.text(max_size=6).map(str.encode), max_size=300))
+def test_fetch_rows_a_batch_at_a_time_gives_the_same_rows(cells: list[bytes]) -> None:
+    """With ``each``, every row comes once, in order, through ``each`` (at most 128 at a
+    time), also when a cell that is not UTF-8 makes the statement run again."""
+    conn = _rows(cells)
+    sql = "SELECT n, a FROM t ORDER BY n"
+    expected = conn.execute(sql).fetchall()
+    batches: list[int] = []
+
+    def each(rows: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
+        batches.append(len(rows))
+        return rows
+
+    got = fetch_rows(conn, sql, each=each)  # type: ignore[arg-type]
+    assert got == expected
+    assert [type(a) for _, a in got] == [type(a) for _, a in expected]
+    assert max(batches, default=0) <= 128
+    assert sum(batches) >= len(cells)
+    assert conn.text_factory is text_cell
+
+
 class _Int(int):
     pass
 
