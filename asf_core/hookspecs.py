@@ -71,7 +71,9 @@ def open_store(claim: Claim) -> StoreHandle | None:
 
 
 @hookspec(firstresult=True)
-def read(store: StoreHandle, selection: Selection) -> Iterator[NativeSession | Finding] | None:
+def read(
+    store: StoreHandle, selection: Selection, previews: bool
+) -> Iterator[NativeSession | Finding] | None:
     """Yield the store's native sessions lazily, one at a time, and what you could not read.
 
     Runs for the winning plugin only. Never hold the whole store in memory: yield each session
@@ -82,6 +84,9 @@ def read(store: StoreHandle, selection: Selection) -> Iterator[NativeSession | F
     :param selection: the sessions the user asked for (``Selection()``: all). Optional: skip
         what it leaves out without reading it; you may yield more (the host filters again),
         never less.
+    :param previews: whether the host shows each session's ``preview`` (``asf list``). False
+        when it converts the sessions: you may leave ``preview`` None and skip what reading
+        it costs (the Hermes plugin's is a query per session).
     :return: an iterator of sessions and findings. Only the plugin whose claim won is
         asked, so the handle is always yours: None is a broken contract (a plugin error).
     """

@@ -68,7 +68,7 @@ def _native(
     """The store's (selected) native sessions for ``convert``; findings go to the report on
     the way."""
     note = noter(report, redaction)
-    for item in filtered(host.read(pm, plugin, store, selection), selection):
+    for item in filtered(host.read(pm, plugin, store, selection, previews=False), selection):
         if isinstance(item, NativeSession):
             report.sessions_read += 1
             note(item.findings)

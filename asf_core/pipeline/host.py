@@ -256,13 +256,18 @@ def read(
     plugin: str,
     store: StoreHandle,
     selection: Selection | None = None,
+    *,
+    previews: bool = True,
 ) -> Iterator[NativeSession | Finding]:
     """The plugin's native sessions and findings, lazily (the plugin may take ``selection``
-    to skip what it leaves out; the caller filters again)."""
+    to skip what it leaves out, the caller filters again; and ``previews``, False when no
+    preview is shown)."""
     with blame(plugin, "read"):
         items = cast(
             "Iterator[NativeSession | Finding] | None",
-            pm.only("read", plugin)(store=store, selection=selection or Selection()),
+            pm.only("read", plugin)(
+                store=store, selection=selection or Selection(), previews=previews
+            ),
         )
     yield from checked_items(plugin, "read", items, (NativeSession, Finding))
 

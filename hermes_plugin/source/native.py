@@ -36,10 +36,11 @@ def _start(session: Session) -> tuple[float, str]:
 
 
 def native_sessions(
-    store: Store, selection: Selection | None = None
+    store: Store, selection: Selection | None = None, *, previews: bool = True
 ) -> Iterator[NativeSession | Finding]:
     """The sessions of a store that ``selection`` picks (default: all; oldest first), each
-    with its row counts and preview; then, for the whole store, its stray rows."""
+    with its row counts and (``previews``) preview; then, for the whole store, its stray
+    rows."""
     wanted = selection or Selection()
     everything = wanted.everything()
     sessions, strays = store.sessions()
@@ -64,7 +65,11 @@ def native_sessions(
     if not everything:
         chosen = selected(chosen, wanted)
     for native in chosen:
-        yield attrs.evolve(native, preview=_preview(store.first_prompt(native.id)))
+        yield (
+            attrs.evolve(native, preview=_preview(store.first_prompt(native.id)))
+            if previews
+            else native
+        )
     if not everything:
         return
     known = {s.id for s in sessions}

@@ -75,7 +75,7 @@ def test_hook_read(home: Path) -> None:
     store = plugin.open_store(Claim(format="hermes", path=home / "state.db", confidence=1.0))
     assert store is not None
     try:
-        items = list(plugin.read(store, Selection()) or [])
+        items = list(plugin.read(store, Selection(), True) or [])
     finally:
         store.close()
     natives = [i for i in items if isinstance(i, NativeSession)]
@@ -85,14 +85,16 @@ def test_hook_read(home: Path) -> None:
     assert by_id["fx-comp-2"].relation == "continuation"
     assert by_id["fx-comp-2"].parent == "fx-comp-1"
     assert by_id["fx-rewind"].counts == {"active": 4, "inactive": 2}
-    assert plugin.read(object(), Selection()) is None  # type: ignore[arg-type]
+    assert plugin.read(object(), Selection(), True) is None  # type: ignore[arg-type]
 
 
 def test_hook_convert(home: Path) -> None:
     store = plugin.open_store(Claim(format="hermes", path=home / "state.db", confidence=1.0))
     assert store is not None
     try:
-        natives = [i for i in plugin.read(store, Selection()) or [] if isinstance(i, NativeSession)]
+        natives = [
+            i for i in plugin.read(store, Selection(), False) or [] if isinstance(i, NativeSession)
+        ]
         out = list(plugin.convert(store, natives, Selection()) or [])
     finally:
         store.close()
