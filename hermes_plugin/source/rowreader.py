@@ -218,25 +218,16 @@ class RowReader:
         role = cells.get("role")
         if type(role) is not str:
             role = cell_text(role)
-        if message_id is None or not session_id or role is None:
-            ident = {
-                "unit": message_unit(
-                    self.database, f"#{position}" if message_id is None else str(message_id)
-                ),
-                "id": -1 if message_id is None else message_id,
-                "session_id": session_id or "",
-                "role": role or "",
-                "cols": cols,
-                "problems": problems,
-            }
-            return self._message_of({**ident, "error": _why_unreadable(cols)})
         # The members the reader computed, set over the columns of the same name.
-        cells["unit"] = message_unit(self.database, str(message_id))
-        cells["id"] = message_id
-        cells["session_id"] = session_id
-        cells["role"] = role
+        key = f"#{position}" if message_id is None else str(message_id)
+        cells["unit"] = message_unit(self.database, key)
+        cells["id"] = -1 if message_id is None else message_id
+        cells["session_id"] = session_id or ""
+        cells["role"] = role or ""
         cells["cols"] = cols
         cells["problems"] = problems
+        if message_id is None or not session_id or role is None:
+            return self._message_of(_stray_members(cells, _why_unreadable(cols)))
         # ``error`` and ``has_summary`` are left to their defaults (None, False) unless a
         # column of the same name is there to be overridden: fewer members to structure.
         if cols.has("_compressed_summary"):
@@ -248,8 +239,7 @@ class RowReader:
         try:
             message: Message = self._message(cells, Message)
         except cattrs.BaseValidationError as exc:
-            ident = {name: cells[name] for name in _MESSAGE_IDENT}
-            return self._message_of({**ident, "error": _unstructurable(exc)})
+            return self._message_of(_stray_members(cells, _unstructurable(exc)))
         return message
 
     def delegation(self, cols: Columns) -> Delegation:
@@ -276,6 +266,12 @@ _NULL_NOTED = frozenset({"timestamp"})
 
 #: The members of a message the reader computes, an unstructurable row's included.
 _MESSAGE_IDENT = ("unit", "id", "session_id", "role", "cols", "problems")
+
+
+def _stray_members(cells: dict[str, Any], error: str) -> dict[str, Any]:
+    """The members of a row that cannot be read or structured: those the reader computed,
+    and why."""
+    return {**{name: cells[name] for name in _MESSAGE_IDENT}, "error": error}
 
 
 def _integer(cell: object) -> int | None:
