@@ -40,9 +40,6 @@ class Plan:
         """Record extra predecessors (``parents``) of an entry, e.g. sub-agent leaves."""
         self.extra.setdefault(index, []).extend(refs)
 
-    def __len__(self) -> int:
-        return len(self.entries)
-
     def realize(self, header: Header) -> list[Entry]:
         """Compute every id, parents before children; ``parents`` sorted as the format says.
 
