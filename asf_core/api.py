@@ -166,7 +166,8 @@ class Store:
             findings: list[Finding] = []
 
             def native() -> Iterator[NativeSession]:
-                for item in filtered(host.read(self.plugins, plugin, store, wanted), wanted):
+                items = host.read(self.plugins, plugin, store, wanted, previews=False)
+                for item in filtered(items, wanted):
                     if isinstance(item, NativeSession):
                         findings.extend(item.findings)
                         yield item

@@ -54,9 +54,10 @@ class Picked:
 def _listed(
     pm: AsfPluginManager, candidate: Candidate, selection: Selection
 ) -> list[NativeSession]:
+    unlimited = attrs.evolve(selection, limit=None)
     with host.opened(pm, candidate) as store:
-        items = host.read(pm, candidate.plugin, store, attrs.evolve(selection, limit=None))
-        narrowed = filtered(items, attrs.evolve(selection, limit=None))
+        items = host.read(pm, candidate.plugin, store, unlimited, previews=False)
+        narrowed = filtered(items, unlimited)
         return [attrs.evolve(s, native=None) for s in narrowed if isinstance(s, NativeSession)]
 
 

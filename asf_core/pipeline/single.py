@@ -111,7 +111,7 @@ def _convert(
     sessions: list[ConvertedSession] = []
     findings: list[Finding] = []
     with host.opened(pm, candidate) as store:
-        read = filtered(host.read(pm, plugin, store, selection), selection)
+        read = filtered(host.read(pm, plugin, store, selection, previews=False), selection)
 
         def natives() -> list[NativeSession]:
             out: list[NativeSession] = []

@@ -59,3 +59,18 @@ def test_without_previews_the_sessions_are_the_same_but_the_preview(tmp_path: Pa
     assert all(s.preview is None for s in bare)
     assert [s.id for s in bare] == [s.id for s in shown]
     assert [s.counts for s in bare] == [s.counts for s in shown]
+
+
+def test_picking_a_session_to_convert_or_show_reads_no_preview(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--session`` lists every store to pick from, then converts: neither shows a preview."""
+    home = _home(tmp_path)
+    with SqliteStore(home / "state.db") as store:
+        first = next(s.id for s in native_sessions(store) if isinstance(s, NativeSession))
+    asked = _counting(monkeypatch)
+    out = tmp_path / "out"
+    assert main(["convert", str(home), "--session", first, "-o", str(out), "--quiet"]) == 0
+    assert main(["show", str(home), "--session", first]) == 0
+    capsys.readouterr()
+    assert asked == []
