@@ -83,9 +83,10 @@ def find_databases(root: str | os.PathLike[str], skipped: Skipped | None = None)
     walk = files_under(root, lambda name: name == DATABASE_NAME)
     if skipped is not None:
         skipped.update(walk.skipped)
-    # By folder, a folder before the folders in it (the walk sorts by whole path).
+    # By folder, a folder before the folders in it (the walk sorts by whole path). The walk
+    # gives regular files and links to them: the links are not taken.
     ordered = sorted(walk.files, key=lambda p: p.parent.parts)
-    return [p for p in ordered if not p.is_symlink() and sniff.kind(p) == "file"]
+    return [p for p in ordered if not p.is_symlink()]
 
 
 def default_homes() -> list[Path]:
