@@ -18,7 +18,6 @@ import errno
 import os
 import queue
 import re
-import secrets
 import stat
 import threading
 from collections.abc import Iterable, Iterator
@@ -42,8 +41,11 @@ _cleaned: set[Path] = set()
 
 
 def temporary_path(path: Path) -> Path:
-    """A fresh temporary name beside ``path``, recognisably ours and naming this process."""
-    return path.with_name(f".{path.name}.asf-tmp-{os.getpid()}-{secrets.token_hex(8)}")
+    """A fresh temporary name beside ``path``, recognisably ours and naming this process.
+
+    The random part comes from ``os.urandom`` as :mod:`secrets` takes it, without loading
+    that module (and :mod:`random` with it) into every run."""
+    return path.with_name(f".{path.name}.asf-tmp-{os.getpid()}-{os.urandom(8).hex()}")
 
 
 def _alive(pid: int) -> bool:

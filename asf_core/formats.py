@@ -9,12 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from attrs import field, frozen
 
 from asf_core.findings import Finding
-from asf_core.model import Entry, Header
+
+if TYPE_CHECKING:  # the model loads with the first session, not with the hooks' values
+    from asf_core.model import Entry, Header
 
 __all__ = [
     "Claim",

@@ -18,9 +18,10 @@ import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from asf_core.canonical import has_lone_surrogate
-from asf_core.model import Header
+if TYPE_CHECKING:
+    from asf_core.model import Header
 
 __all__ = [
     "REPORT_NAME",
@@ -75,6 +76,8 @@ def project_key(cwd: str | None) -> str:
         key = key.replace(sep, "-")
     if not key:
         return "default"
+    from asf_core.canonical import has_lone_surrogate  # loaded with the first session written
+
     if has_lone_surrogate(key):
         key = "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in key)
     if key in (".", "..") or "\0" in key or len(key.encode()) > 200:

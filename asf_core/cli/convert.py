@@ -8,22 +8,23 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from asf_core.cli.humane import flat
 from asf_core.cli.output import ExitCode, Fail, Troubles, err, out, out_json, worst
 from asf_core.cli.picking import add_selection_options, selection_from
 from asf_core.cli.progress import Progress, progress_for
 from asf_core.errors import OutputError
-from asf_core.formats import ConvertedSession
 from asf_core.layout import REPORT_NAME
 from asf_core.pipeline.conversion import convert_paths
 from asf_core.pipeline.fingerprints import IGNORED
-from asf_core.pipeline.host import Candidate
-from asf_core.pipeline.report import RunReport, StoreReport
-from asf_core.pipeline.single import convert_one
-from asf_core.plugins import AsfPluginManager
-from asf_core.redaction import MissingDetector, Redactor, SessionRedaction
-from asf_core.writer import session_lines
+
+if TYPE_CHECKING:  # what only some runs need loads when they need it (see main's docstring)
+    from asf_core.formats import ConvertedSession
+    from asf_core.pipeline.host import Candidate
+    from asf_core.pipeline.report import RunReport, StoreReport
+    from asf_core.plugins import AsfPluginManager
+    from asf_core.redaction import SessionRedaction
 
 __all__ = ["DEFAULT_OUT", "add_parser", "redaction_for", "run_convert"]
 
@@ -87,6 +88,8 @@ def redaction_for(args: argparse.Namespace) -> SessionRedaction | None:
     """The run's redaction when ``--redact`` is given; a missing detector is a usage error."""
     if not getattr(args, "redact", False):
         return None
+    from asf_core.redaction import MissingDetector, Redactor, SessionRedaction
+
     try:
         return SessionRedaction(Redactor())
     except MissingDetector as exc:
@@ -97,6 +100,9 @@ def _to_stdout(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
     """``-o -``: the one picked session's lines on stdout, nothing written to disk."""
     if args.json:
         raise Fail("-o - writes the session itself to stdout: it cannot be combined with --json")
+    from asf_core.pipeline.single import convert_one
+    from asf_core.writer import session_lines
+
     troubles = Troubles()
     single, problems = convert_one(
         pm,
@@ -139,8 +145,8 @@ def run_convert(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
             args.paths,
             args.output,
             format=args.format,
-            on_session=progress.session,
-            on_store=progress.store,
+            on_session=progress.session if display.enabled else None,
+            on_store=progress.store if display.enabled else None,
             count=display.enabled,
             selection=selection,
             redaction=redaction,

@@ -7,7 +7,6 @@ to the terminal: a pipe gets whole lines, a terminal gets lines cut at its width
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from datetime import datetime
 
@@ -58,5 +57,7 @@ def clip(text: str, width: int) -> str:
 def terminal_width() -> int | None:
     """The width to fit lines to: the terminal's (or ``$COLUMNS``); None for a pipe."""
     if os.environ.get("COLUMNS", "").isdigit() or sys.stdout.isatty():
+        import shutil  # only when a table is laid out
+
         return shutil.get_terminal_size().columns
     return None

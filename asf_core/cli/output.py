@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from functools import cache
 from typing import Any
 
 from attrs import define, field
 
 from asf_core.cli.exit_codes import ExitCode, worst
-from asf_core.codec import converter
 from asf_core.findings import Finding
-from asf_core.pipeline import conversion, picking, single, stores
-from asf_core.pipeline.report import json_text
 from asf_core.safe_text import printable
 
 __all__ = ["ExitCode", "Fail", "Troubles", "err", "exit_code_for", "out", "out_json", "worst"]
@@ -42,6 +40,9 @@ def out_json(value: Any) -> None:
 
     Characters a terminal would obey are ``\\u`` escapes: the same JSON, safe on a screen.
     """
+    from asf_core.codec import converter
+    from asf_core.pipeline.report import json_text
+
     sys.stdout.write(json_text(converter().unstructure(value), terminal=True))
 
 
@@ -50,27 +51,32 @@ def err(message: str) -> None:
     sys.stderr.write(f"asf: {printable(message)}\n")
 
 
-#: The exit code each code of :mod:`asf_core.pipeline.stores` and
-#: :mod:`asf_core.pipeline.conversion` calls for.
-_EXIT_FOR = {
-    stores.UNKNOWN_FORMAT: ExitCode.USAGE,
-    stores.UNREADABLE_PATH: ExitCode.USAGE,
-    stores.AMBIGUOUS: ExitCode.USAGE,
-    stores.NOT_RECOGNISED: ExitCode.NOTHING,
-    stores.PLUGIN_FAILED: ExitCode.PLUGIN,
-    stores.UNSEARCHABLE: ExitCode.OK,
-    conversion.DAMAGED: ExitCode.USAGE,
-    conversion.PLUGIN: ExitCode.PLUGIN,
-    picking.NO_SESSION: ExitCode.NOTHING,
-    picking.AMBIGUOUS_SESSION: ExitCode.USAGE,
-    single.SEVERAL: ExitCode.USAGE,
-    conversion.OUTPUT: ExitCode.USAGE,
-}
+@cache
+def _exit_for() -> dict[str, ExitCode]:
+    """The exit code each code of :mod:`asf_core.pipeline.stores` and
+    :mod:`asf_core.pipeline.conversion` calls for (their modules loaded when a problem is
+    first met, not by every command that might meet one)."""
+    from asf_core.pipeline import conversion, picking, single, stores
+
+    return {
+        stores.UNKNOWN_FORMAT: ExitCode.USAGE,
+        stores.UNREADABLE_PATH: ExitCode.USAGE,
+        stores.AMBIGUOUS: ExitCode.USAGE,
+        stores.NOT_RECOGNISED: ExitCode.NOTHING,
+        stores.PLUGIN_FAILED: ExitCode.PLUGIN,
+        stores.UNSEARCHABLE: ExitCode.OK,
+        conversion.DAMAGED: ExitCode.USAGE,
+        conversion.PLUGIN: ExitCode.PLUGIN,
+        picking.NO_SESSION: ExitCode.NOTHING,
+        picking.AMBIGUOUS_SESSION: ExitCode.USAGE,
+        single.SEVERAL: ExitCode.USAGE,
+        conversion.OUTPUT: ExitCode.USAGE,
+    }
 
 
 def exit_code_for(finding: Finding) -> ExitCode:
     """The exit code a problem of the library calls for (by its ``code``)."""
-    return _EXIT_FOR.get(finding.code, ExitCode.PLUGIN)
+    return _exit_for().get(finding.code, ExitCode.PLUGIN)
 
 
 @define

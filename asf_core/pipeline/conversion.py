@@ -41,11 +41,11 @@ from asf_core.pipeline.store_run import OnSession, StoreRun, noter
 from asf_core.pipeline.stores import find_stores
 from asf_core.pipeline.units import CHANGED, DAMAGED, OUTPUT, PLUGIN
 from asf_core.plugins import AsfPluginManager
-from asf_core.redaction import SessionRedaction
 from asf_core.selecting import filtered
 
 if TYPE_CHECKING:
     from asf_core.pipeline.workers import Workers
+    from asf_core.redaction import SessionRedaction
 
 __all__ = ["DAMAGED", "OUTPUT", "PLUGIN", "OnSession", "OnStore", "convert_paths", "convert_store"]
 

@@ -13,7 +13,9 @@ holds, the store is not opened at all.
 
 The file is the host's own closed data: it is read back with cattrs and ``forbid_extra_keys``,
 and one that is damaged, of another version or another store is ignored (everything is
-converted) with a warning quoting cattrs' account of what is wrong.
+converted) with a warning quoting cattrs' account of what is wrong. A run that may find the
+whole store unchanged first asks :func:`holds` of the parsed JSON as it is, without cattrs:
+such a run loads as little as it can (a nightly run with nothing to do is mostly start-up).
 """
 
 from __future__ import annotations
@@ -23,13 +25,16 @@ import json
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import cattrs
 from attrs import field, frozen
-from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from asf_core.files import write_atomic
 from asf_core.findings import Finding
+from asf_core.layout import REPORT_NAME
+
+if TYPE_CHECKING:
+    import cattrs
 
 __all__ = [
     "FILE_NAME",
@@ -39,6 +44,7 @@ __all__ = [
     "SessionRecord",
     "UnitRecord",
     "WholeRecord",
+    "holds",
     "load",
     "save",
     "stamp",
@@ -119,6 +125,9 @@ class Fingerprints:
 @cache
 def _converter() -> cattrs.Converter:
     """A converter for this closed data: unknown members refuse the file, nothing coerces."""
+    import cattrs
+    from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
     conv = cattrs.Converter(forbid_extra_keys=True)
     for kind in (int, str):
 
@@ -178,6 +187,40 @@ def trusted(dest: Path, record: UnitRecord) -> bool:
     return True
 
 
+def _same(recorded: Any, path: Path) -> bool:
+    """Whether a stamp as the JSON holds it is the file's as it is now."""
+    try:
+        st = path.stat()
+    except (OSError, ValueError):  # gone, or a name no file can have (a NUL in it)
+        return False
+    return bool(recorded == {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "inode": st.st_ino})
+
+
+def holds(dest: Path, format: str, store: str, stamp: str) -> bool:
+    """Whether the records in ``dest`` say this store is as the last run found it: written by
+    this asf for this store, its whole ``stamp`` the one given, and ``report.json``, every
+    unit's files and the files written outside units still as written.
+
+    Read from the parsed JSON as it is: any surprise in it (a member missing or of another
+    type) is a no, and the run that follows (:func:`load`) says what is wrong.
+    """
+    try:
+        records = json.loads((dest / FILE_NAME).read_bytes())
+        whole = records["whole"]
+        if (records["version"], records["format"], records["store"]) != (_VERSION, format, store):
+            return False
+        if records["host"] != host_version() or whole["stamp"] != stamp:
+            return False
+        files = [(name, s) for name, s in whole["files"].items()]
+        for unit in records["units"].values():
+            sessions = [item["session"] for item in unit["items"] if item.get("session")]
+            files += [(session["file"], session["stamp"]) for session in sessions]
+        files.append((REPORT_NAME, whole["report"]))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+    return all(isinstance(name, str) and _same(s, dest / name) for name, s in files)
+
+
 def load(dest: Path, format: str, store: str) -> tuple[Fingerprints | None, Finding | None]:
     """The records kept in ``dest`` for this store: None when there is no file or it was
     written by another asf (an upgrade: converting again is expected); None and a warning
@@ -189,6 +232,8 @@ def load(dest: Path, format: str, store: str) -> tuple[Fingerprints | None, Find
         return None, None
     except OSError as exc:
         return None, _warning(path, [exc.strerror or str(exc)])
+    import cattrs
+
     try:
         records = _converter().structure(json.loads(data), Fingerprints)
     except ValueError as exc:  # not JSON, or not UTF-8

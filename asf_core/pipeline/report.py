@@ -12,10 +12,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import cattrs
 from attrs import define, field
 
-from asf_core.codec import report_converter as converter
 from asf_core.files import write_atomic
 from asf_core.findings import Finding
 from asf_core.safe_text import json_safe
@@ -116,14 +114,18 @@ class RunReport:
 
     def to_json(self) -> dict[str, Any]:
         """The run's report as JSON (what ``asf convert --json`` prints), totals included."""
-        obj: dict[str, Any] = converter().unstructure(self)
+        from asf_core.codec import report_converter
+
+        obj: dict[str, Any] = report_converter().unstructure(self)
         obj["totals"] = self.totals()
         return obj
 
 
 def store_json(report: StoreReport) -> dict[str, Any]:
     """One store's report as the JSON written to ``report.json``."""
-    obj: dict[str, Any] = converter().unstructure(report)
+    from asf_core.codec import report_converter
+
+    obj: dict[str, Any] = report_converter().unstructure(report)
     return obj
 
 
@@ -154,10 +156,23 @@ def write_report(
     return True
 
 
+#: The members of ``report.json`` that hold findings.
+_FINDINGS = ("strays", "dropped", "findings")
+
+
 def read_report(path: Path) -> StoreReport:
-    """A store's ``report.json`` as written (``ValueError`` when it is not one)."""
+    """A store's ``report.json`` as written (``ValueError`` when it is not one).
+
+    Read back without cattrs: a run that finds a whole store unchanged reads this and little
+    else, and should not load cattrs for it. Only a file this asf wrote is read (its stamp is
+    the one recorded when it was written), so the members are taken as they are; one
+    :class:`StoreReport` or :class:`~asf_core.findings.Finding` does not have refuses it.
+    """
+    obj = json.loads(path.read_bytes())
     try:
-        report: StoreReport = converter().structure(json.loads(path.read_bytes()), StoreReport)
-    except cattrs.BaseValidationError as exc:
-        raise ValueError(f"{path}: not a store report") from exc
-    return report
+        if not isinstance(obj, dict):
+            raise TypeError("not an object")
+        found = {k: [Finding(**f) for f in obj.get(k, ())] for k in _FINDINGS}
+        return StoreReport(**{**obj, **found})
+    except TypeError as exc:  # not an object, or a member missing or unknown
+        raise ValueError(f"{path}: not a store report: {exc}") from exc

@@ -26,7 +26,6 @@ from asf_core.formats import (
     Unit,
 )
 from asf_core.layout import REPORT_NAME
-from asf_core.model import Header
 from asf_core.pipeline import fingerprints, host
 from asf_core.pipeline.fingerprints import UnitRecord, WholeRecord
 from asf_core.pipeline.host import Candidate
@@ -35,10 +34,10 @@ from asf_core.pipeline.planned import Units
 from asf_core.pipeline.report import StoreReport, read_report, write_report
 from asf_core.pipeline.units import Outcome, Seen, Written, apply, replay, write_session
 from asf_core.plugins import AsfPluginManager
-from asf_core.redaction import SessionRedaction
 
 if TYPE_CHECKING:
     from asf_core.pipeline.workers import Workers
+    from asf_core.redaction import SessionRedaction
 
 __all__ = ["STORE_REDACTIONS", "OnSession", "StoreRun", "noter"]
 
@@ -59,6 +58,8 @@ def noter(report: StoreReport, redaction: SessionRedaction | None) -> Callable[[
 
 def _stub(written: Written) -> ConvertedSession:
     """What ``on_session`` hears of a session a worker wrote (its entries stayed there)."""
+    from asf_core.model import Header
+
     header = Header(id=written.id, created_at="")
     return ConvertedSession(
         header=header, entries=(), name=written.name, native_ids=written.native_ids
@@ -155,33 +156,30 @@ class StoreRun:
         opened. The report (and ``report.json``, rewritten when that differs) then says what a
         run finding every session unchanged says. False (nothing done): convert as usual."""
         self.stamp = stamp
-        records, _ = fingerprints.load(self.dest, self.claim.format, str(self.claim.path))
-        whole = records.whole if records is not None else None
-        if records is None or whole is None or whole.stamp != stamp:
+        fmt, store = self.claim.format, str(self.claim.path)
+        if not fingerprints.holds(self.dest, fmt, store, stamp):
             return False
         path = self.dest / REPORT_NAME
         try:
-            if fingerprints.stamp(path) != whole.report:
-                return False
             last = read_report(path)
         except (OSError, ValueError):
             return False
-        if not all(fingerprints.trusted(self.dest, unit) for unit in records.units.values()):
-            return False
-        try:
-            if any(fingerprints.stamp(self.dest / f) != s for f, s in whole.files.items()):
+        moved = bool(last.files_written or last.bytes_written)  # else the report stays as is
+        units: Mapping[str, UnitRecord] = {}
+        whole: WholeRecord | None = None
+        if moved or self.on_session is not None:  # then the records are needed structured
+            records, _ = fingerprints.load(self.dest, fmt, store)
+            if records is None or records.whole is None:
                 return False
-        except OSError:
-            return False
+            units, whole = records.units, records.whole
         last.files_unchanged += last.files_written
         last.files_written = last.bytes_written = 0
         for name in attrs.fields_dict(StoreReport):
             setattr(self.report, name, getattr(last, name))
-        if write_report(path, self.report, only_if_changed=True):
-            again = attrs.evolve(whole, report=fingerprints.stamp(path))
-            self._save(records.units, again)
+        if whole is not None and moved and write_report(path, self.report, only_if_changed=True):
+            self._save(units, attrs.evolve(whole, report=fingerprints.stamp(path)))
         if self.on_session is not None:
-            for unit in records.units.values():
+            for unit in units.values():
                 for item in replay(unit):
                     if isinstance(item, Written):
                         self.on_session(self.report, _stub(item))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from attrs import frozen
 
@@ -26,12 +27,13 @@ from asf_core.formats import (
     StoreError,
 )
 from asf_core.layout import session_file_name, session_path
-from asf_core.model import Entry
 from asf_core.pipeline import host
 from asf_core.pipeline.fingerprints import FileStamp, SessionRecord, UnitItem, UnitRecord, stamp
 from asf_core.pipeline.inputs import Inputs
 from asf_core.pipeline.report import StoreReport
-from asf_core.writer import entry_line, header_line
+
+if TYPE_CHECKING:
+    from asf_core.model import Entry
 
 __all__ = [
     "CHANGED",
@@ -114,6 +116,8 @@ class _Lines:
         self.count = 0
 
     def __iter__(self) -> Iterator[bytes]:
+        from asf_core.writer import entry_line, header_line  # loaded before workers fork
+
         hook = f"convert (session {self.session.name})"
         with host.blame(self.plugin, hook):
             header = header_line(self.session.header)

@@ -104,10 +104,15 @@ class Workers:
             self._start()
 
     def _start(self) -> None:
+        import importlib
+        import multiprocessing
+
         from asf_core.codec import converter
 
-        converter()  # built once here, not once per worker (forked workers share it)
-        import multiprocessing
+        # Loaded and built once here, not once per worker (forked workers share them): the
+        # writer every job writes with, and the converter it uses.
+        importlib.import_module("asf_core.writer")
+        converter()
 
         method = "fork" if sys.platform.startswith("linux") else "spawn"
         ctx: Any = multiprocessing.get_context(method)

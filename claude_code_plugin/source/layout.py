@@ -21,8 +21,6 @@ from typing import Any, Final
 
 from attrs import frozen
 
-from asf_core.canonical import JsonError
-from asf_core.strict_json import parse
 from asf_core.walk import files_under
 
 __all__ = [
@@ -135,6 +133,10 @@ def _is_claude_line(value: object) -> bool | None:
 
 def _head(path: Path) -> Iterator[tuple[bytes, Any]]:
     """The first few lines of ``path`` (raw, and parsed or ``_UNPARSED``); raises ``OSError``."""
+    # The JSON reader loads with the first candidate file, not with every run's discovery.
+    from asf_core.canonical import JsonError
+    from asf_core.strict_json import parse
+
     with path.open("rb") as f:
         for _ in range(_SNIFF_LINES):
             raw = f.readline(_SNIFF_BYTES)

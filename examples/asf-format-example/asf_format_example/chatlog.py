@@ -15,8 +15,6 @@ from typing import Any, BinaryIO
 
 from attrs import frozen
 
-from asf_core import ids
-
 SUFFIX = ".chat.jsonl"
 ROLES = frozenset({"system", "user", "assistant"})
 #: Members the format defines; any other member is reported as dropped.
@@ -43,6 +41,8 @@ class Line:
 
 
 def _ts(value: Any) -> str:
+    from asf_core import ids  # loaded when a log is read, not with the plugin
+
     if isinstance(value, str):
         return ids.migrate_ts(value)
     if isinstance(value, int | float) and not isinstance(value, bool):

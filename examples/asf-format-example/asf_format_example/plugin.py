@@ -15,8 +15,6 @@ from typing import Any, BinaryIO
 
 from asf_core import hookimpl
 from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession
-from asf_core.model import Config, Header, Item, Response
-from asf_core.writer import SessionBuilder
 from asf_format_example import __version__, chatlog
 
 FORMAT = "chatlog"
@@ -132,6 +130,11 @@ def _message(line: chatlog.Line) -> dict[str, Any]:
 
 
 def _convert_one(store: ChatlogStore, native: NativeSession) -> ConvertedSession:
+    # Imported here, not at the top: every ``asf`` command loads every plugin, and most
+    # (a listing, a run with nothing to convert) never build a session.
+    from asf_core.model import Config, Header, Item, Response
+    from asf_core.writer import SessionBuilder
+
     run: tuple[chatlog.Line, ...] = native.native
     header = Header(
         id=_session_id(store, native.id),

@@ -638,6 +638,14 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert _run(capsys, "--help")[0] == ExitCode.OK
 
 
+def test_version_is_the_installed_one_on_stdout(capsys: pytest.CaptureFixture[str]) -> None:
+    from asf_core import DISTRIBUTION, FORMAT
+
+    expected = f"asf {importlib.metadata.version(DISTRIBUTION)} ({FORMAT})\n"
+    assert _run(capsys, "--version") == (ExitCode.OK, expected, "")
+    assert _run(capsys, "--version", "convert") == (ExitCode.OK, expected, "")
+
+
 def _asf_script() -> str | None:
     beside = Path(sys.executable).parent / "asf"
     return str(beside) if beside.is_file() else shutil.which("asf")

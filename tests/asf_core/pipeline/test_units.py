@@ -14,12 +14,15 @@ from pathlib import Path
 
 import plan_toy
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from output_files import output_files
 
 from asf_core.files import Syncer
+from asf_core.findings import Finding
 from asf_core.pipeline import fingerprints
 from asf_core.pipeline.conversion import convert_paths
-from asf_core.pipeline.report import RunReport, StoreReport
+from asf_core.pipeline.report import RunReport, StoreReport, read_report, write_report
 from asf_core.pipeline.workers import Workers
 from asf_core.plugins import AsfPluginManager, make_plugin_manager
 from asf_core.writer import session_lines
@@ -371,3 +374,100 @@ def test_the_syncer_flushes_every_file_and_directory(
     expected_dirs = {top / "p", top / "q", top, tmp_path / "out"}
     assert sorted(flushed[:3]) == sorted(map(str, files))
     assert set(flushed[3:]) == set(map(str, expected_dirs))
+
+
+def _record_paths(value: object, at: tuple[object, ...] = ()) -> Iterator[tuple[object, ...]]:
+    """Every place in a parsed record: each member and item, nested."""
+    yield at
+    if isinstance(value, dict):
+        for key, member in value.items():
+            yield from _record_paths(member, (*at, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _record_paths(item, (*at, index))
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_whether_a_record_holds_is_a_yes_or_a_no_whatever_the_file_holds(
+    pm: AsfPluginManager, tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    """The check an unchanged run makes first reads the record as parsed JSON: a value of
+    any type anywhere in it (or one missing) is a no, never an exception."""
+    tmp = tmp_path_factory.mktemp("holds")
+    src, out = _store(tmp, LINES), tmp / "out"
+    report = _run(pm, src, out)
+    dest = Path(report.output)
+    record = dest / fingerprints.FILE_NAME
+    stamp = json.loads(record.read_bytes())["whole"]["stamp"]
+    assert fingerprints.holds(dest, "ptoy", str(src), stamp)
+    parsed = json.loads(record.read_bytes())
+    at = data.draw(st.sampled_from(list(_record_paths(parsed))[1:]))
+    parent = parsed
+    for step in at[:-1]:
+        parent = parent[step]  # type: ignore[index]
+    if data.draw(st.booleans()) and isinstance(parent, dict):
+        del parent[at[-1]]
+    else:
+        parent[at[-1]] = data.draw(_JSON)  # type: ignore[index]
+    record.write_text(json.dumps(parsed))
+    assert fingerprints.holds(dest, "ptoy", str(src), stamp) in (True, False)
+
+
+def test_a_record_holds_only_while_everything_it_names_is_as_written(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    src, out = _store(tmp_path, [*LINES, "= last words"]), tmp_path / "out"
+    report = _run(pm, src, out)
+    dest = Path(report.output)
+    stamp = json.loads((dest / fingerprints.FILE_NAME).read_bytes())["whole"]["stamp"]
+    assert fingerprints.holds(dest, "ptoy", str(src), stamp)
+    assert not fingerprints.holds(dest, "ptoy", str(src), stamp + "x")
+    assert not fingerprints.holds(dest, "ptoy", "/elsewhere/s.ptoy", stamp)
+    assert not fingerprints.holds(dest, "other", str(src), stamp)
+    for name in [report.files["b"], report.files["finished"], "report.json"]:
+        path = dest / name
+        st_ = path.stat()
+        os.utime(path, ns=(st_.st_atime_ns, st_.st_mtime_ns + 1))
+        assert not fingerprints.holds(dest, "ptoy", str(src), stamp), name
+        os.utime(path, ns=(st_.st_atime_ns, st_.st_mtime_ns))
+        assert fingerprints.holds(dest, "ptoy", str(src), stamp)
+    record = dest / fingerprints.FILE_NAME
+    parsed = json.loads(record.read_bytes())
+    parsed["whole"]["files"] = {"a\0b": parsed["whole"]["report"]}  # no file has that name
+    record.write_text(json.dumps(parsed))
+    assert not fingerprints.holds(dest, "ptoy", str(src), stamp)
+    record.unlink()
+    assert not fingerprints.holds(dest, "ptoy", str(src), stamp)
+
+
+def test_a_report_reads_back_as_written(tmp_path: Path) -> None:
+    report = StoreReport(format="f", plugin="p", path="/s", output="/o", sessions_read=3)
+    report.note(
+        [
+            Finding(kind="stray", message="a row", unit="db:messages/4", data={"n": [1, 2]}),
+            Finding(kind="dropped", message="a column", code="c"),
+            Finding(kind="warning", message="odd", line=3, path="x.jsonl", entry="e1"),
+        ]
+    )
+    report.files, report.counts = {"s": "p/s.jsonl"}, {"rows": 7}
+    report.redactions, report.store = {"s": {"email": 1}}, {"name": "db", "nested": {"a": []}}
+    path = tmp_path / "report.json"
+    write_report(path, report)
+    assert read_report(path) == report
+    value = json.loads(path.read_text())
+    for damaged in [[], {**value, "extra": 1}, {**value, "strays": [["not", "an object"]]}]:
+        path.write_text(json.dumps(damaged))
+        with pytest.raises(ValueError, match="not a store report"):
+            read_report(path)
+    del value["format"]
+    path.write_text(json.dumps(value))
+    with pytest.raises(ValueError, match="not a store report"):
+        read_report(path)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -247,3 +249,66 @@ def test_a_deleted_output_file_is_written_again(tmp_path: Path, reads: Reads) ->
     assert _convert(src, out, 2) == 0
     assert reads == ["fx-reasoning"]
     assert _tree(out, reports=False) == before
+
+
+#: What converting needs and a run that finds the store unchanged must not load: the model,
+#: the codec (and cattrs), the writer, redaction, the plugin's conversion code.
+_CONVERTING = ("cattrs", "asf_core.model", "asf_core.codec", "asf_core.writer", "orjson")
+_CONVERTING_PREFIXES = ("asf_core.redaction", "hermes_plugin.convert")
+
+
+def _loaded_by_run(src: Path, out: Path) -> list[str]:
+    """The modules a fresh ``asf convert`` process loads, as the command runs it."""
+    script = (
+        "import json, sys\n"
+        "from asf_core.cli.main import main\n"
+        f"code = main(['convert', {str(src)!r}, '-o', {str(out)!r}, '--quiet', '-j', '2'])\n"
+        "print(json.dumps([code, sorted(sys.modules)]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    code, modules = json.loads(done.stdout)
+    assert code == 0, done.stderr
+    return [m for m in modules if m in _CONVERTING or m.startswith(_CONVERTING_PREFIXES)]
+
+
+def test_a_run_that_finds_the_store_unchanged_loads_nothing_of_converting(
+    tmp_path: Path,
+) -> None:
+    """A nightly run with nothing to do is mostly start-up: it must not load what converting
+    needs. The run after one that wrote files updates the report (its counts move to
+    unchanged); the run after that leaves every file alone."""
+    src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
+    assert {"cattrs", "asf_core.writer"} <= set(_loaded_by_run(src, out))  # converted
+    shift = _loaded_by_run(src, out)  # the report's counts move: the records are rewritten
+    assert "asf_core.writer" not in shift
+    assert not any(m.startswith("hermes_plugin.convert") for m in shift)
+    settled = _tree(out)
+    assert _loaded_by_run(src, out) == []
+    assert _tree(out) == settled
+    _append(src / "state.db", "fx-plain")
+    assert "hermes_plugin.convert.units" in _loaded_by_run(src, out)  # changed: converted
+
+
+def test_an_unchanged_run_tells_of_every_session_it_carries_over(tmp_path: Path) -> None:
+    """Progress (``on_session``) hears of each session of an unchanged store, as it does
+    when the store is converted."""
+    from asf_core.pipeline.conversion import convert_paths
+    from asf_core.plugins import make_plugin_manager
+
+    src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
+    heard: list[list[str]] = []
+    for _ in range(3):
+        names: list[str] = []
+        run, _problems = convert_paths(
+            make_plugin_manager(),
+            [src],
+            out,
+            on_session=lambda _report, session, names=names: names.append(session.name),
+            processes=2,
+        )
+        assert sum(s.sessions_written for s in run.stores) == len(names)
+        heard.append(sorted(names))
+    assert heard[0] == heard[1] == heard[2]
+    assert len(heard[0]) > 10
