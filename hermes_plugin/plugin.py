@@ -122,7 +122,8 @@ def plan(store: StoreHandle, sessions: Iterable[NativeSession]) -> Iterator[Unit
         return None
     from hermes_plugin.convert.units import plan_units
 
-    return plan_units(store, [s.id for s in sessions])
+    # Listed as the units are iterated, after the host forked its workers (docs/hooks.md).
+    return plan_units(store, (s.id for s in sessions))
 
 
 @hookimpl

@@ -39,6 +39,8 @@ OPENED: list[Path] = []
 #: The stores listed (``read``) in this process: a worker's copy tells whether it was forked
 #: before the host listed the store (its jobs say, with ``TELL_LISTED``).
 LISTED: list[Path] = []
+#: The stores whose ``plan`` hook was called in this process (before the host iterates it).
+LOADED: list[Path] = []
 TELL_LISTED = False
 #: Whether the plugin stamps its stores (a test turns it off to compare with a full read).
 STAMPS = True
@@ -84,7 +86,7 @@ def job(ident: str, text: str, host: int = 0) -> Iterator[ConvertedSession | Fin
         raise StoreError(f"line {ident} is damaged")
     if text == "!bug":
         raise KeyError(ident)
-    data = {"listed": len(LISTED)} if TELL_LISTED else {}
+    data = {"listed": len(LISTED), "loaded": len(LOADED)} if TELL_LISTED else {}
     yield Finding(kind="warning", message=f"converted {ident}", unit=ident, data=data)
     yield session_of(ident, text)
 
@@ -132,9 +134,13 @@ class PlanToy:
     ) -> Iterator[Unit | Finding] | None:
         if not isinstance(store, PlanStore):
             return None
-        return self._plan(store, [s.id for s in sessions])
+        LOADED.append(store.path)  # what a plugin loads before it returns: workers share it
+        return self._plan(store, sessions)
 
-    def _plan(self, store: PlanStore, wanted: list[str]) -> Iterator[Unit | Finding]:
+    def _plan(
+        self, store: PlanStore, sessions: Iterable[NativeSession]
+    ) -> Iterator[Unit | Finding]:
+        wanted = [s.id for s in sessions]  # listed as the host iterates the plan
         yield Finding(kind="info", message=f"{len(wanted)} lines")
         for ident, _, text in store.lines:
             if ident in wanted and ident != "=":

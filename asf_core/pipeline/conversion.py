@@ -144,9 +144,9 @@ def _attempt(
         store = host.open_store(pm, candidate)
         report.store = host.store_info(candidate.plugin, store)
         sessions = _native(pm, candidate.plugin, store, report, wanted, redaction)
-        if planned and workers is not None and host.plans(pm, candidate.plugin):
-            workers.start()  # before the store is listed and planned: see Workers.start
         units = host.plan(pm, candidate.plugin, store, sessions) if planned else None
+        if units is not None and workers is not None:
+            workers.start()  # after the hook loaded its code, before it lists: Workers.start
         if units is None:
             run.whole(pm, store, sessions)
         else:

@@ -96,10 +96,11 @@ class Workers:
 
     def start(self) -> None:
         """Start the workers now (once). They are forked from this process: the host starts
-        them when a store is to be planned, before the plugin lists and plans it, so that
-        what a store's size makes grow in the host (its sessions, the plan) is never in a
-        worker's memory: a worker's size depends on the units it runs, not on the store. A
-        job's code is loaded in the worker when its first job is unpickled."""
+        them when the plugin's ``plan`` hook has returned its units, before it iterates them.
+        What the hook loaded before returning (its converting code, code it generated) is in
+        every worker, loaded once; what its units' iteration reads (the sessions, the plan),
+        which grows with the store, is in none: a worker's size depends on the units it runs,
+        not on the store."""
         if not self._procs:
             self._start()
 

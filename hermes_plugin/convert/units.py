@@ -369,10 +369,10 @@ class UnitJob:
 
 def plan_units(handle: HermesHandle, selected: Iterable[str]) -> Iterator[Unit | Finding]:
     """The ``plan`` hook: every unit (the plan stays on the handle, for ``finish``), read as
-    the host iterates. The session rows that cannot be read are not reported here: ``read``
-    reports them. What every job needs is loaded now, for the jobs run in the host: the
-    converting modules and the row reader's generated code (a worker loads them with its
-    first job)."""
+    the host iterates, ``selected`` included. The session rows that cannot be read are not
+    reported here: ``read`` reports them. What every job needs is loaded now, before the host
+    forks its workers, so they share it: the converting modules and the row reader's
+    generated code."""
     import hermes_plugin.convert.database  # noqa: F401 - loaded once, in the host
 
     _reader(handle.store.name).warm()

@@ -112,13 +112,15 @@ def test_one_worker_and_two_write_the_same_bytes(pm: AsfPluginManager, tmp_path:
 def test_a_worker_holds_nothing_the_host_read_of_the_store(
     pm: AsfPluginManager, tmp_path: Path, jobs: int, listed: int
 ) -> None:
-    """Workers are forked before the plugin lists and plans the store, so what grows with
-    the store in the host (its sessions, the plan) is never in a worker's memory: a job run
-    by a worker sees no listing; one run by the host sees the host's."""
+    """Workers are forked once ``plan`` has returned, before the host iterates its units:
+    what the hook loaded is in every worker (loaded once), and what grows with the store in
+    the host (its sessions, the plan) is never in a worker's memory: a job run by a worker
+    sees no listing; one run by the host sees the host's."""
     plan_toy.TELL_LISTED = True
+    plan_toy.LOADED.clear()
     report = _run(pm, _store(tmp_path, LINES), tmp_path / "out", jobs)
-    seen = [f.data["listed"] for f in report.findings if f.message.startswith("converted")]
-    assert seen == [listed] * len(LINES)
+    converted = [f.data for f in report.findings if f.message.startswith("converted")]
+    assert converted == [{"listed": listed, "loaded": 1}] * len(LINES)
 
 
 def test_a_job_a_worker_sends_back_runs_in_the_host(pm: AsfPluginManager, tmp_path: Path) -> None:
