@@ -216,7 +216,7 @@ def holds(dest: Path, format: str, store: str, stamp: str) -> bool:
             sessions = [item["session"] for item in unit["items"] if item.get("session")]
             files += [(session["file"], session["stamp"]) for session in sessions]
         files.append((REPORT_NAME, whole["report"]))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError):
         return False
     return all(isinstance(name, str) and _same(s, dest / name) for name, s in files)
 
@@ -238,6 +238,8 @@ def load(dest: Path, format: str, store: str) -> tuple[Fingerprints | None, Find
         records = _converter().structure(json.loads(data), Fingerprints)
     except ValueError as exc:  # not JSON, or not UTF-8
         return None, _warning(path, [f"not JSON: {exc}"])
+    except RecursionError:  # arrays or objects nested deeper than the parser goes
+        return None, _warning(path, ["not JSON this asf writes: nested too deep"])
     except cattrs.BaseValidationError as exc:
         return None, _warning(path, cattrs.transform_error(exc, path="fingerprints"))
     if (records.version, records.format, records.store) != (_VERSION, format, store):

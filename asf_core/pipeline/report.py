@@ -168,7 +168,10 @@ def read_report(path: Path) -> StoreReport:
     the one recorded when it was written), so the members are taken as they are; one
     :class:`StoreReport` or :class:`~asf_core.findings.Finding` does not have refuses it.
     """
-    obj = json.loads(path.read_bytes())
+    try:
+        obj = json.loads(path.read_bytes())
+    except RecursionError as exc:  # nested deeper than the parser goes: not ours
+        raise ValueError(f"{path}: not a store report: nested too deep") from exc
     try:
         if not isinstance(obj, dict):
             raise TypeError("not an object")

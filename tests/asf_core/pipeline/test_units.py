@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import plan_toy
@@ -185,11 +185,21 @@ def test_an_unchanged_store_is_not_opened(pm: AsfPluginManager, tmp_path: Path, 
     assert _files(out) == skipped
 
 
-def test_a_store_whose_report_changed_is_read(pm: AsfPluginManager, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda text: text.replace('"complete": true', '"complete": false'),
+        lambda text: "[" * 100_000 + "]" * 100_000,  # deeper than Python's parser goes
+    ],
+    ids=["edited", "nested-too-deep"],
+)
+def test_a_store_whose_report_changed_is_read(
+    pm: AsfPluginManager, tmp_path: Path, damage: Callable[[str], str]
+) -> None:
     src, out = _store(tmp_path, LINES), tmp_path / "out"
     first = _run(pm, src, out)
     report = Path(first.output) / "report.json"
-    report.write_text(report.read_text().replace('"complete": true', '"complete": false'))
+    report.write_text(damage(report.read_text()))
     again = _run(pm, src, out)
     assert [src] == plan_toy.OPENED
     assert plan_toy.PREPARED == []
@@ -256,6 +266,7 @@ def test_a_unit_without_fingerprint_is_always_converted(
         b"not json",
         b'{"version": 1, "host": "h", "format": "ptoy", "store": "x", "units": {}, "extra": 1}',
         b'{"version": "1", "host": "h", "format": "ptoy", "store": "x", "units": {}}',
+        b"[" * 100_000 + b"]" * 100_000,  # deeper than Python's parser goes
     ],
 )
 def test_a_damaged_record_is_ignored_with_a_warning(
@@ -469,6 +480,9 @@ def test_a_report_reads_back_as_written(tmp_path: Path) -> None:
         path.write_text(json.dumps(damaged))
         with pytest.raises(ValueError, match="not a store report"):
             read_report(path)
+    path.write_text("[" * 100_000 + "]" * 100_000)  # deeper than Python's parser goes
+    with pytest.raises(ValueError, match="not a store report"):
+        read_report(path)
     del value["format"]
     path.write_text(json.dumps(value))
     with pytest.raises(ValueError, match="not a store report"):
