@@ -14,7 +14,6 @@ from typing import Any
 from asf_core.cli.humane import age, clip, flat, local, terminal_width
 from asf_core.cli.output import ExitCode, Troubles, err, out, out_json
 from asf_core.cli.picking import add_selection_options, selection_from
-from asf_core.codec import converter
 from asf_core.errors import PluginError
 from asf_core.formats import NativeSession, Selection, StoreError, newest_first
 from asf_core.pipeline import host
@@ -36,6 +35,8 @@ _PLAIN = frozenset({"", "root"})
 
 def _store_json(listing: StoreListing, sessions: list[NativeSession]) -> dict[str, Any]:
     """A listing as ``asf list --json`` prints it: each session names its format."""
+    from asf_core.codec import converter  # with the model: only --json needs them
+
     obj: dict[str, Any] = converter().unstructure(listing)
     obj["sessions"] = [{"format": listing.format, **converter().unstructure(s)} for s in sessions]
     for s in obj["sessions"]:
