@@ -26,6 +26,7 @@ from typing import BinaryIO, Final
 
 __all__ = [
     "Syncer",
+    "read_regular",
     "remove_stale_temporaries",
     "temporary_path",
     "writable",
@@ -93,6 +94,20 @@ def writable(path: Path) -> None:
         return
     if not stat.S_ISREG(mode):
         raise OSError(errno.EEXIST, "exists and is not a regular file", str(path))
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of a regular file; ``OSError`` for anything else. Opened without blocking,
+    so a FIFO put in a file's place cannot stall the run, and checked before reading, so
+    neither can a device (``/dev/zero`` reads forever)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            return stream.read()
+    finally:
+        os.close(fd)
 
 
 #: The write buffer of a file being written: lines are small and many, and each

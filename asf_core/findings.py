@@ -13,7 +13,18 @@ from typing import Any, Final
 
 from attrs import field, frozen
 
-__all__ = ["DROPPED", "ERROR", "INFO", "KINDS", "STRAY", "WARNING", "Finding", "shown"]
+__all__ = [
+    "DATA_DEPTH",
+    "DROPPED",
+    "ERROR",
+    "INFO",
+    "KINDS",
+    "STRAY",
+    "WARNING",
+    "Finding",
+    "nesting",
+    "shown",
+]
 
 #: A rule the data breaks (a reader or verifier finding).
 ERROR = "error"
@@ -54,6 +65,32 @@ def shown(value: Any) -> str:
     return _SHORT.repr(value)
 
 
+#: How deep a finding's ``data`` may nest in a file asf reads back: far beyond what asf
+#: writes there, and well inside what writing it again can walk.
+DATA_DEPTH: Final = 64
+
+#: The JSON type of each member of a finding.
+_MEMBER_TYPES: Final[dict[str, type | tuple[type, ...]]] = {
+    **dict.fromkeys(("kind", "message", "code", "unit", "session", "path"), str),
+    "entry": (str, type(None)),
+    "line": int,
+    "data": dict,
+}
+
+
+def nesting(value: Any) -> int:
+    """How deep lists and objects nest in a parsed JSON value (without recursing)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            if level <= DATA_DEPTH:  # deeper says enough
+                members = item.values() if isinstance(item, dict) else item
+                stack.extend((member, level + 1) for member in members)
+    return deepest
+
+
 @frozen(kw_only=True)
 class Finding:
     """One finding: what kind, what is wrong in a human line, and where.
@@ -74,6 +111,20 @@ class Finding:
     path: str = ""
     #: Structured detail for machines (never hashed: findings go in sets).
     data: Mapping[str, Any] = field(factory=dict, hash=False)
+
+    @classmethod
+    def from_json(cls, obj: Any) -> Finding:
+        """A finding as our own files hold it (``report.json``, ``fingerprints.json``), checked
+        member by member: ``TypeError`` for anything else (a member missing, unknown or of
+        another type; ``data`` nested deeper than :data:`DATA_DEPTH`)."""
+        if not isinstance(obj, dict) or not isinstance(obj.get("message"), str):
+            raise TypeError("a finding is an object with a message")
+        for name, value in obj.items():
+            if not isinstance(value, _MEMBER_TYPES.get(name, ())) or type(value) is bool:
+                raise TypeError(f"finding member {name!r}: {type(value).__name__}")
+        if "data" in obj and nesting(obj["data"]) > DATA_DEPTH:
+            raise TypeError("finding data nested too deep")
+        return cls(**obj)
 
     @property
     def severity(self) -> str:

@@ -179,6 +179,13 @@ def default_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _output(text: str) -> Path:
+    """``-o``: a path; an empty one (``-o "$UNSET"``) would mean the current directory."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path (for the current directory, say '.')")
+    return Path(text)
+
+
 def _jobs(text: str) -> int:
     try:
         n = int(text)
@@ -208,7 +215,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "-o",
         "--output",
-        type=Path,
+        type=_output,
         default=DEFAULT_OUT,
         metavar="DIR",
         help=f"where to write (default: ./{DEFAULT_OUT}); '-': the one picked session's "

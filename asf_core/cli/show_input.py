@@ -13,10 +13,12 @@ from pathlib import Path
 
 from attrs import frozen
 
+from asf_core.canonical import JsonError
 from asf_core.cli.convert import redaction_for
 from asf_core.cli.output import ExitCode, Fail, Troubles, exit_code_for
 from asf_core.cli.picking import selection_from
 from asf_core.formats import ConvertedSession
+from asf_core.ids import IdError
 from asf_core.pipeline.single import convert_one
 from asf_core.plugins import make_plugin_manager
 from asf_core.reader import FormatError, SessionFile, parse_session, read_session
@@ -45,7 +47,11 @@ def _redacted(session: SessionFile, redaction: SessionRedaction | None) -> Sessi
     if redaction is None:
         return session
     converted = ConvertedSession(header=session.header, entries=session.entries, name="shown")
-    return _parsed(redaction.session(converted), session.path or Path(STDIN))
+    name = session.path or Path(STDIN)
+    try:
+        return _parsed(redaction.session(converted), name)
+    except (JsonError, IdError) as exc:  # an entry of a damaged file that cannot be sealed
+        raise Fail(f"{name}: cannot redact: {exc}") from exc
 
 
 def _asf(path: Path) -> SessionFile:

@@ -24,13 +24,13 @@ import hashlib
 import json
 from collections.abc import Mapping
 from functools import cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from attrs import field, frozen
 
-from asf_core.files import write_atomic
-from asf_core.findings import Finding
+from asf_core.files import read_regular, write_atomic
+from asf_core.findings import DATA_DEPTH, Finding, nesting
 from asf_core.layout import REPORT_NAME
 
 if TYPE_CHECKING:
@@ -151,6 +151,8 @@ def _converter() -> cattrs.Converter:
 def _mapping(value: object, _: object) -> Mapping[str, object]:
     if not isinstance(value, dict):
         raise TypeError(f"expected an object, not {type(value).__name__}")
+    if nesting(value) > DATA_DEPTH:  # writing it again would recurse that deep
+        raise TypeError("nested too deep")
     return value
 
 
@@ -174,11 +176,22 @@ def stamp(path: Path) -> FileStamp:
     return FileStamp(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino)
 
 
+def _inside(name: object) -> bool:
+    """Whether a recorded file name can be one this asf wrote: relative, inside the store's
+    directory, a name a file can have."""
+    if not isinstance(name, str) or not name or "\0" in name:
+        return False
+    path = PurePosixPath(name)
+    return not path.is_absolute() and ".." not in path.parts
+
+
 def trusted(dest: Path, record: UnitRecord) -> bool:
     """Whether every file of a unit's record is still the one written."""
     for item in record.items:
         if item.session is None:
             continue
+        if not _inside(item.session.file):
+            return False
         try:
             if stamp(dest / item.session.file) != item.session.stamp:
                 return False
@@ -191,7 +204,7 @@ def _same(recorded: Any, path: Path) -> bool:
     """Whether a stamp as the JSON holds it is the file's as it is now."""
     try:
         st = path.stat()
-    except (OSError, ValueError):  # gone, or a name no file can have (a NUL in it)
+    except OSError:
         return False
     return bool(recorded == {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "inode": st.st_ino})
 
@@ -205,7 +218,7 @@ def holds(dest: Path, format: str, store: str, stamp: str) -> bool:
     type) is a no, and the run that follows (:func:`load`) says what is wrong.
     """
     try:
-        records = json.loads((dest / FILE_NAME).read_bytes())
+        records = json.loads(read_regular(dest / FILE_NAME))
         whole = records["whole"]
         if (records["version"], records["format"], records["store"]) != (_VERSION, format, store):
             return False
@@ -218,7 +231,7 @@ def holds(dest: Path, format: str, store: str, stamp: str) -> bool:
         files.append((REPORT_NAME, whole["report"]))
     except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError):
         return False
-    return all(isinstance(name, str) and _same(s, dest / name) for name, s in files)
+    return all(_inside(name) and _same(s, dest / name) for name, s in files)
 
 
 def load(dest: Path, format: str, store: str) -> tuple[Fingerprints | None, Finding | None]:
@@ -227,7 +240,7 @@ def load(dest: Path, format: str, store: str) -> tuple[Fingerprints | None, Find
     when it is damaged, of another version, or another store's."""
     path = dest / FILE_NAME
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except FileNotFoundError:
         return None, None
     except OSError as exc:
@@ -235,7 +248,10 @@ def load(dest: Path, format: str, store: str) -> tuple[Fingerprints | None, Find
     import cattrs
 
     try:
-        records = _converter().structure(json.loads(data), Fingerprints)
+        parsed = json.loads(data)
+        if not isinstance(parsed, dict):
+            return None, _warning(path, [f"not a JSON object but {type(parsed).__name__}"])
+        records = _converter().structure(parsed, Fingerprints)
     except ValueError as exc:  # not JSON, or not UTF-8
         return None, _warning(path, [f"not JSON: {exc}"])
     except RecursionError:  # arrays or objects nested deeper than the parser goes
@@ -275,5 +291,6 @@ def save(
         whole=whole,
     )
     value = _converter().unstructure(records)
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    # ASCII: a store or file name that is not UTF-8 (a lone surrogate here) is escaped too.
+    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), sort_keys=True)
     write_atomic(dest / FILE_NAME, [text.encode() + b"\n"], durable=False)

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from attrs import define, field
 
-from asf_core.files import write_atomic
-from asf_core.findings import Finding
+from asf_core.files import read_regular, write_atomic
+from asf_core.findings import DATA_DEPTH, Finding, nesting
 from asf_core.safe_text import json_safe
 
 __all__ = [
@@ -27,6 +27,17 @@ __all__ = [
     "store_json",
     "write_report",
 ]
+
+
+#: The figures of a store's report that the run's totals sum.
+_COUNTS = (
+    "sessions_read",
+    "sessions_written",
+    "files_written",
+    "files_unchanged",
+    "entries_written",
+    "bytes_written",
+)
 
 
 @define(kw_only=True)
@@ -94,15 +105,7 @@ class RunReport:
     interrupted: bool = False
 
     def totals(self) -> dict[str, int]:
-        keys = (
-            "sessions_read",
-            "sessions_written",
-            "files_written",
-            "files_unchanged",
-            "entries_written",
-            "bytes_written",
-        )
-        sums = {key: sum(int(getattr(s, key)) for s in self.stores) for key in keys}
+        sums = {key: sum(int(getattr(s, key)) for s in self.stores) for key in _COUNTS}
         sums["strays"] = sum(len(s.strays) for s in self.stores)
         sums["dropped"] = sum(len(s.dropped) for s in self.stores)
         sums["findings"] = sum(len(s.findings) for s in self.stores)
@@ -160,22 +163,51 @@ def write_report(
 _FINDINGS = ("strays", "dropped", "findings")
 
 
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int
+
+
+def _mapping_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, dict) and all(check(x) for x in v.values())
+
+
+#: Each member of :class:`StoreReport` but the findings, and the JSON it must hold.
+_MEMBERS: dict[str, Callable[[Any], bool]] = {
+    **dict.fromkeys(("format", "plugin", "path", "output"), _is_str),
+    "store": lambda v: isinstance(v, dict),
+    **dict.fromkeys(_COUNTS, _is_int),
+    "files": _mapping_of(_is_str),
+    "counts": _mapping_of(_is_int),
+    "redacted": lambda v: type(v) is bool,
+    "redactions": _mapping_of(_mapping_of(_is_int)),
+    "error": lambda v: v is None or isinstance(v, str),
+    "complete": lambda v: type(v) is bool,
+}
+
+
 def read_report(path: Path) -> StoreReport:
     """A store's ``report.json`` as written (``ValueError`` when it is not one).
 
     Read back without cattrs: a run that finds a whole store unchanged reads this and little
-    else, and should not load cattrs for it. Only a file this asf wrote is read (its stamp is
-    the one recorded when it was written), so the members are taken as they are; one
-    :class:`StoreReport` or :class:`~asf_core.findings.Finding` does not have refuses it.
+    else, and should not load cattrs for it. Each member is checked to hold what this asf
+    writes there (a file edited in place keeping its size and times is not ours any more).
     """
     try:
-        obj = json.loads(path.read_bytes())
-    except RecursionError as exc:  # nested deeper than the parser goes: not ours
-        raise ValueError(f"{path}: not a store report: nested too deep") from exc
-    try:
+        obj = json.loads(read_regular(path))
         if not isinstance(obj, dict):
             raise TypeError("not an object")
-        found = {k: [Finding(**f) for f in obj.get(k, ())] for k in _FINDINGS}
+        for name, value in obj.items():
+            if name not in _FINDINGS and not _MEMBERS.get(name, lambda _: False)(value):
+                raise TypeError(f"member {name!r}")
+            if name in _FINDINGS and not isinstance(value, list):
+                raise TypeError(f"member {name!r}")
+        if nesting(obj.get("store")) > DATA_DEPTH:
+            raise TypeError("member 'store' nested too deep")
+        found = {k: [Finding.from_json(f) for f in obj.get(k, ())] for k in _FINDINGS}
         return StoreReport(**{**obj, **found})
-    except TypeError as exc:  # not an object, or a member missing or unknown
+    except (TypeError, RecursionError) as exc:  # not an object, a member missing or odd
         raise ValueError(f"{path}: not a store report: {exc}") from exc

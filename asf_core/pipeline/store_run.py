@@ -164,6 +164,8 @@ class StoreRun:
             last = read_report(path)
         except (OSError, ValueError):
             return False
+        if not last.complete or last.error:  # a run that wrote this records no stamp
+            return False
         moved = bool(last.files_written or last.bytes_written)  # else the report stays as is
         units: Mapping[str, UnitRecord] = {}
         whole: WholeRecord | None = None
@@ -176,8 +178,12 @@ class StoreRun:
         last.files_written = last.bytes_written = 0
         for name in attrs.fields_dict(StoreReport):
             setattr(self.report, name, getattr(last, name))
-        if whole is not None and moved and write_report(path, self.report, only_if_changed=True):
-            self._save(units, attrs.evolve(whole, report=fingerprints.stamp(path)))
+        try:
+            rewritten = moved and write_report(path, self.report, only_if_changed=True)
+            if whole is not None and rewritten:
+                self._save(units, attrs.evolve(whole, report=fingerprints.stamp(path)))
+        except OSError as exc:  # a read-only output: said as when the run's end cannot write
+            raise OutputError(f"cannot write in {self.dest}: {exc.strerror or exc}") from exc
         if self.on_session is not None:
             for unit in units.values():
                 for item in replay(unit):

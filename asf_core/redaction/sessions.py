@@ -81,9 +81,10 @@ class SessionRedaction:
         for entry in entries:
             obj = entry_to_json(entry)
             old = obj.pop("id", None)
-            if obj.get("parent") is not None:
-                parents.add(obj["parent"])
-                obj["parent"] = moved.get(obj["parent"], obj["parent"])
+            parent = obj.get("parent")
+            if isinstance(parent, str):  # a damaged file's may be anything: kept as it is
+                parents.add(parent)
+                obj["parent"] = moved.get(parent, parent)
             if obj.get("parents"):
                 obj["parents"] = [self._ref(ref, moved) for ref in obj["parents"]]
             if obj.pop("request_hash", None) is not None:

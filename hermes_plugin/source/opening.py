@@ -122,7 +122,8 @@ def _one_line(text: str) -> str:
 
 
 def _uri(path: Path, options: str) -> str:
-    return f"file:{quote(str(path), safe='/')}?{options}"
+    # The path's own bytes, percent-encoded: a name that is not UTF-8 opens as it is.
+    return f"file:{quote(os.fsencode(path), safe='/')}?{options}"
 
 
 class ReadOnlyConnection:

@@ -16,6 +16,7 @@ after the read: changed since the host pinned it, the unit raises
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -106,7 +107,7 @@ def _connect(source: RowSource) -> sqlite3.Connection:
     if _connection is not None:
         _connection[1].close()
         _connection = None
-    uri = f"file:{quote(source.path, safe='/')}?{source.options}"
+    uri = f"file:{quote(os.fsencode(source.path), safe='/')}?{source.options}"
     conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     conn.text_factory = text_cell
     _connection = (key, conn)

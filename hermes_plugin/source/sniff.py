@@ -130,7 +130,7 @@ def hermes_schema(path: Path) -> bool | None:
         with path.open("rb") as f:
             if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
                 return False
-        uri = f"file:{quote(str(path.absolute()), safe='/')}?mode=ro&immutable=1"
+        uri = f"file:{quote(os.fsencode(path.absolute()), safe='/')}?mode=ro&immutable=1"
         conn = sqlite3.connect(uri, uri=True)
         try:
             tables = {

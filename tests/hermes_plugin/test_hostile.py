@@ -9,6 +9,7 @@ conversion writes.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -467,3 +468,25 @@ def test_an_infinite_number_as_content_costs_only_its_cell(
     assert run.store["strays"] == []
     _others_unchanged(baseline, files, "messages/16")
     assert _warnings(run, "messages/16") == ["content: float -inf, not text"]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_home_under_a_name_that_is_not_utf8(
+    tmp_path: Path, baseline: dict[str, bytes], jobs: str
+) -> None:
+    """A folder name whose bytes are not UTF-8 (Python holds them as lone surrogates): the
+    database is opened by its own bytes, listed, converted as anywhere else, and found
+    unchanged the next time."""
+    home = tmp_path / os.fsdecode(b"h\xff")
+    db = copy_database(RELEASE, "state.db", home)
+    listed = asf("list", home)
+    assert listed.code == ExitCode.OK, listed.err
+    plain = asf("list", copy_database(RELEASE, "state.db", tmp_path / "plain").parent)
+    assert [s["id"] for s in listed.store["sessions"]] == [s["id"] for s in plain.store["sessions"]]
+    out = tmp_path / "out"
+    run = asf("convert", db, "-o", out, "-j", jobs)
+    assert run.code == ExitCode.OK, run.err
+    assert files_of(run.store) == baseline
+    again = asf("convert", db, "-o", out, "-j", jobs)
+    assert again.code == ExitCode.OK, again.err
+    assert (again.store["files_written"], again.store["files_unchanged"]) == (0, len(baseline))

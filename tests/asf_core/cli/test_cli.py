@@ -635,6 +635,9 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     code, stdout, stderr = _run(capsys, "frobnicate")
     assert (code, stdout) == (ExitCode.USAGE, "")
     assert "invalid choice" in stderr
+    code, stdout, stderr = _run(capsys, "convert", "-o", "")  # "$UNSET": not the current dir
+    assert (code, stdout) == (ExitCode.USAGE, "")
+    assert "an empty path" in stderr
     assert _run(capsys, "--help")[0] == ExitCode.OK
 
 
@@ -842,3 +845,27 @@ def test_a_path_that_cannot_be_searched_is_one_line(
     monkeypatch.setattr(Path, "stat", refuse)
     code, _, stderr = _run(capsys, "list", closed / "state.db")
     assert (code, stderr) == (ExitCode.USAGE, f"asf: {closed / 'state.db'}: permission denied\n")
+
+
+@pytest.mark.parametrize(
+    ("member", "value", "code"),
+    [("parent", {}, ExitCode.OK), ("ts", "\udcff", ExitCode.USAGE)],
+    ids=["parent-an-object", "ts-a-lone-surrogate"],
+)
+def test_show_redact_on_a_damaged_file_is_a_line_not_a_traceback(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, member: str, value: Any, code: int
+) -> None:
+    """A damaged entry ``show`` shows as it is: redacted, it is kept as it is when it can be
+    sealed again, else the file cannot be redacted (one line, nothing shown)."""
+    lines = (SESSIONS / "basic.jsonl").read_text().splitlines()
+    entry = json.loads(lines[2])
+    entry[member] = value
+    lines[2] = json.dumps(entry)
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text("\n".join(lines) + "\n")
+    assert _run(capsys, "show", damaged)[0] == ExitCode.OK
+    shown, stdout, stderr = _run(capsys, "show", damaged, "--redact")
+    assert shown == code
+    if code == ExitCode.USAGE:
+        assert stdout == ""
+        assert stderr == f"asf: {damaged}: cannot redact: entry cannot be normalised to I-JSON\n"

@@ -11,6 +11,7 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import plan_toy
 import pytest
@@ -18,9 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from output_files import output_files
 
-from asf_core.files import Syncer
+from asf_core.errors import OutputError
+from asf_core.files import Syncer, read_regular
 from asf_core.findings import Finding
-from asf_core.pipeline import fingerprints
+from asf_core.pipeline import fingerprints, store_run
 from asf_core.pipeline.conversion import convert_paths
 from asf_core.pipeline.report import RunReport, StoreReport, read_report, write_report
 from asf_core.pipeline.workers import Workers
@@ -267,6 +269,9 @@ def test_a_unit_without_fingerprint_is_always_converted(
         b'{"version": 1, "host": "h", "format": "ptoy", "store": "x", "units": {}, "extra": 1}',
         b'{"version": "1", "host": "h", "format": "ptoy", "store": "x", "units": {}}',
         b"[" * 100_000 + b"]" * 100_000,  # deeper than Python's parser goes
+        b"[]",
+        b"null",
+        b'"x"',
     ],
 )
 def test_a_damaged_record_is_ignored_with_a_warning(
@@ -487,3 +492,133 @@ def test_a_report_reads_back_as_written(tmp_path: Path) -> None:
     path.write_text(json.dumps(value))
     with pytest.raises(ValueError, match="not a store report"):
         read_report(path)
+
+
+def _record(report: StoreReport) -> tuple[Path, dict[str, Any]]:
+    path = Path(report.output) / fingerprints.FILE_NAME
+    return path, json.loads(path.read_bytes())
+
+
+@pytest.mark.parametrize("name", ["a\0b", "/etc/hostname", "../../../src/s.ptoy", ""])
+def test_a_recorded_file_outside_the_store_is_never_trusted(
+    pm: AsfPluginManager, tmp_path: Path, name: str
+) -> None:
+    """A record naming a file that is not the store's own (absolute, climbing out, a name no
+    file has) even with that file's real stamp: the unit is converted again and its own file
+    written back, whether the whole store or the unit alone is checked."""
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    first = _run(pm, src, out)
+    own = Path(first.output) / first.files["b"]
+    path, record = _record(first)
+    session = next(i["session"] for i in record["units"]["b"]["items"] if i.get("session"))
+    if name.startswith(("/", "..")):
+        st = (Path(first.output) / name).stat()
+        session["stamp"] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "inode": st.st_ino}
+    session["file"] = name
+    path.write_text(json.dumps(record))
+    own.unlink()
+    again = _run(pm, src, out)
+    assert plan_toy.PREPARED == ["b"]
+    assert own.read_bytes() == _expected("b", "four")
+    assert (again.files_written, again.files_unchanged) == (1, 3)
+
+
+def test_finding_data_nested_too_deep_in_the_record_is_damage(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    """Data nested far past what asf writes would make writing the record again recurse
+    without end: the record is ignored with a warning, as any damage."""
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    first = _run(pm, src, out)
+    path, record = _record(first)
+    deep: Any = []
+    for _ in range(400):
+        deep = [deep]
+    item = next(i["session"] for i in record["units"]["b"]["items"] if i.get("session"))
+    item["findings"] = [{"kind": "info", "message": "m", "data": {"x": deep}}]
+    path.write_text(json.dumps(record))
+    (Path(first.output) / first.files["b"]).unlink()
+    again = _run(pm, src, out)
+    (warning,) = [f for f in again.findings if f.code == fingerprints.IGNORED]
+    assert warning.message.endswith(".findings[0].data")  # cattrs names the member
+    assert plan_toy.PREPARED == ["a", "b", "c", "d"]
+
+
+def test_a_record_that_is_not_a_regular_file_is_not_waited_on(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    """A FIFO in the record's place: read without blocking, refused, and the run stops with
+    the output error that replacing it calls for."""
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    first = _run(pm, src, out)
+    path, _ = _record(first)
+    path.unlink()
+    os.mkfifo(path)
+    with pytest.raises(OSError, match="not a regular file"):
+        read_regular(path)
+    stamp = "whatever"
+    assert not fingerprints.holds(Path(first.output), "ptoy", str(src), stamp)
+    records, warning = fingerprints.load(Path(first.output), "ptoy", str(src))
+    assert records is None
+    assert warning is not None
+    assert "not a regular file" in warning.message
+    with pytest.raises(OutputError, match="not a regular file"):
+        _run(pm, src, out)
+
+
+def _edit_in_place(path: Path, old: str, new: str) -> None:
+    """Change a file's bytes keeping its size, times and inode: its stamp says nothing."""
+    st = path.stat()
+    data = path.read_bytes()
+    changed = data.replace(old.encode(), new.encode(), 1)
+    assert changed != data
+    assert len(changed) == len(data)
+    with path.open("r+b") as f:
+        f.write(changed)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('"sessions_read": 4', '"sessions_read":[]'),
+        ('"files_written": 0', '"files_written":""'),
+        ('"error": null', '"error": 1234'),
+        ('"error": null', '"error": "xy"'),
+        ('"complete": true', '"complete": 1   '),
+        ('"complete": true', '"complete":false'),
+        ('"redacted": false', '"redactex": false'),
+    ],
+)
+def test_a_report_edited_in_place_is_not_taken_as_the_last_run(
+    pm: AsfPluginManager, tmp_path: Path, old: str, new: str
+) -> None:
+    """``report.json`` changed without its stamp changing (same size, times and inode): what
+    it holds is checked before an unchanged run takes it as its own; odd, or saying that run
+    did not finish, it is not taken: the store is read, and its report written again."""
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    first = _run(pm, src, out)
+    _run(pm, src, out)  # the counts settle: an unchanged run would not write the report
+    report = Path(first.output) / "report.json"
+    _edit_in_place(report, old, new)
+    again = _run(pm, src, out)
+    assert [src] == plan_toy.OPENED
+    assert again.complete
+    assert again.error is None
+    assert json.loads(report.read_text())["complete"] is True
+
+
+def test_an_unchanged_run_that_cannot_write_its_report_says_so(
+    pm: AsfPluginManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run after a conversion moves the report's counts to unchanged: an output that has
+    become read-only is the output error every other write gives, not a traceback."""
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    _run(pm, src, out)
+
+    def read_only(*_: object, **__: object) -> bool:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(store_run, "write_report", read_only)
+    with pytest.raises(OutputError, match=r"cannot write in .*Permission denied"):
+        _run(pm, src, out)
