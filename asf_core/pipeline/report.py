@@ -120,6 +120,8 @@ class RunReport:
         from asf_core.codec import report_converter
 
         obj: dict[str, Any] = report_converter().unstructure(self)
+        for store in obj["stores"]:
+            _sort_counts(store)
         obj["totals"] = self.totals()
         return obj
 
@@ -129,7 +131,14 @@ def store_json(report: StoreReport) -> dict[str, Any]:
     from asf_core.codec import report_converter
 
     obj: dict[str, Any] = report_converter().unstructure(report)
-    return obj
+    return _sort_counts(obj)
+
+
+def _sort_counts(store: dict[str, Any]) -> dict[str, Any]:
+    """A store's counts by name: the same report whether its units were converted (their
+    counts in the plugin's order) or carried over (in the record's)."""
+    store["counts"] = dict(sorted(store["counts"].items()))
+    return store
 
 
 def json_text(value: Any, *, terminal: bool = False) -> str:

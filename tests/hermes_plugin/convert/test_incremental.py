@@ -234,6 +234,7 @@ def test_after_hermes_writes_one_session_only_its_conversation_is_converted(
     fresh_report = json.loads(fresh.read_text())
     for key in ("files", "counts", "strays", "dropped", "findings", "entries_written"):
         assert report[key] == fresh_report[key], key
+    assert list(report["counts"]) == list(fresh_report["counts"])  # in one order too
     (path,) = [out / k for k in changed]
     assert [f for f in verify_path(path) if f.severity == "error"] == []
     assert read_session(path).entries
