@@ -145,11 +145,11 @@ def _attempt(
         report.store = host.store_info(candidate.plugin, store)
         sessions = _native(pm, candidate.plugin, store, report, wanted, redaction)
         units = host.plan(pm, candidate.plugin, store, sessions) if planned else None
-        if units is not None and workers is not None:
-            workers.start()  # after the hook loaded its code, before it lists: Workers.start
         if units is None:
             run.whole(pm, store, sessions)
         else:
+            if workers is not None:
+                workers.start()  # after the hook loaded its code, before it lists: Workers.start
             run.planned(units, workers)
             run.finish(pm, store)
         report.complete = True

@@ -47,7 +47,6 @@ __all__ = [
     "open_store",
     "opened",
     "plan",
-    "plans",
     "read",
     "stamp",
     "store_info",
@@ -296,19 +295,14 @@ def convert(
         yield item
 
 
-def plans(pm: AsfPluginManager, plugin: str) -> bool:
-    """Whether the plugin implements ``plan`` (its stores may be converted on workers)."""
-    return bool(pm.only("plan", plugin).get_hookimpls())
-
-
 def plan(
     pm: AsfPluginManager, plugin: str, store: StoreHandle, sessions: Iterable[NativeSession]
 ) -> Iterator[Unit | Finding] | None:
     """The plugin's units and findings, lazily; None when it does not plan (it is then
     converted through :func:`convert`)."""
-    if not plans(pm, plugin):
-        return None
     caller = pm.only("plan", plugin)
+    if not caller.get_hookimpls():
+        return None
     with blame(plugin, "plan"):
         items = cast("Iterator[Unit | Finding] | None", caller(store=store, sessions=sessions))
     if items is None:
