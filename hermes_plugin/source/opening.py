@@ -63,7 +63,6 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal, TypeVar
-from urllib.parse import quote
 
 from asf_core.formats import StoreChanged, StoreError
 from hermes_plugin.source import snapshots, sniff
@@ -121,11 +120,6 @@ def _one_line(text: str) -> str:
     return " ".join(printable.split())[:200]
 
 
-def _uri(path: Path, options: str) -> str:
-    # The path's own bytes, percent-encoded: a name that is not UTF-8 opens as it is.
-    return f"file:{quote(os.fsencode(path), safe='/')}?{options}"
-
-
 class ReadOnlyConnection:
     """One ``state.db`` opened read-only, reading one committed state until refreshed.
 
@@ -174,7 +168,7 @@ class ReadOnlyConnection:
     def _open(self, path: Path, options: str) -> sqlite3.Connection:
         self.opened = (path.absolute(), options)
         conn = sqlite3.connect(
-            _uri(path.absolute(), options),
+            sniff.database_uri(path.absolute(), options),
             uri=True,
             timeout=_BUSY_TIMEOUT,
             isolation_level=None,

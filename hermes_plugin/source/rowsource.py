@@ -16,11 +16,9 @@ after the read: changed since the host pinned it, the unit raises
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from urllib.parse import quote
 
 from attrs import frozen
 
@@ -107,7 +105,7 @@ def _connect(source: RowSource) -> sqlite3.Connection:
     if _connection is not None:
         _connection[1].close()
         _connection = None
-    uri = f"file:{quote(os.fsencode(source.path), safe='/')}?{source.options}"
+    uri = sniff.database_uri(source.path, source.options)
     conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
     conn.text_factory = text_cell
     _connection = (key, conn)

@@ -20,6 +20,7 @@ from urllib.parse import quote
 __all__ = [
     "SQLITE_MAGIC",
     "Kind",
+    "database_uri",
     "hermes_schema",
     "is_sqlite",
     "kind",
@@ -119,6 +120,12 @@ def _truncation(header: bytes, size: int) -> str | None:
     return None
 
 
+def database_uri(path: str | os.PathLike[str], options: str) -> str:
+    """The SQLite URI of a database file: its path's own bytes, percent-encoded, so a name
+    that is not UTF-8 opens as it is."""
+    return f"file:{quote(os.fsencode(path), safe='/')}?{options}"
+
+
 def hermes_schema(path: Path) -> bool | None:
     """True when a file's schema has Hermes' tables (``sessions``, and ``messages`` with
     ``session_id`` and ``role``), False when it does not or the file is no SQLite database,
@@ -130,8 +137,7 @@ def hermes_schema(path: Path) -> bool | None:
         with path.open("rb") as f:
             if f.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
                 return False
-        uri = f"file:{quote(os.fsencode(path.absolute()), safe='/')}?mode=ro&immutable=1"
-        conn = sqlite3.connect(uri, uri=True)
+        conn = sqlite3.connect(database_uri(path.absolute(), "mode=ro&immutable=1"), uri=True)
         try:
             tables = {
                 name
