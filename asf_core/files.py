@@ -101,13 +101,10 @@ def read_regular(path: Path) -> bytes:
     so a FIFO put in a file's place cannot stall the run, and checked before reading, so
     neither can a device (``/dev/zero`` reads forever)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    try:
+    with os.fdopen(fd, "rb") as stream:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file", str(path))
-        with os.fdopen(fd, "rb", closefd=False) as stream:
-            return stream.read()
-    finally:
-        os.close(fd)
+        return stream.read()
 
 
 #: The write buffer of a file being written: lines are small and many, and each

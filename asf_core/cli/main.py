@@ -41,22 +41,6 @@ def _version() -> str:
         return "unknown"
 
 
-def _version_action() -> type[argparse.Action]:
-    import argparse
-
-    class Version(argparse.Action):
-        """``--version``: the installed version, looked up (in the package metadata, which
-        is slow to load) only when asked for, not by every run."""
-
-        def __call__(self, parser: argparse.ArgumentParser, *_: object) -> NoReturn:
-            from asf_core import FORMAT
-
-            sys.stdout.write(f"asf {_version()} ({FORMAT})\n")
-            parser.exit()
-
-    return Version
-
-
 # --- parser and main ---------------------------------------------------------------------
 
 _EPILOG = """\
@@ -123,14 +107,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         def error(self, message: str) -> NoReturn:
             super().error(printable(message))
 
+    class Version(argparse.Action):
+        """``--version``: the installed version, looked up (in the package metadata, which
+        is slow to load) only when asked for, not by every run."""
+
+        def __call__(self, parser: argparse.ArgumentParser, *_: object) -> NoReturn:
+            sys.stdout.write(f"asf {_version()} ({FORMAT})\n")
+            parser.exit()
+
     parser = Parser(
         prog="asf",
         description=f"Turn AI agents' session logs into the Agent Session Format ({FORMAT}).",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    version = _version_action()
-    parser.add_argument("--version", action=version, nargs=0, help="show the version and exit")
+    parser.add_argument("--version", action=Version, nargs=0, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, module in _COMMANDS.items():
         if only is None or name == only:

@@ -224,7 +224,7 @@ def holds(dest: Path, format: str, store: str, stamp: str) -> bool:
             return False
         if records["host"] != host_version() or whole["stamp"] != stamp:
             return False
-        files = [(name, s) for name, s in whole["files"].items()]
+        files = list(whole["files"].items())
         for unit in records["units"].values():
             sessions = [item["session"] for item in unit["items"] if item.get("session")]
             files += [(session["file"], session["stamp"]) for session in sessions]

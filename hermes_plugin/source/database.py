@@ -366,12 +366,10 @@ class _TextSharing:
 
     def __call__(self, rows: Rows) -> Rows:
         seen = self.seen
-        out: Rows = []
-        for row in rows:
-            if any(type(c) is str and len(c) >= _SHARED_TEXT for c in row):
-                row = tuple(
-                    seen.setdefault(c, c) if type(c) is str and len(c) >= _SHARED_TEXT else c
-                    for c in row
-                )
-            out.append(row)
-        return out
+        return [
+            tuple(
+                seen.setdefault(c, c) if type(c) is str and len(c) >= _SHARED_TEXT else c
+                for c in row
+            )
+            for row in rows
+        ]

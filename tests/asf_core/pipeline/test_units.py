@@ -7,16 +7,15 @@ lists the units the host read in this process, which is where ``prepare`` always
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import plan_toy
 import pytest
+from asf_fuzz_check import time_bound
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from output_files import output_files
@@ -556,7 +555,7 @@ def test_a_record_that_is_not_a_regular_file_is_not_waited_on(
     path, _ = _record(first)
     path.unlink()
     os.mkfifo(path)
-    with _deadline(30):  # a regression blocks on the FIFO: fail, do not hang the suite
+    with time_bound(30):  # a regression blocks on the FIFO: fail, do not hang the suite
         with pytest.raises(OSError, match="not a regular file"):
             read_regular(path)
         stamp = "whatever"
@@ -567,22 +566,6 @@ def test_a_record_that_is_not_a_regular_file_is_not_waited_on(
         assert "not a regular file" in warning.message
         with pytest.raises(OutputError, match="not a regular file"):
             _run(pm, src, out)
-
-
-@contextlib.contextmanager
-def _deadline(seconds: int) -> Iterator[None]:
-    """Raise ``TimeoutError`` in this thread if the block takes longer than ``seconds``."""
-
-    def expired(signum: int, frame: object) -> None:
-        raise TimeoutError(f"still blocked after {seconds} s")
-
-    before = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, before)
 
 
 def _edit_in_place(path: Path, old: str, new: str) -> None:
