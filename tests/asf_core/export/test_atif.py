@@ -130,6 +130,27 @@ def test_records_the_reference_drops_are_kept() -> None:
     assert scheduled["run_trigger"]["kind"] == "schedule"
 
 
+def test_a_run_end_without_its_start_is_recorded_on_its_own() -> None:
+    from asf_core.model import Config, Header, Item, Run
+    from asf_core.reader import parse_session
+    from asf_core.writer import SessionBuilder, entry_line, header_line
+
+    header = Header(id="01995b2a-0000-7000-8000-00000000f003", created_at="2026-10-01T09:00:00Z")
+    b = SessionBuilder(header)
+    b.append(Config(ts="2026-10-01T09:00:00Z", model="gpt-5", instructions="Be brief."))
+    user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}
+    b.append(Item(ts="2026-10-01T09:00:01Z", item=user))
+    end = b.append(Run(ts="2026-10-01T09:00:02Z", run_id="run-7", phase="end", reason="done"))
+    data = header_line(header) + b"".join(entry_line(e) for e in b.entries)
+    session = parse_session(data)
+    doc = atif_document(SessionTree(session).view(str(end.id)))
+    # No step follows it: it lands in the document's extra.
+    assert [s["extra"].get("run") for s in doc["steps"]] == [None]
+    assert doc["extra"]["run"] == [
+        {"run_id": "run-7", "reason": "done", "end_entry_id": str(end.id), "pending": []}
+    ]
+
+
 def test_attempts_are_the_llm_call_count() -> None:
     counts = [s["llm_call_count"] for s in _doc_at("parts")["steps"] if s["source"] == "agent"]
     assert counts == [1, 2, 1]

@@ -15,6 +15,7 @@ import base64
 import itertools
 import json
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from importlib.metadata import version
@@ -33,7 +34,7 @@ from asf_core.export import SessionTree, otel_request
 from asf_core.export.otel_wire import span_id, trace_id
 from asf_core.export.paths import PathView
 from asf_core.export.resolve import DirectoryIndex
-from asf_core.model import Item, Link, Response
+from asf_core.model import Dispatch, Item, Link, Response
 from asf_core.reader import read_session
 
 JSON = dict[str, Any]
@@ -146,6 +147,12 @@ def test_tool_spans_link_to_the_call_that_made_them() -> None:
         assert [ln.span_id for ln in tool.links] == [chat.span_id]
     rejected = [t for t in tools if _attrs(t).get("error.type") == "rejected"]
     assert [_attrs(t)["gen_ai.tool.call.id"] for t in rejected] == ["call_3"]
+    # Each tool span counts its call's dispatch entries on the path (none: no attribute).
+    dispatched = Counter(e.call_id for e in session.entries if isinstance(e, Dispatch))
+    assert sum(dispatched.values()) == 2
+    for tool in tools:
+        call = _attrs(tool)["gen_ai.tool.call.id"]
+        assert _attrs(tool).get("asf.call.dispatches") == (dispatched[call] or None), call
 
 
 def test_a_branch_links_to_where_it_branched() -> None:

@@ -197,6 +197,20 @@ def test_user_api_content_is_what_the_model_got() -> None:
     ]
 
 
+def test_system_api_content_is_not_what_the_model_got() -> None:
+    # Hermes puts api_content on the wire for user and assistant rows only: a system row's
+    # item is its content, the api_content staying in the row's columns.
+    reader = [{"role": "system", "content": "Be brief.", "api_content": "Be brief. [injected]"}]
+    items = conversation_items(as_messages(reader))
+    assert items == [
+        {
+            "type": "message",
+            "role": "system",
+            "content": [{"type": "input_text", "text": "Be brief."}],
+        }
+    ]
+
+
 def test_finish_reasons() -> None:
     assert response_status("stop") == ("completed", None)
     assert response_status("length") == ("incomplete", {"reason": "max_output_tokens"})

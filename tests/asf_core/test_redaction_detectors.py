@@ -1,0 +1,146 @@
+"""The secret detectors one shape at a time: every row of the table finds a token of the shape
+its provider documents (through the hint filter that skips most text), redacts the part it
+should, and leaves ids, hashes and words alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from asf_core.redaction.detectors import _COMPILED, KINDS, find_secrets
+
+_PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX\n"
+    "-----END RSA PRIVATE KEY-----"
+)
+
+#: (kind, the text around it, the part that must be found): one or more per table row.
+SAMPLES: list[tuple[str, str, str]] = [
+    ("private_key", "file:\n{}\nend", _PEM),
+    (
+        "anthropic_key",
+        "value {} set",
+        "sk-ant-api03-" + "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6",
+    ),
+    ("openai_key", "export {}", "sk-proj-" + "Zq3xW8vB2nM5kL7jH4gF1dS9aP0oI6uY3tR5"),
+    ("stripe_key", "value {} ok", "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"),
+    ("stripe_key", "value {} ok", "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLSfj"),
+    ("aws_access_key", "id {} in use", "AKIA" + "IOSFODNN7EXAMPLE"),
+    ("aws_secret_key", 'aws_secret_access_key = "{}"', "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("github_token", "value {} here", "ghp_" + "1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R"),
+    ("github_token", "value {} here", "github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnop"),
+    ("gitlab_token", "value {} here", "glpat-" + "xYz12AbC34dEf56GhI78"),
+    ("google_api_key", "value {}.", "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"),
+    ("google_oauth_token", "value {} end", "ya29." + "a0AfH6SMBx7Yq2Zr3Ws4Vt5Uu6Ti7Sh8Rg"),
+    ("slack_token", "value {} end", "xoxb-" + "2468135790-1357924680-AbCdEfGh"),
+    (
+        "slack_webhook",
+        "post to {} now",
+        "https://hooks.slack.com/services/" + "T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    ),
+    ("huggingface_token", "value {} end", "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz01234567"),
+    (
+        "npm_token",
+        "registry value {}",
+        "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    ),
+    (
+        "pypi_token",
+        "value {}",
+        "pypi-AgE" + "IcHlwaS5vcmcCJDk0ZjQ1YjEzLWI2ZTYtNDVmNy1hMTJiLTA4YzE0MjM2",
+    ),
+    (
+        "sendgrid_key",
+        "value {} end",
+        "SG." + "ngeVfQFYQlKU0ufo8x5d1A" + "." + "TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr",
+    ),
+    ("telegram_bot_token", "value {} end", "123456789:AA" + "Hdqb0rFRxH5Nc6rp2eqjaGw8PmwUwSq0k"),
+    (
+        "jwt",
+        "value {} end",
+        "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0." + "dozjgNryP4J3jVmNHl0w5N",
+    ),
+    ("bearer_token", "Authorization: Bearer {}", "tok3n_Xy9Zw8Vu7Ts6Rq5Po4"),
+    ("url_password", "postgres://ada:{}@db.example.org/main", "S3cr3tPassw0rd"),
+    ("secret", "config: api_key={}; next", "q8Zr2Lm4Nt6Vb"),
+    ("email", "write to {} today", "ada.lovelace@example.org"),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "around", "secret"), SAMPLES, ids=[f"{i}-{s[0]}" for i, s in enumerate(SAMPLES)]
+)
+def test_each_shape_is_found_and_only_its_secret_part(kind: str, around: str, secret: str) -> None:
+    text = around.format(secret)
+    start = text.index(secret)
+    assert find_secrets(text) == [(start, start + len(secret), kind)]
+
+
+#: Kinds whose pattern must not start inside a word (an id, a longer name); an e-mail address
+#: takes in what is glued before it, a token what follows it (a longer token).
+_WORD_BOUNDED = set(KINDS) - {
+    "private_key",
+    "aws_secret_key",
+    "slack_webhook",
+    "bearer_token",
+    "url_password",
+    "secret",
+    "email",
+    "phone",
+}
+
+
+@pytest.mark.parametrize(
+    ("kind", "around", "secret"),
+    [s for s in SAMPLES if s[0] in _WORD_BOUNDED],
+    ids=[f"{i}-{s[0]}" for i, s in enumerate(SAMPLES) if s[0] in _WORD_BOUNDED],
+)
+def test_a_shape_inside_a_word_is_not_a_secret(kind: str, around: str, secret: str) -> None:
+    assert find_secrets(around.format(f"Q{secret}")) == []
+
+
+#: Kinds of a fixed length: followed by more of the same characters, it is another token.
+_FIXED_LENGTH = {
+    "aws_access_key",
+    "google_api_key",
+    "npm_token",
+    "sendgrid_key",
+    "telegram_bot_token",
+}
+
+
+@pytest.mark.parametrize(
+    ("kind", "around", "secret"),
+    [s for s in SAMPLES if s[0] in _FIXED_LENGTH],
+    ids=[f"{i}-{s[0]}" for i, s in enumerate(SAMPLES) if s[0] in _FIXED_LENGTH],
+)
+def test_a_fixed_length_shape_running_on_is_not_a_secret(
+    kind: str, around: str, secret: str
+) -> None:
+    assert find_secrets(around.format(f"{secret}Q")) == []
+
+
+def test_the_surroundings_alone_hold_no_secret() -> None:
+    for _, around, _ in SAMPLES:
+        assert find_secrets(around.format("")) == [], around
+
+
+def test_every_row_of_the_table_has_a_sample() -> None:
+    texts = [around.format(secret) for _, around, secret in SAMPLES]
+    for kind, pattern in _COMPILED:
+        assert any(pattern.search(t) for t in texts), f"no sample for a {kind} pattern"
+    assert {kind for kind, _, _ in SAMPLES} == set(KINDS) - {"phone"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sha256:9e9a493ff82eb4160aa3a6d34cc14c642b40f46b2881a8e0beb0f6b68600b6d4",
+        "session 4537c8a2-63dd-5208-a676-45ea58a4f5e9 resumed",
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk",
+        "the task-runner handles sk-learn models",
+        "call_0e3f9a2b7c4d1e8f6a5b; toolu_01SZB3juMsXcXZbHjVubHiga",
+        "xsk-ant-api03-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6 glued to a word",
+    ],
+)
+def test_ids_hashes_and_words_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
