@@ -66,6 +66,20 @@ def test_a_closed_wal_database_is_read_without_creating_side_files(tmp_path: Pat
     assert _ours() == set()
 
 
+def test_an_empty_wal_left_by_a_closed_writer_is_still_at_rest(tmp_path: Path) -> None:
+    """An empty ``-wal`` without its ``-shm`` (a writer that checkpointed, truncated its log and
+    died before removing it) holds no commit: the database is read in place, pinned, not
+    copied, and the directory is left as it was."""
+    db = copy_database(RELEASE, "state.db", tmp_path / "home")
+    Path(f"{db}-wal").write_bytes(b"")
+    before = (db.read_bytes(), _names(db.parent))
+    run = asf("convert", db, "-o", tmp_path / "out")
+    assert run.code == ExitCode.OK
+    info = run.store["store"]
+    assert (info["access"], info.get("snapshot")) == ("immutable", None)
+    assert (db.read_bytes(), _names(db.parent)) == before
+
+
 _HERMES_WRITER = (
     textwrap.dedent(
         """
