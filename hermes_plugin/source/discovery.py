@@ -164,9 +164,13 @@ def label_of(database: Path) -> str:
 
 
 def default_home() -> Path:
-    """Where Hermes keeps its home: ``$HERMES_HOME``, else ``~/.hermes`` (existing or not)."""
-    env = os.environ.get("HERMES_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".hermes"
+    """Where Hermes keeps its home: ``$HERMES_HOME``, else ``~/.hermes`` (existing or not).
+
+    Read as Hermes reads it: surrounding blanks stripped, a blank value meaning unset, and
+    the rest taken as it is (Hermes expands no ``~`` in it, so neither is one expanded here:
+    that would name a home Hermes does not use)."""
+    env = os.environ.get("HERMES_HOME", "").strip()
+    return Path(env) if env else Path.home() / ".hermes"
 
 
 def claims(

@@ -10,7 +10,13 @@ import pytest
 from fixture_paths import SHARED
 from hermes_homes import databases, is_home, open_database, store_of
 
-from hermes_plugin.source.discovery import claims, default_homes, find_databases
+from hermes_plugin.source.discovery import (
+    claims,
+    default_home,
+    default_homes,
+    find_databases,
+    label_of,
+)
 
 FIXTURE_DB = SHARED / "hermes" / "fixtures" / "hermes-0.16.0" / "state.db"
 
@@ -25,6 +31,24 @@ def test_default_homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert default_homes() == []
     (tmp_path / ".hermes").mkdir()
     assert default_homes() == [tmp_path / ".hermes"]
+
+
+def test_hermes_home_is_read_as_hermes_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Blanks around it stripped, a blank value is unset, a ``~`` left as it is (Hermes'
+    ``hermes_constants`` does the same; expanding it would name a home Hermes never uses)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    monkeypatch.setenv("HERMES_HOME", f"  {tmp_path}\n")
+    assert default_home() == tmp_path
+    monkeypatch.setenv("HERMES_HOME", " \t")
+    assert default_home() == tmp_path / "user" / ".hermes"
+    monkeypatch.setenv("HERMES_HOME", "~/.hermes-work")
+    assert default_home() == Path("~/.hermes-work")
+
+
+def test_a_database_at_the_root_is_labelled_by_its_home() -> None:
+    assert label_of(Path("/state.db")) == "/"
 
 
 def test_home_layout(tmp_path: Path) -> None:
