@@ -345,6 +345,39 @@ def test_a_failing_unit_stops_its_store(
     assert again.complete
 
 
+def test_a_worker_that_dies_stops_its_store_and_says_so(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    """Not run again in the host (what killed the worker, memory above all, would kill the
+    host next): the store stops as for a plugin's failure, with what came before it kept."""
+    src = _store(tmp_path, [LINES[0], "b !die", *LINES[2:]])
+    run, problems = convert_paths(pm, [src], tmp_path / "out", processes=2)
+    (report,) = run.stores
+    assert not report.complete
+    assert report.error == "a worker process died"
+    assert [p.code for p in problems] == ["plugin"]
+    assert "b" not in report.files
+
+
+def test_the_host_reads_ahead_two_units_a_worker_at_most(
+    pm: AsfPluginManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """So that memory holds a few units at a time however large the store."""
+    seen: list[int] = []
+    submit = Workers.submit
+
+    def counting(self: Workers, ticket: int, message: bytes) -> None:
+        submit(self, ticket, message)
+        seen.append(self.pending)
+
+    monkeypatch.setattr(Workers, "submit", counting)
+    lines = [f"u{n} word{n} and more" for n in range(14)]
+    report = _run(pm, _store(tmp_path, lines), tmp_path / "out", 2)
+    assert report.complete
+    assert len(seen) == len(lines)
+    assert max(seen) == 2 * 2
+
+
 def test_a_plugin_that_does_not_plan_converts_with_workers_too(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
