@@ -8,6 +8,7 @@ the JSON payloads, then appended to a random tree with :class:`SessionBuilder`, 
 
 from __future__ import annotations
 
+import os
 import tempfile
 import types
 import typing
@@ -303,6 +304,54 @@ def test_write_if_changed_streams_and_keeps_equal_files(
             )
         else:
             assert size == len(data)
+
+
+class _Shrinking:
+    """The old file as ``write_if_changed`` reads it, cut short by another process once the
+    comparison has matched its whole length."""
+
+    def __init__(self, handle: Any, path: Path, keep: int) -> None:
+        self.handle, self.path, self.keep, self.read_so_far = handle, path, keep, 0
+        self.name = str(path)
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.handle.read(n)
+        self.read_so_far += len(data)
+        if self.read_so_far >= self.path.stat().st_size:
+            os.truncate(self.path, self.keep)
+        return data
+
+    def seek(self, offset: int) -> int:
+        return self.handle.seek(offset)
+
+    def __enter__(self) -> _Shrinking:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.handle.close()
+
+
+def test_an_old_file_that_shrinks_while_compared_is_not_copied_short(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The matching prefix is copied from the old file: if it is shorter than what matched
+    (another process truncated it meanwhile), the write fails rather than lose bytes."""
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(b"abcdef")
+    real_open = Path.open
+    monkeypatch.setattr(
+        Path,
+        "open",
+        lambda self, *a, **k: (
+            _Shrinking(real_open(self, *a, **k), self, 2)
+            if self == target
+            else real_open(self, *a, **k)
+        ),
+    )
+    with pytest.raises(OSError, match="changed while being compared"):
+        writer.write_if_changed(target, iter([b"abc", b"def", b"XYZ"]))
+    monkeypatch.undo()
+    assert [p.name for p in tmp_path.iterdir()] == ["s.jsonl"]
 
 
 def test_write_if_changed_failing_stream_keeps_the_old_file(tmp_path: Path) -> None:

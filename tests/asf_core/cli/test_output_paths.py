@@ -21,7 +21,13 @@ from asf_core import hookimpl
 from asf_core.cli.main import main
 from asf_core.errors import OutputError
 from asf_core.formats import Claim, ConvertedSession, NativeSession
-from asf_core.layout import REPORT_NAME, project_key, session_path, store_label
+from asf_core.layout import (
+    REPORT_NAME,
+    project_key,
+    session_file_name,
+    session_path,
+    store_label,
+)
 from asf_core.model import Header, Item
 from asf_core.pipeline.inputs import Inputs
 from asf_core.reader import read_session
@@ -149,6 +155,23 @@ def test_names_that_were_safe_are_unchanged() -> None:
     assert session_path(header) == Path(
         "home-u-p/2026-09-17T12-00-00.000Z_20260917_120000_ab12cd.jsonl"
     )
+
+
+def test_a_creation_time_with_an_offset_names_the_file_in_utc() -> None:
+    """Files sort by creation time across sessions written in different time zones."""
+    header = Header(id="s1", created_at="2026-09-17T01:30:00.250+02:00", cwd="/home/u/p")
+    assert session_path(header).name == "2026-09-16T23-30-00.250Z_s1.jsonl"
+
+
+@pytest.mark.parametrize("name", [".hidden", "", " padded", "a/b", "a\\b", "nul\0", "x" * 201])
+def test_session_names_that_are_no_safe_file_name_are_refused(name: str) -> None:
+    assert session_file_name(name) is None
+
+
+def test_session_names_that_are_safe_are_kept() -> None:
+    assert session_file_name("agent-1") == "agent-1.jsonl"
+    assert session_file_name("agent-1.jsonl") == "agent-1.jsonl"
+    assert session_file_name(REPORT_NAME.removesuffix(".json")) == "report.jsonl"
 
 
 # --- --report and -o ---------------------------------------------------------------------
