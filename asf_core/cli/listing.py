@@ -58,9 +58,9 @@ def _limited(listings: list[StoreListing], limit: int | None) -> list[list[Nativ
 
 
 def _rows(session: NativeSession) -> str:
-    if session.rows is not None:
-        return str(session.rows)
-    return str(sum(session.counts.values())) if session.counts else "-"
+    """The session's size as ``--min-rows`` reads it; "-" when the plugin could not tell
+    (its ``counts`` are of different kinds: their sum is no size)."""
+    return "-" if session.rows is None else str(session.rows)
 
 
 def _what(session: NativeSession) -> str:
