@@ -39,6 +39,7 @@ __all__ = [
     "header_to_json",
     "make_converter",
     "report_converter",
+    "typed_members",
 ]
 
 #: Envelope members handled by the envelope, not by a field of the entry's own.
@@ -123,6 +124,12 @@ def _fields_of(cls: type) -> dict[str, _Field]:
         if f.name not in skip and f.init
     ]
     return {f.wire: f for f in out}
+
+
+def typed_members(cls: type) -> frozenset[str]:
+    """The members (wire names) a class types: one of them found in ``unknown`` was
+    written with a value of another type (the envelope and ``unknown`` excluded)."""
+    return frozenset(_fields_of(cls))
 
 
 def _split(cls: type, obj: Mapping[str, Any], handled: frozenset[str]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from asf_core import canonical
+from asf_core.codec import typed_members
 from asf_core.findings import shown
 from asf_core.model import (
     BranchSummary,
@@ -278,7 +279,8 @@ def _want(entry: Entry, name: str, ok: Callable[[Any], bool], what: str) -> Find
     if ok(value):
         return None
     actual = "missing" if value is None else shown(value)
-    return _finding("bad-member", entry, f"{entry.type} {name} must be {what}, is {actual}")
+    message = f"{entry.type} {name} must be {what}, is {actual}"
+    return Finding(code="bad-member", message=message, entry=entry.id, data={"member": name})
 
 
 def _is_str(v: Any) -> bool:
@@ -375,17 +377,28 @@ def _soft_checks(entry: Entry) -> Iterable[Finding]:
         if isinstance(entry, cls):
             for name in names:
                 if entry.unknown.get(name) is not None:
-                    yield _finding(
-                        "bad-member",
-                        entry,
-                        f"{entry.type} {name} has the wrong type: {shown(entry.unknown[name])}",
+                    yield Finding(
+                        code="bad-member",
+                        message=f"{entry.type} {name} has the wrong type: "
+                        f"{shown(entry.unknown[name])}",
+                        entry=entry.id,
+                        data={"member": name},
                     )
 
 
 def member_findings(session: SessionView) -> Iterable[Finding]:
-    """Required members present and of their type; enumerated values known."""
+    """Required members present and of their type; enumerated values known; any other member
+    the format types written with a value of another type (a warning: the reader keeps it
+    verbatim, but a reader of the format's types would not find it)."""
     for entry in session.entries:
-        for found in _record_checks(entry):
-            if found is not None:
-                yield found
-        yield from _soft_checks(entry)
+        found = [f for f in (*_record_checks(entry), *_soft_checks(entry)) if f is not None]
+        yield from found
+        told = {f.data.get("member") for f in found}
+        for name in sorted(typed_members(type(entry)) & entry.unknown.keys()):
+            if name not in told:
+                yield _finding(
+                    "bad-member",
+                    entry,
+                    f"{entry.type} {name} has the wrong type: {shown(entry.unknown[name])}",
+                    WARNING,
+                )

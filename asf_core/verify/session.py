@@ -75,7 +75,8 @@ other bytes; ``media-mode`` -- a sidecar reference in a file whose ``media`` is 
 directory) -- blobs were not checked.
 
 Members: ``bad-member`` -- a required member of a checked record is missing or mistyped (error),
-or a value outside the draft's enumerations (warning). ``env-substitution`` (info) -- an env
+or a value outside the draft's enumerations or any other typed member of the wrong type
+(warning). ``env-substitution`` (info) -- an env
 after a model call changed the workspace (§4.11).
 """
 

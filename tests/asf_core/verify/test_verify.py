@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from asf_core import canonical, ids, strict_json
 from asf_core.model import (
+    BranchSummary,
     Compaction,
     Config,
     Decision,
@@ -25,6 +26,7 @@ from asf_core.model import (
     Env,
     Header,
     Item,
+    Label,
     Link,
     Outcome,
     Queued,
@@ -32,6 +34,7 @@ from asf_core.model import (
     Run,
 )
 from asf_core.reader import SessionFile, parse_session, read_session
+from asf_core.verify import requests
 from asf_core.verify.session import Finding, verify_path, verify_session
 from asf_core.writer import LEAF, SessionBuilder, entry_line, header_line, write_session
 
@@ -143,6 +146,26 @@ def test_tampered_request_hash_is_a_mismatch(tmp_path: Path) -> None:
     found = verify_path(target)
     assert "request-hash" in codes(found)
     assert "bad-id" in codes(found)
+
+
+def test_request_hashes_past_the_budget_are_counted_not_passed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    b = Build(records=None)
+    kept = b.user()
+    summary = {"type": "message", "role": "user", "content": []}
+    b.add(Compaction(ts="", first_kept=kept, summary=summary))
+    b.answer("hi", "resp_1")
+    b.response("resp_1", request_hash="sha256:" + "1" * 64)  # not the request's hash
+    assert codes(b.verify()) == {"request-hash"}
+    # Rebuilding after the compaction costs more than a budget of nothing: not checked,
+    # and said so, rather than passed in silence.
+    monkeypatch.setattr(requests, "BUDGET", 0)
+    monkeypatch.setattr(requests, "BUDGET_PER_ENTRY", 0)
+    found = b.verify()
+    assert errors(found) == []
+    unchecked = [f for f in found if f.code == "requests-unchecked"]
+    assert [(f.severity, f.message.split()[0]) for f in unchecked] == [("warning", "1")]
 
 
 def _with_last_line(name: str, tmp_path: Path, **changes: Any) -> Path:
@@ -428,6 +451,26 @@ def test_empty_call_id() -> None:
     assert codes(b.verify()) == {"call-id-empty"}
 
 
+def test_output_with_no_call_before_it_is_a_warning() -> None:
+    b = Build(records=None)
+    b.user()
+    b.output("call_7")  # no function_call with that id on the path
+    found = b.verify()
+    assert errors(found) == []
+    assert codes(found, "warning") == {"output-unbound"}
+
+
+def test_second_output_for_one_call_is_a_warning() -> None:
+    b = Build(records=None)
+    one_call(b)
+    b.output("call_1")
+    assert b.verify() == []
+    b.output("call_1", "again")
+    found = b.verify()
+    assert errors(found) == []
+    assert codes(found, "warning") == {"output-repeated"}
+
+
 # ----------------------------------------------------------------------------- records promise
 
 
@@ -613,6 +656,26 @@ def test_outcome_target_must_be_in_the_file() -> None:
     assert codes(b.verify()) == {"outcome-target"}
 
 
+_NOWHERE = "sha256:" + "0" * 64
+
+
+def test_label_branch_summary_and_judged_by_must_name_entries_of_the_file() -> None:
+    b = Build(records=None)
+    user = b.user()
+    summary = {"type": "message", "role": "user", "content": []}
+    b.add(Label(ts="", target=user, label="start"))
+    b.add(BranchSummary(ts="", from_=user, summary=summary))
+    judge = "01995b2a-0000-7000-8000-00000000f002"
+    b.add(Link(ts="", rel="judged_by", session=judge, target=user))
+    assert b.verify() == []
+    b.add(Label(ts="", target=_NOWHERE, label="lost"))
+    b.add(BranchSummary(ts="", from_=_NOWHERE, summary=summary))
+    b.add(Link(ts="", rel="judged_by", session=judge, target=_NOWHERE))
+    found = b.verify()
+    assert errors(found) == []
+    assert codes(found, "warning") == {"label-target", "branch-from", "link-target"}
+
+
 def test_first_kept_must_be_on_the_path() -> None:
     b = Build(records=None)
     fork = b.last
@@ -635,6 +698,20 @@ def test_queued_from_must_name_a_queued_entry_on_the_path() -> None:
     user = b.user()
     b.add(Item(ts="", item=msg, queued_from=user))
     assert codes(b.verify()) == {"queued-from"}
+
+
+def test_queued_entry_drained_twice_on_one_path_is_a_warning() -> None:
+    b = Build(records=None)
+    msg = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "x"}]}
+    queued = b.add(Queued(ts="", item=msg, mode="steer"))
+    fork = b.add(Item(ts="", item=msg, queued_from=queued))
+    # Drained again on another branch: each path drains it once.
+    b.add(Item(ts="", item=msg, queued_from=queued), parent=queued)
+    assert b.verify() == []
+    b.add(Item(ts="", item=msg, queued_from=queued), parent=fork)
+    found = b.verify()
+    assert errors(found) == []
+    assert codes(found, "warning") == {"queued-drained-twice"}
 
 
 def test_missing_required_member() -> None:
@@ -668,6 +745,27 @@ def test_values_outside_the_drafts_lists_are_warnings() -> None:
     assert [f.code for f in found if f.severity == "warning"] == ["bad-member", "bad-member"]
     # The env follows a model call and changes the workspace: also a substitution.
     assert codes(found, "info") == {"env-substitution"}
+
+
+def test_a_member_of_the_wrong_type_is_a_warning() -> None:
+    """The reader keeps it verbatim (in ``unknown``), but a reader of the format's types finds
+    no value there: a producer's mistake worth telling. A member the rules read is an error
+    instead, told once."""
+    b = Build(records=None)
+    kept = b.user()
+    summary = {"type": "message", "role": "user", "content": []}
+    b.add(Compaction(ts="", first_kept=kept, summary=summary, tokens_before=True))  # type: ignore[arg-type]
+    b.add(Response(ts="", response_id="resp_1", model=7))  # type: ignore[arg-type]
+    found = b.verify()
+    assert errors(found) == []
+    assert sorted(f.message for f in found if f.code == "bad-member") == [
+        "compaction tokens_before has the wrong type: True",
+        "response model has the wrong type: 7",
+    ]
+    msg = {"type": "message", "role": "user", "content": []}
+    b.add(Item(ts="", item=msg, queued_from=5))  # type: ignore[arg-type]
+    told = [(f.severity, f.message) for f in b.verify() if "queued_from" in f.message]
+    assert told == [("error", "item queued_from has the wrong type: 5")]
 
 
 def test_env_substitution_only_after_a_model_call() -> None:
@@ -745,6 +843,24 @@ def test_every_code_is_documented() -> None:
     for code in sorted(emitted):
         assert f"`{code}`" in docs, code
         assert f"``{code}``" in module_doc, code
+
+
+#: Codes whose tests build them from a parameter (``f"dispatch-after-{ending}"``).
+_PARAMETRISED = {
+    "dispatch-after-reject",
+    "dispatch-after-answer",
+    "dispatch-after-output",
+    "decision-after-reject",
+    "decision-after-answer",
+}
+
+
+def test_every_code_is_exercised_by_a_test() -> None:
+    sources = sorted((ROOT / "asf_core" / "verify").glob("*.py"))
+    emitted = {m for p in sources for m in _CODE.findall(p.read_text())}
+    tests = "".join(p.read_text() for p in sorted((ROOT / "tests").rglob("*.py")))
+    shown = {c for c in emitted if f'"{c}"' in tests}
+    assert emitted - shown - _PARAMETRISED == set()
 
 
 # ----------------------------------------------------------------------------- robustness
