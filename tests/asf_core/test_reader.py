@@ -204,6 +204,55 @@ def test_migration_reports_unresolvable_references() -> None:
     assert [(p.code, p.line) for p in kept.problems] == [("migration", 3)]
 
 
+_V04_HEADER = (
+    b'{"type":"session","format":"agentsession/0.4","id":"s","created_at":"2026-01-01T00:00:00Z",'
+    b'"payload":"openresponses/2026-04-24"}\n'
+)
+
+
+def _migrated(*lines: bytes) -> tuple[SessionFile, list[tuple[str, int]]]:
+    session = parse_session(_V04_HEADER + b"".join(line + b"\n" for line in lines))
+    assert session.migrated
+    return session, [(p.code, p.line) for p in session.problems]
+
+
+def test_migration_keeps_the_old_id_over_a_legacy_id_written_beside_it() -> None:
+    session, problems = _migrated(
+        b'{"type":"info","id":"a","parent":null,"ts":"2026-01-01T00:00:01Z","name":"x",'
+        b'"legacy_id":"zz"}'
+    )
+    assert session.entries[0].unknown["legacy_id"] == "a"
+    assert problems == [("migration", 2)]
+
+
+def test_migration_maps_parents_in_this_session_and_keeps_those_of_another() -> None:
+    session, problems = _migrated(
+        b'{"type":"info","id":"a","parent":null,"ts":"2026-01-01T00:00:01Z","name":"x"}',
+        b'{"type":"info","id":"b","parent":null,"ts":"2026-01-01T00:00:02Z","name":"y"}',
+        b'{"type":"info","id":"c","parent":"b","ts":"2026-01-01T00:00:03Z","name":"z",'
+        b'"parents":[{"entry":"a","session":"s"},{"entry":"a","session":"other"}]}',
+        b'{"type":"info","id":"d","parent":"c","ts":"2026-01-01T00:00:04Z","name":"w",'
+        b'"parents":[{"entry":"b"}]}',
+    )
+    a, b, c, d = session.entries
+    # Its own session named or not: the new id. Another session's: as written, and said so.
+    assert [(r.entry, r.session) for r in c.parents or ()] == [(a.id, "s"), ("a", "other")]
+    assert [(r.entry, r.session) for r in d.parents or ()] == [(b.id, None)]
+    assert problems == [("migration", 4)]
+
+
+def test_migration_tells_of_an_extension_member_that_may_name_an_entry() -> None:
+    """It cannot know the member names an entry (its type is no core type): kept as written,
+    with a warning, where a core member naming one is rewritten."""
+    session, problems = _migrated(
+        b'{"type":"info","id":"a","parent":null,"ts":"2026-01-01T00:00:01Z","name":"x"}',
+        b'{"type":"x-vendor:mark","id":"b","parent":"a","ts":"2026-01-01T00:00:02Z","at":"a"}',
+    )
+    assert session.entries[1].unknown["at"] == "a"
+    assert session.entries[1].parent == session.entries[0].id
+    assert problems == [("migration", 3)]
+
+
 def test_migrated_later_parent_is_reported_as_later() -> None:
     data = (
         b'{"type":"session","format":"agentsession/0.4","id":"s","created_at":"2026-01-01T00:00:00Z",'
