@@ -240,6 +240,52 @@ def test_after_hermes_writes_one_session_only_its_conversation_is_converted(
     assert read_session(path).entries
 
 
+def _hermes(db: Path, act: str) -> None:
+    """What Hermes' own ``SessionDB`` does to a session besides writing messages."""
+    from hermes_state import SessionDB
+
+    sdb = SessionDB(db_path=db)
+    try:
+        if act == "title":
+            sdb.set_session_title("fx-plain", "Capitals, revisited")
+        elif act == "tokens":
+            sdb.update_token_counts("fx-plain", input_tokens=11, output_tokens=7)
+        elif act == "usage":
+            sdb.record_auxiliary_usage("fx-plain", "compression", model="m/aux", input_tokens=9)
+        elif act == "prompt":
+            sdb.update_system_prompt("fx-plain", "You are terse, and you cite your sources.")
+        elif act == "child":
+            sdb.create_session("fx-plain-child", "subagent", parent_session_id="fx-plain")
+            sdb.append_message("fx-plain-child", "user", "look this up")
+        elif act == "delegation":
+            sdb._conn.execute(
+                "INSERT INTO async_delegations (delegation_id, origin_session, "
+                "parent_session_id, state, dispatched_at, updated_at) "
+                "VALUES ('d-1', 'fx-plain', 'fx-plain', 'running', 1796014690.5, 1796014690.5)"
+            )
+            sdb._conn.commit()
+    finally:
+        sdb.close()
+
+
+@pytest.mark.parametrize("act", ["title", "tokens", "usage", "prompt", "child", "delegation"])
+def test_a_change_to_what_surrounds_the_messages_is_converted_again(
+    tmp_path: Path, act: str
+) -> None:
+    """The fingerprint covers more than the message rows: a re-run after Hermes changed a
+    session's row, its usage, its system prompt, its children or its delegations writes what a
+    fresh conversion of the changed home writes."""
+    src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
+    assert _convert(src, out, 1) == 0
+    before = _tree(out, reports=False)
+    _hermes(src / "state.db", act)
+    assert _convert(src, out, 1) == 0
+    assert _convert(src, tmp_path / "fresh", 1) == 0
+    after = _tree(out, reports=False)
+    assert after == _tree(tmp_path / "fresh", reports=False)
+    assert after != before
+
+
 def test_a_deleted_output_file_is_written_again(tmp_path: Path, reads: Reads) -> None:
     src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
     assert _convert(src, out, 2) == 0
