@@ -670,6 +670,20 @@ def test_one_format_claiming_twice_is_not_ambiguous() -> None:
     assert chosen.claim.format == "a"
 
 
+def test_two_plugins_of_one_format_claiming_alike_are_ambiguous_and_a_name_resolves_it() -> None:
+    """Which of two implementations of a format reads a store is the user's choice, never
+    the order plugins loaded in; ``--format`` takes a plugin's name as well as a format's."""
+    candidates = [_cand("a", 0.9, plugin="a-fast"), _cand("a", 0.9, plugin="a-ref")]
+    with pytest.raises(AmbiguousFormat):
+        host.choose(candidates)
+    with pytest.raises(AmbiguousFormat):
+        host.choose(candidates, format="a")
+    for name in ("a-fast", "a-ref"):
+        chosen = host.choose(candidates, format=name)
+        assert chosen is not None
+        assert chosen.plugin == name
+
+
 def test_group_by_path_merges_spellings_of_one_store(tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     a = _cand("a", 1, path=str(tmp_path / "d" / ".." / "s"))

@@ -91,9 +91,9 @@ class Toy:
                 raise KeyError("boom")
             if self.fail == "interrupt" and n == 1:
                 raise KeyboardInterrupt
-            builder = SessionBuilder(
-                Header(id=f"{self.fmt}-{native.id}", created_at="2026-01-01T00:00:00Z")
-            )
+            # "same-id": every session under one id, as a plugin with a bug in its ids would.
+            ident = self.fmt if self.fail == "same-id" else f"{self.fmt}-{native.id}"
+            builder = SessionBuilder(Header(id=ident, created_at="2026-01-01T00:00:00Z"))
             item = {
                 "type": "message",
                 "role": "user",
@@ -712,6 +712,23 @@ def test_unsafe_or_repeated_session_names_are_plugin_errors(
     code, _, stderr = _run(capsys, "convert", twice, "-o", out, "--quiet")
     assert code == ExitCode.PLUGIN
     assert "two sessions are named 's.jsonl'" in stderr
+
+
+def test_two_sessions_under_one_id_are_a_plugin_error(
+    installed: Installed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Files are named by id as well as name: a second session of one id would take the place
+    of the first (or two files would claim one session)."""
+    installed.add("toy", Toy("toy", fail="same-id"))
+    out = tmp_path / "o"
+    store = _toy(tmp_path, "ids.toy", "a hello\nb again\n")
+    code, _, stderr = _run(capsys, "convert", store, "-o", out, "--quiet")
+    assert code == ExitCode.PLUGIN
+    assert "plugin 'toy' failed in convert: two sessions have the id 'toy'" in stderr
+    # Refused before it was written: the one file is the first session's, not replaced.
+    (written,) = [p for p in out.rglob("*.jsonl") if p.is_file()]
+    assert b"hello" in written.read_bytes()
+    assert b"again" not in written.read_bytes()
 
 
 def test_a_store_named_twice_is_converted_once(
