@@ -54,6 +54,9 @@ def test_printable_escapes_what_a_terminal_obeys_and_nothing_else() -> None:
     safe = json_safe(document, terminal=True)
     assert json.loads(safe) == {"t": HOSTILE, "s": "\udc80"}
     assert not _OBEYED.search(safe.encode("utf-8"))
+    # DEL is ASCII: a document of ASCII alone is not taken as safe on a screen for that.
+    assert json_safe('{"t": "a\x7fb"}', terminal=True) == '{"t": "a\\u007fb"}'
+    assert json_safe('{"t": "a\x7fb"}') == '{"t": "a\x7fb"}'
 
 
 def _session(tmp_path: Path) -> Path:
