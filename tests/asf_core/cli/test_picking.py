@@ -1,0 +1,156 @@
+"""The options picking sessions (docs/cli.md "Picking sessions") on real Claude Code stores,
+and how ``asf list``/``asf show`` put times and entries before people."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fixture_paths import CLAUDE_HOME, SHARED
+
+from asf_core.cli.humane import age
+from asf_core.cli.main import ExitCode, main
+from asf_core.cli.render import WIDTH, clip
+
+CLAUDE = CLAUDE_HOME / ".claude"
+PROJECTS = CLAUDE / "projects"
+#: A shared session holding an ``isMeta`` line (Claude Code's own text for the model).
+WITH_META = PROJECTS / "-home-marco-projects-spotter" / "491e126e-1e71-469c-ade2-fcc8af567c74.jsonl"
+VECTORS = SHARED / "asf" / "vectors" / "testdata" / "sessions"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return code, captured.out, captured.err
+
+
+def _listed(capsys: pytest.CaptureFixture[str], *options: str) -> list[dict[str, Any]]:
+    code, stdout, _ = _run(capsys, "list", CLAUDE, "--json", *options)
+    assert code == ExitCode.OK
+    return [s for store in json.loads(stdout)["stores"] for s in store["sessions"]]
+
+
+def _started(session: dict[str, Any]) -> datetime:
+    return datetime.fromisoformat(session["started"].replace("Z", "+00:00"))
+
+
+def test_zero_is_a_count(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--min-rows 0`` picks every session, ``--limit 0`` none: both are whole numbers."""
+    every = _listed(capsys)
+    assert len(_listed(capsys, "--min-rows", "0")) == len(every)
+    assert _listed(capsys, "--limit", "0") == []
+    code, _, err = _run(capsys, "list", CLAUDE, "--limit", "-1")
+    assert code == ExitCode.USAGE
+    assert "negative" in err
+
+
+def test_until_a_date_includes_that_whole_day(capsys: pytest.CaptureFixture[str]) -> None:
+    every = _listed(capsys)
+    session = every[0]
+    day = _started(session).astimezone().date().isoformat()
+    picked = {s["id"] for s in _listed(capsys, "--since", day, "--until", day)}
+    assert session["id"] in picked
+    assert picked == {s["id"] for s in every if _started(s).astimezone().date().isoformat() == day}
+
+
+def test_a_session_id_is_read_without_surrounding_blanks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An id pasted with a space around it still names its session; a blank one names none."""
+    wanted = _listed(capsys)[-1]["id"]
+    picked = _listed(capsys, "--session", f" {wanted} ", "--session", " ")
+    assert [s["id"] for s in picked] == [wanted]
+
+
+def test_cwd_is_compared_as_a_normalised_path(capsys: pytest.CaptureFixture[str]) -> None:
+    """``DIR/sub/..`` is DIR: the sessions that ran in DIR or below it."""
+    every = _listed(capsys)
+    cwd = every[0]["cwd"]
+    picked = _listed(capsys, "--cwd", f"{cwd}/sub/..")
+    assert picked
+    assert {s["id"] for s in picked} == {
+        s["id"] for s in every if s["cwd"] == cwd or s["cwd"].startswith(cwd + "/")
+    }
+
+
+def test_limit_converts_the_newest_session_of_all_stores(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--limit`` keeps the most recently started sessions across the stores, whichever
+    store is found first."""
+    newest = max(_listed(capsys), key=_started)["id"]
+    code, _, _ = _run(capsys, "convert", CLAUDE, "--limit", "1", "-o", tmp_path, "--quiet")
+    assert code == ExitCode.OK
+    reports = [json.loads(p.read_text()) for p in tmp_path.rglob("report.json")]
+    assert [name for r in reports for name in r["files"] if "." not in name] == [newest]
+
+
+def test_a_whole_id_wins_over_the_ids_it_starts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Sessions ``s1`` and ``s1x``: ``--session s1`` names the first, ``--session s`` both."""
+    project = tmp_path / "projects" / "-p"
+    project.mkdir(parents=True)
+    source = next(p for p in PROJECTS.glob("*/*.jsonl") if p.stat().st_size < 20_000)
+    for name in ("s1", "s1x"):
+        (project / f"{name}.jsonl").write_bytes(source.read_bytes())
+    code, stdout, _ = _run(capsys, "show", project, "--session", "s1", "--json")
+    assert code == ExitCode.OK
+    assert json.loads(stdout)["header"]["claude-code"]["file"] == "s1.jsonl"
+    code, _, err = _run(capsys, "show", project, "--session", "s")
+    assert code == ExitCode.USAGE
+    assert "names 2 sessions" in err
+
+
+def test_show_marks_hidden_items(capsys: pytest.CaptureFixture[str]) -> None:
+    """An item not shown to the user (``visible: false``) is marked in the tree."""
+    code, stdout, _ = _run(capsys, "show", WITH_META, "--json")
+    assert code == ExitCode.OK
+    hidden = [e for e in json.loads(stdout)["entries"] if e.get("visible") is False]
+    assert hidden
+    code, stdout, _ = _run(capsys, "show", WITH_META)
+    assert code == ExitCode.OK
+    assert stdout.count("(hidden) ") == len(hidden)
+
+
+def test_show_leaf_blank_names_no_entry(capsys: pytest.CaptureFixture[str]) -> None:
+    """A blank ``--leaf`` is no prefix of every id: it names nothing."""
+    path = next(p for p in sorted(VECTORS.glob("*.jsonl")) if "invalid" not in p.name)
+    code, _, err = _run(capsys, "show", path, "--leaf", " ")
+    assert code == ExitCode.USAGE
+    assert "no entry id starts with" in err
+
+
+def test_stdin_refuses_every_picking_option(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--min-rows 0`` and ``--limit 0`` pick too, though they are zero."""
+    for option in ("--min-rows", "--limit"):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+        code, _, err = _run(capsys, "show", "-", option, "0")
+        assert code == ExitCode.USAGE
+        assert "options picking sessions do not apply" in err
+
+
+def test_age_boundaries() -> None:
+    """A minute is ``1m``; a clock a little ahead is not the future; weeks, months and years
+    are shown from two of them on (``10d`` rather than ``1w``)."""
+    now = datetime(2026, 5, 1, 12, 0, tzinfo=datetime.now().astimezone().tzinfo)
+    assert age(now - timedelta(seconds=59), now) == "59s"
+    assert age(now - timedelta(seconds=60), now) == "1m"
+    assert age(now + timedelta(seconds=30), now) == "0s"
+    assert age(now + timedelta(seconds=61), now) == "future"
+    assert age(now - timedelta(days=10), now) == "10d"
+    assert age(now - timedelta(days=14), now) == "2w"
+
+
+def test_clip_keeps_a_text_of_exactly_the_width() -> None:
+    assert clip("x" * WIDTH) == "x" * WIDTH
+    assert clip("x" * (WIDTH + 1)) == "x" * (WIDTH - 1) + "…"
