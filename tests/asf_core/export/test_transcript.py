@@ -138,6 +138,12 @@ def _hostile_session(path: Path) -> Path:
     comp = b.append(comp, parent=branch.id)
     developer = {"type": "message", "role": "developer", "content": JS_URL}
     b.append(Item(ts=next(ts), item=developer), parent=comp.id)
+    # A role no renderer knows, a file and a remote image: all shown as text, escaped.
+    strange = [
+        {"type": "input_file", "filename": SCRIPT},
+        {"type": "input_image", "image_url": "https://evil.example/" + SCRIPT},
+    ]
+    b.append(Item(ts=next(ts), item={"type": "message", "role": HANDLER, "content": strange}))
     write_session(path, b.header, b.entries)
     return path
 
@@ -215,6 +221,11 @@ def test_hostile_text_in_markdown_keeps_its_fences(tmp_path: Path) -> None:
     assert first.startswith("# ")
     assert "\\<script" in first
     assert re.search(r"(?<!\\)[<>]", first) is None  # every angle bracket escaped
+    # So are the heading facts (the directory, the agent) and a role no renderer knows.
+    added = [line for line in md.splitlines() if line.startswith(("- **", "### "))]
+    assert any("\\<img" in line for line in added)
+    for line in added:
+        assert re.search(r"(?<!\\)[<>]", line) is None, line
     text = "".join(render_text(transcript(view)))
     assert SCRIPT in text
 

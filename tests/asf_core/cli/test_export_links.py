@@ -1,0 +1,57 @@
+"""Links between transcripts: a sub-agent's session is linked to its page only when that page
+is part of the export (docs/export.md, "Sub-agents"), with a target any file name survives."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from asf_core.cli.main import main
+from asf_core.model import Header, Item, Link
+from asf_core.writer import SessionBuilder, write_session
+
+CHILD = "child-1"
+
+
+def _sessions(folder: Path) -> Path:
+    """A parent whose call spawned a sub-agent, and the sub-agent's session in the file
+    beside it (a name with a space and parentheses, as a copied file gets)."""
+    folder.mkdir()
+    child = SessionBuilder(Header(id=CHILD, created_at="2026-01-01T00:00:00Z"))
+    answer = {"type": "message", "role": "assistant", "content": "done"}
+    child.append(Item(ts="2026-01-01T00:00:01Z", item=answer), parent=None)
+    write_session(folder / "child (1).jsonl", child.header, child.entries)
+    parent = SessionBuilder(Header(id="parent-1", created_at="2026-01-01T00:00:00Z"))
+    call = {"type": "function_call", "call_id": "c1", "name": "delegate", "arguments": "{}"}
+    parent.append(Item(ts="2026-01-01T00:00:02Z", response="r1", item=call), parent=None)
+    parent.append(Link(ts="2026-01-01T00:00:03Z", rel="subsession", session=CHILD, call_id="c1"))
+    output = {"type": "function_call_output", "call_id": "c1", "output": "done"}
+    parent.append(Item(ts="2026-01-01T00:00:04Z", item=output))
+    write_session(folder / "parent.jsonl", parent.header, parent.entries)
+    return folder / "parent.jsonl"
+
+
+def test_a_directory_export_links_the_sub_agent_page(tmp_path: Path) -> None:
+    parent = _sessions(tmp_path / "in")
+    out = tmp_path / "md"
+    assert main(["export", str(parent.parent), "--to", "markdown", "-o", str(out)]) == 0
+    assert (out / "child (1).md").is_file()
+    md = (out / "parent.md").read_text()
+    # Angle brackets keep a target with blanks and parentheses one link (CommonMark).
+    assert f"[sub-agent session {CHILD}](<child (1).md>)" in md
+    html = tmp_path / "html"
+    assert main(["export", str(parent.parent), "--to", "html", "-o", str(html)]) == 0
+    page = (html / "parent.html").read_text()
+    assert f'<a href="child%20%281%29.html">sub-agent session {CHILD}</a>' in page
+
+
+def test_a_single_file_export_names_a_sibling_sub_agent_without_a_link(tmp_path: Path) -> None:
+    """Exporting one FILE writes its page only: the sub-agent's file is found beside it, but
+    no page is written for it, so the parent names it and links nowhere."""
+    parent = _sessions(tmp_path / "in")
+    out = tmp_path / "out"
+    assert main(["export", str(parent), "--to", "markdown", "-o", f"{out}/"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["parent.md"]
+    md = (out / "parent.md").read_text()
+    assert f"→ sub-agent session {CHILD}\n" in md
+    assert not re.search(r"\]\(", md)

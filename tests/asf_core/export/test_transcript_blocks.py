@@ -1,0 +1,296 @@
+"""What a transcript shows of a path, block by block: decisions marked on the calls they
+judge, each output shown once and with its call, forks listing the other branches only,
+sub-agents shown with the call that spawned them, model changes, hidden items, responses.
+
+Checked on the ASF test vectors and the converted Hermes fixtures, against what the files
+say; a session built here covers what neither holds (a repeated model, a failed outcome,
+non-ASCII arguments, an empty output, outputs around the folding threshold).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from export_views import views
+from fixture_paths import VECTORS
+
+from asf_core.export import PathView, SessionTree
+from asf_core.export.items import reasoning_text, type_of
+from asf_core.export.transcript import Block, transcript
+from asf_core.export.transcript_html import render_html
+from asf_core.export.transcript_text import render_markdown, render_text
+from asf_core.model import Config, Decision, Entry, Header, Item, Link, Outcome, Response
+from asf_core.reader import read_session
+from asf_core.writer import SessionBuilder, write_session
+
+SESSIONS = VECTORS / "sessions"
+
+
+def _blocks(view: PathView, href: Any = None) -> list[Block]:
+    return list(transcript(view, href=href).blocks())
+
+
+def _vector_views() -> Iterator[tuple[Path, PathView]]:
+    yield from views(SESSIONS)
+
+
+def _by_name(view: PathView) -> dict[str, Entry]:
+    return {view.name(e.id): e for e in view.path}
+
+
+def _is(entry: Entry, kind: str) -> bool:
+    return isinstance(entry, Item) and type_of(entry.item) == kind
+
+
+# -- the vectors and converted sessions ----------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["runs.jsonl", "resume.jsonl"])
+def test_decisions_mark_the_calls_they_judge_on_every_prefix(name: str) -> None:
+    """A rejected call is marked ``rejected``; a held one ``held`` only while the path holds
+    no output for it (docs/export.md: "a call a decision rejected or held is marked so")."""
+    session = read_session(SESSIONS / name)
+    tree = SessionTree(session)
+    seen: set[str] = set()
+    for entry in session.entries:
+        view = tree.view(str(entry.id))
+        verdicts: dict[str, list[str]] = defaultdict(list)
+        answered: set[str] = set()
+        for e in view.path:
+            if isinstance(e, Decision) and e.call_id:
+                verdicts[e.call_id].append(str(e.verdict))
+            elif _is(e, "function_call_output") and e.item:
+                answered.add(str(e.item.get("call_id")))
+        for b in _blocks(view):
+            if b.kind != "tool" or not b.title:
+                continue
+            said = verdicts[b.call_id]
+            rejected = "reject" in said
+            held = not rejected and bool(said) and said[-1] == "hold" and b.call_id not in answered
+            assert ("rejected" in b.marks) == rejected, (name, view.leaf, b)
+            assert ("held" in b.marks) == held, (name, view.leaf, b)
+            seen.update(m for m in b.marks if m in ("rejected", "held"))
+    assert "held" in seen  # the vector holds a call before it is answered or refused
+
+
+def test_each_output_is_shown_once_with_its_call(converted_homes: list[Path]) -> None:
+    """An output whose call is on the path is shown with the call, never again on its own."""
+    checked = 0
+    for root in [SESSIONS, *converted_homes]:
+        for path, view in views(root):
+            outputs = [e for e in view.path if _is(e, "function_call_output")]
+            calls = {
+                str(e.item.get("call_id")) for e in view.path if _is(e, "function_call") and e.item
+            }
+            tools = [b for b in _blocks(view) if b.kind == "tool"]
+            assert sum(b.output is not None for b in tools) == len(outputs), path
+            alone = [b for b in tools if not b.title]
+            assert not [b for b in alone if b.call_id in calls], path
+            checked += len(outputs)
+    assert checked > 20
+
+
+def test_forks_list_the_other_branches_only(converted_homes: list[Path]) -> None:
+    """A branch point is shown at every entry of the path with several children, the last
+    one before the leaf included, and links the leaves of the branches not taken."""
+    forks = 0
+    for root in [SESSIONS, *converted_homes]:
+        for path, view in views(root):
+            blocks = [b for b in _blocks(view) if b.kind == "fork"]
+            at = [e for e in view.path[:-1] if len(view.tree.children(str(e.id))) > 1]
+            assert [b.entry for b in blocks] == [view.name(e.id) for e in at], path
+            for b, entry in zip(blocks, at, strict=True):
+                following = view.path[view.path.index(entry) + 1]
+                others = [
+                    leaf
+                    for kid in view.tree.children(str(entry.id))
+                    if kid != following.id
+                    for leaf in view.tree.leaves_under(kid)
+                ]
+                assert len(b.links) == len(others), path
+                own = view.name(view.leaf).removeprefix("sha256:")[:8]
+                assert not any(own in label for label, _ in b.links), path
+            forks += len(blocks)
+    assert forks > 0
+
+
+def test_sub_agents_are_shown_with_the_call_that_spawned_them() -> None:
+    """converge.jsonl: each ``subsession`` link is shown on its call, linked at the child
+    entry the call's output names, and not a second time as a linked session."""
+    session = read_session(SESSIONS / "converge.jsonl")
+    view = SessionTree(session).view(str(session.resume_leaf()))
+    asked: list[tuple[str, str | None]] = []
+
+    def href(session_id: str, leaf: str | None) -> str:
+        asked.append((session_id, leaf))
+        return f"{session_id}.md"
+
+    blocks = _blocks(view, href)
+    links = [e for e in view.path if isinstance(e, Link) and e.rel == "subsession"]
+    assert len(links) == 2
+    for link in links:
+        (call,) = [b for b in blocks if b.kind == "tool" and b.title and b.call_id == link.call_id]
+        assert call.links == ((f"sub-agent session {link.session}", f"{link.session}.md"),)
+        (output,) = [
+            e
+            for e in view.path
+            if _is(e, "function_call_output") and e.item
+            if e.item.get("call_id") == link.call_id
+        ]
+        (answered_from,) = [p.entry for p in output.parents if p.session == link.session]
+        assert (link.session, answered_from) in asked
+    assert not [b for b in blocks if b.kind == "link"]
+
+
+def test_hidden_and_response_facts_follow_the_entries() -> None:
+    """``hidden`` marks exactly the items written ``visible: false``; a response line names
+    its status only when the call neither completed nor failed with an error it names."""
+    hidden = 0
+    for path, view in _vector_views():
+        entries = _by_name(view)
+        for b in _blocks(view):
+            entry = entries[b.entry]
+            if isinstance(entry, Item):
+                assert ("hidden" in b.marks) == (entry.visible is False), (path, b)
+                hidden += entry.visible is False
+            if isinstance(entry, Response) and b.kind == "response":
+                facts = b.text.split(" · ")
+                if entry.error is None and entry.status not in (None, "completed"):
+                    assert entry.status in facts, (path, b)
+                else:
+                    assert "completed" not in facts, (path, b)
+    assert hidden > 0
+
+
+def test_reasoning_without_text_is_not_shown(converted_homes: list[Path]) -> None:
+    """A reasoning item with nothing to read (encrypted only) makes no empty block."""
+    silent = 0
+    for root in converted_homes:
+        for _path, view in views(root):
+            silent += sum(
+                1 for e in view.path if _is(e, "reasoning") and not reasoning_text(e.item)
+            )
+            assert all(b.text for b in _blocks(view) if b.kind == "reasoning")
+    assert silent > 0
+
+
+# -- a session built here ------------------------------------------------------------------
+
+
+def _lines(n: int) -> str:
+    return "\n".join(f"line {i}" for i in range(1, n + 1))
+
+
+def _built(path: Path) -> PathView:
+    header = Header(id="built-1", created_at="2026-01-01T00:00:00Z", cwd="/srv/my_project/*x*")
+    b = SessionBuilder(header)
+    ts = iter(f"2026-01-01T00:00:{n:02d}Z" for n in range(60))
+    b.append(Config(ts=next(ts), model="gpt-5"), parent=None)
+    say = {"type": "message", "role": "user", "content": "go\n\nnow"}
+    b.append(Item(ts=next(ts), item=say))
+    b.append(Config(ts=next(ts), model="gpt-5"))  # the same model again: no new note
+    b.append(Config(ts=next(ts), model="gpt-5-mini"))
+    calls = {
+        "call_json": ('{"city": "Zürich", "note": "日本"}', "ok"),
+        "call_empty": ("{}", []),
+        "call_12": ("{}", _lines(12)),
+        "call_13": ("{}", _lines(13)),
+        "call_twice": ("{}", "first answer"),
+    }
+    for call_id, (arguments, _) in calls.items():
+        call = {
+            "type": "function_call",
+            "call_id": call_id,
+            "name": "`tick`",
+            "arguments": arguments,
+        }
+        b.append(Item(ts=next(ts), response="resp_1", item=call))
+    b.append(Response(ts=next(ts), response_id="resp_1", model="gpt-5-mini"))
+    for call_id, (_, output) in calls.items():
+        out = {"type": "function_call_output", "call_id": call_id, "output": output}
+        b.append(Item(ts=next(ts), item=out))
+    again = {"type": "function_call_output", "call_id": "call_twice", "output": "second answer"}
+    b.append(Item(ts=next(ts), item=again))
+    b.append(Outcome(ts=next(ts), kind="test", target=b.leaf, pass_=False, score=0.25))
+    write_session(path, b.header, b.entries)
+    session = read_session(path)
+    return SessionTree(session).view(str(session.resume_leaf()))
+
+
+def test_built_session_blocks(tmp_path: Path) -> None:
+    view = _built(tmp_path / "built.jsonl")
+    blocks = _blocks(view)
+    notes = [b.text for b in blocks if b.kind == "note"]
+    # The second gpt-5 config changes nothing: one note per model change.
+    assert [n for n in notes if n.startswith("model: ")] == ["model: gpt-5", "model: gpt-5-mini"]
+    (outcome,) = [n for n in notes if n.startswith("outcome: ")]
+    assert outcome.split()[-1] == "fail"
+    tools = {b.call_id: b for b in blocks if b.kind == "tool" and b.title}
+    # Arguments are pretty-printed as the characters they hold, not \u escapes.
+    arguments = tools["call_json"].text
+    assert json.loads(arguments) == {"city": "Zürich", "note": "日本"}
+    assert "Zürich" in arguments
+    assert "日本" in arguments
+    # The first output of a call is shown with it, a later one where it comes.
+    assert [p.text for p in tools["call_twice"].output or ()] == ["first answer"]
+    alone = [b for b in blocks if b.kind == "tool" and not b.title]
+    assert [[p.text for p in b.output or ()] for b in alone] == [["second answer"]]
+
+
+def _code_span(text: str) -> str:
+    """The content of the one CommonMark code span ``text`` is (its backtick runs match and
+    one space is stripped from each end when both ends have one)."""
+    opening = re.match(r"`+", text)
+    assert opening is not None, text
+    ticks = opening.group()
+    assert text.endswith(ticks), text
+    assert not text[: -len(ticks)].endswith("`"), text  # the closing run is no longer
+    inner = text[len(ticks) : -len(ticks)]
+    assert not inner.startswith("`"), text  # the opening run is no longer either
+    if len(inner) > 1 and inner.startswith(" ") and inner.endswith(" ") and inner.strip():
+        inner = inner[1:-1]
+    return inner
+
+
+def test_built_session_in_markdown(tmp_path: Path) -> None:
+    """Tool names are code spans that read back as the name, an output that holds nothing
+    says so, and heading facts are escaped."""
+    view = _built(tmp_path / "built.jsonl")
+    md = "".join(render_markdown(transcript(view)))
+    heads = re.findall(r"(?m)^\*\*Tool call\*\* (.+?) \((`+.*?`+)\)$", md)
+    assert len(heads) == 5
+    for name, call_id in heads:
+        assert _code_span(name) == "`tick`"
+        assert _code_span(call_id).startswith("call_")
+    empty = md.split("(`call_empty`)", 1)[1].split("**Tool call**", 1)[0]
+    assert "Output:\n\n*(empty)*" in empty
+    (cwd,) = re.findall(r"(?m)^- \*\*directory:\*\* (.*)$", md)
+    assert re.sub(r"\\(.)", r"\1", cwd) == view.session.header.cwd
+    assert re.search(r"(?<!\\)[_*]", cwd) is None
+
+
+def test_built_session_in_html_folds_long_outputs(tmp_path: Path) -> None:
+    """Tool output longer than 12 lines starts folded (docs/export.md); the summary counts
+    the output's lines."""
+    view = _built(tmp_path / "built.jsonl")
+    page = "".join(render_html(transcript(view)))
+    for call_id, lines in (("call_12", 12), ("call_13", 13), ("call_json", 1)):
+        section = page.split(f'<span class="call">{call_id}</span>', 1)[1].split("</section>")[0]
+        count = f"{lines} line{'s' if lines > 1 else ''}"
+        opened = " open" if lines <= 12 else ""
+        assert f"<details{opened}><summary>Output ({count})</summary>" in section
+
+
+def test_built_session_in_plain_text(tmp_path: Path) -> None:
+    """Plain text marks an output that holds nothing, and no line ends in blanks."""
+    view = _built(tmp_path / "built.jsonl")
+    text = "".join(render_text(transcript(view)))
+    empty = text.split("call_empty]", 1)[1].split("\n[", 1)[0]
+    assert "--- output ---" in empty
+    assert not [line for line in text.splitlines() if line != line.rstrip()]
