@@ -1,0 +1,64 @@
+"""The :class:`Redactor`'s own rules for personal values and ids (asf_core/redaction/redactor.py):
+whole words only, the longest value first, short values only as whole strings, numbers too,
+member names too, ids left alone but not what follows them, kinds spelled as placeholders."""
+
+from __future__ import annotations
+
+from asf_core.redaction import Redactor, placeholder_pattern
+
+SESSION = "01995b2a-0000-7000-8000-000000000009"
+EMAIL = "ada.lovelace@example.org"
+
+
+def _redactor() -> Redactor:
+    r = Redactor(phones=False)
+    r.learn({"display_name": ["Ada", "Ada Lovelace"], "chat_id": ["42", "4471", "  "]})
+    return r
+
+
+def test_the_longest_personal_value_is_replaced_whole() -> None:
+    r = _redactor()
+    out = r.text("Hi Ada Lovelace, and Ada")
+    assert "Lovelace" not in out
+    assert placeholder_pattern().sub("P", out) == "Hi P, and P"
+    assert out.count("[REDACTED:display_name:") == 2
+    assert len(set(placeholder_pattern().findall(out))) == 2  # two values, two placeholders
+
+
+def test_personal_values_inside_text_are_whole_words_only() -> None:
+    r = _redactor()
+    assert r.text("Canada and Adam") == "Canada and Adam"
+    assert r.text("call 4471 now") != "call 4471 now"
+    assert r.text("call x4471 now") == "call x4471 now"
+
+
+def test_a_short_value_is_replaced_only_as_a_whole_string() -> None:
+    """ "42" in a text is more often a number than a chat."""
+    r = _redactor()
+    assert r.text("room 42") == "room 42"
+    assert placeholder_pattern().fullmatch(r.text("42"))
+
+
+def test_a_blank_value_names_nothing() -> None:
+    r = _redactor()
+    assert r.text("  ") == "  "
+    assert r.take_counts() == {}
+
+
+def test_numbers_and_member_names_are_redacted_too() -> None:
+    r = _redactor()
+    value = r.value({EMAIL: 4471, "n": 7})
+    assert value == {"[REDACTED:email:1]": r.text("4471"), "n": 7}
+    assert placeholder_pattern().fullmatch(value["[REDACTED:email:1]"])
+
+
+def test_an_id_is_left_alone_but_only_when_it_is_the_whole_string() -> None:
+    r = _redactor()
+    assert r.text(SESSION) == SESSION
+    assert r.text(f"{SESSION} mail {EMAIL}") == f"{SESSION} mail [REDACTED:email:1]"
+
+
+def test_a_kind_is_spelled_as_a_placeholder_spells_it() -> None:
+    r = Redactor(phones=False)
+    r.learn({"User ID": ["u-77821-ada"]})
+    assert r.text("u-77821-ada") == "[REDACTED:user_id:1]"
