@@ -243,3 +243,17 @@ def test_mistyped_instructions_make_the_request_unbuildable() -> None:
     ctx = build_context([damaged, *path[1:]])
     assert any(p.startswith("mistyped-member:") for p in ctx.problems)
     assert request_hash(ctx) is None
+
+
+def test_omitted_items_are_the_union_of_the_deltas_since_the_last_replace() -> None:
+    """SPEC 4.3 ``omit.items``: a union, so an id named by two deltas is in force once (the
+    checkpoint a compaction carries lists it once)."""
+    from asf_core.replay import Replay, replay_step
+
+    a, b = "sha256:" + "a" * 64, "sha256:" + "b" * 64
+    state = Replay()
+    for items in ([a], [a, b], [b]):
+        state = replay_step(state, Config(ts="2026-01-01T00:00:00Z", omit={"items": items}))
+    assert state.settings()["omit"] == {"items": [a, b]}
+    state = replay_step(state, Config(ts="2026-01-01T00:00:01Z", omit={"items": [b]}, replace=True))
+    assert state.settings()["omit"] == {"items": [b]}
