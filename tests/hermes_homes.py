@@ -11,7 +11,14 @@ from hermes_plugin.schema import DATABASE_NAME, DIR_PROFILES
 from hermes_plugin.source import sniff
 from hermes_plugin.source.database import SqliteStore
 
-__all__ = ["databases", "is_home", "open_database", "store_of"]
+__all__ = [
+    "WRITTEN_WHILE_READING",
+    "databases",
+    "hermes_writes",
+    "is_home",
+    "open_database",
+    "store_of",
+]
 
 
 def is_home(directory: str | os.PathLike[str]) -> bool:
@@ -46,3 +53,20 @@ def open_database(path: str | os.PathLike[str], *, name: str | None = None) -> S
     if database is None:
         raise StoreError(f"no Hermes database (no file, no {DATABASE_NAME})")
     return SqliteStore(database, name=name)
+
+
+#: The text :func:`hermes_writes` appends.
+WRITTEN_WHILE_READING = "written while asf was reading"
+
+
+def hermes_writes(db: Path, session: str = "fx-plain") -> None:
+    """Hermes opens the database, appends to a session and closes: its last connection
+    checkpoints into the database file and removes its side files (at rest again, a
+    different file)."""
+    from hermes_state import SessionDB
+
+    sdb = SessionDB(db_path=db)
+    try:
+        sdb.append_message(session, "user", WRITTEN_WHILE_READING)
+    finally:
+        sdb.close()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from fixture_paths import SHARED
+from hermes_homes import WRITTEN_WHILE_READING, hermes_writes
 from output_files import output_files
 
 from asf_core.cli.main import main
@@ -17,18 +18,6 @@ from hermes_plugin.convert import units
 from hermes_plugin.source import rowsource
 
 HOME = SHARED / "hermes" / "fixtures" / "hermes-0.19.0"
-
-
-def _hermes_writes(db: Path) -> None:
-    """Hermes opens the database, appends to a session and closes: its last connection
-    checkpoints into the database file and removes its side files (at rest again)."""
-    from hermes_state import SessionDB
-
-    sdb = SessionDB(db_path=db)
-    try:
-        sdb.append_message("fx-plain", "user", "written while asf was reading")
-    finally:
-        sdb.close()
 
 
 def _home(tmp_path: Path) -> Path:
@@ -53,7 +42,7 @@ def test_a_change_seen_by_the_host_starts_the_conversion_again(
     def writes_once(self: units.Planner) -> None:
         tries.append(1)
         if len(tries) == 1:
-            _hermes_writes(db)
+            hermes_writes(db)
         planned(self)
 
     monkeypatch.setattr(units.Planner, "read_marks", writes_once)
@@ -62,7 +51,7 @@ def test_a_change_seen_by_the_host_starts_the_conversion_again(
     monkeypatch.setattr(units.Planner, "read_marks", planned)
     assert _convert(home, tmp_path / "fresh", 1) == 0
     assert output_files(tmp_path / "out") == output_files(tmp_path / "fresh")
-    assert b"written while asf was reading" in b"".join(output_files(tmp_path / "out").values())
+    assert WRITTEN_WHILE_READING.encode() in b"".join(output_files(tmp_path / "out").values())
 
 
 def test_a_change_seen_by_a_worker_starts_the_conversion_again(
@@ -76,7 +65,7 @@ def test_a_change_seen_by_a_worker_starts_the_conversion_again(
     def writes_once(source: rowsource.RowSource, sessions: object, expected: object) -> object:
         if not done.exists():  # the first read, in whichever worker comes first
             done.touch()
-            _hermes_writes(db)
+            hermes_writes(db)
         return real(source, sessions, expected)  # type: ignore[arg-type]
 
     monkeypatch.setattr(rowsource, "read_rows", writes_once)

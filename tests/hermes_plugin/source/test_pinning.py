@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from fixture_paths import SHARED
+from hermes_homes import WRITTEN_WHILE_READING, hermes_writes
 
 from asf_core.formats import StoreChanged
 from hermes_plugin.source.opening import ReadOnlyConnection
@@ -25,25 +26,13 @@ def db(tmp_path: Path) -> Path:
     return copy
 
 
-def _hermes_writes(db: Path) -> None:
-    """Hermes opens the database, appends a row and closes: its last connection checkpoints
-    into the database file and removes its side files (at rest again, a different file)."""
-    from hermes_state import SessionDB
-
-    sdb = SessionDB(db_path=db)
-    try:
-        sdb.append_message("fx-plain", "user", "written while asf was reading")
-    finally:
-        sdb.close()
-
-
 def test_a_query_after_hermes_wrote_says_the_store_changed(db: Path) -> None:
     conn = ReadOnlyConnection(db)
     try:
         assert (conn.access, conn.pinned is not None) == ("immutable", True)
         count = conn.scalar("SELECT count(*) FROM messages")
         assert count == conn.scalar("SELECT count(*) FROM messages")
-        _hermes_writes(db)
+        hermes_writes(db)
         with pytest.raises(StoreChanged):
             conn.query("SELECT count(*) FROM messages")
     finally:
@@ -61,7 +50,7 @@ def test_a_file_that_changes_while_it_is_opened_is_not_read_in_place(
     ) -> sqlite3.Connection:
         if "immutable=1" in options and not writes:
             writes.append(options)
-            _hermes_writes(db)
+            hermes_writes(db)
         return real(self, path, options)
 
     monkeypatch.setattr(ReadOnlyConnection, "_open", open_while_hermes_writes)
@@ -72,6 +61,6 @@ def test_a_file_that_changes_while_it_is_opened_is_not_read_in_place(
         texts = conn.query(
             "SELECT content FROM messages WHERE session_id = 'fx-plain' ORDER BY id DESC LIMIT 1"
         )
-        assert texts == [("written while asf was reading",)]
+        assert texts == [(WRITTEN_WHILE_READING,)]
     finally:
         conn.close()
