@@ -257,6 +257,14 @@ def _hermes(db: Path, act: str) -> None:
         elif act == "child":
             sdb.create_session("fx-plain-child", "subagent", parent_session_id="fx-plain")
             sdb.append_message("fx-plain-child", "user", "look this up")
+        elif act == "relation":
+            # A branch child marked as a reset child instead (SQL: no SessionDB call rewrites a
+            # marker): the parent's conversation, not itself changed, tells its children apart.
+            sdb._conn.execute(
+                "UPDATE sessions SET model_config = ? WHERE id = 'fx-branch-child'",
+                ('{"max_iterations": 90, "_reset_from": "fx-branch-parent"}',),
+            )
+            sdb._conn.commit()
         elif act == "delegation":
             sdb._conn.execute(
                 "INSERT INTO async_delegations (delegation_id, origin_session, "
@@ -268,13 +276,15 @@ def _hermes(db: Path, act: str) -> None:
         sdb.close()
 
 
-@pytest.mark.parametrize("act", ["title", "tokens", "usage", "prompt", "child", "delegation"])
+@pytest.mark.parametrize(
+    "act", ["title", "tokens", "usage", "prompt", "child", "relation", "delegation"]
+)
 def test_a_change_to_what_surrounds_the_messages_is_converted_again(
     tmp_path: Path, act: str
 ) -> None:
     """The fingerprint covers more than the message rows: a re-run after Hermes changed a
-    session's row, its usage, its system prompt, its children or its delegations writes what a
-    fresh conversion of the changed home writes."""
+    session's row, its usage, its system prompt, its children or how they relate to it, or its
+    delegations writes what a fresh conversion of the changed home writes."""
     src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
     assert _convert(src, out, 1) == 0
     before = _tree(out, reports=False)
