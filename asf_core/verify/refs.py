@@ -51,8 +51,20 @@ QUEUE_MODES = frozenset({"steer", "followup"})
 RUN_REASONS = frozenset({"error", "interrupted", "input_required", "aborted", "done", "stopped"})
 
 
-def _finding(code: str, entry: Entry, message: str, kind: str = ERROR) -> Finding:
-    return Finding(code=code, message=message, kind=kind, entry=entry.id)
+def _finding(
+    code: str, entry: Entry, message: str, kind: str = ERROR, member: str | None = None
+) -> Finding:
+    """A finding on ``entry``; ``member`` names the member it is about (one finding a member)."""
+    data = {} if member is None else {"member": member}
+    return Finding(code=code, message=message, kind=kind, entry=entry.id, data=data)
+
+
+def _wrong_type(entry: Entry, name: str, kind: str = ERROR) -> Finding:
+    """A typed member the reader kept verbatim (in ``unknown``): its value is of another type."""
+    value = shown(entry.unknown[name])
+    return _finding(
+        "bad-member", entry, f"{entry.type} {name} has the wrong type: {value}", kind, name
+    )
 
 
 def _on_path_before(session: SessionView, entry: Entry) -> list[Entry]:
@@ -280,7 +292,7 @@ def _want(entry: Entry, name: str, ok: Callable[[Any], bool], what: str) -> Find
         return None
     actual = "missing" if value is None else shown(value)
     message = f"{entry.type} {name} must be {what}, is {actual}"
-    return Finding(code="bad-member", message=message, entry=entry.id, data={"member": name})
+    return _finding("bad-member", entry, message, member=name)
 
 
 def _is_str(v: Any) -> bool:
@@ -377,13 +389,7 @@ def _soft_checks(entry: Entry) -> Iterable[Finding]:
         if isinstance(entry, cls):
             for name in names:
                 if entry.unknown.get(name) is not None:
-                    yield Finding(
-                        code="bad-member",
-                        message=f"{entry.type} {name} has the wrong type: "
-                        f"{shown(entry.unknown[name])}",
-                        entry=entry.id,
-                        data={"member": name},
-                    )
+                    yield _wrong_type(entry, name)
 
 
 def member_findings(session: SessionView) -> Iterable[Finding]:
@@ -396,9 +402,4 @@ def member_findings(session: SessionView) -> Iterable[Finding]:
         told = {f.data.get("member") for f in found}
         for name in sorted(typed_members(type(entry)) & entry.unknown.keys()):
             if name not in told:
-                yield _finding(
-                    "bad-member",
-                    entry,
-                    f"{entry.type} {name} has the wrong type: {shown(entry.unknown[name])}",
-                    WARNING,
-                )
+                yield _wrong_type(entry, name, WARNING)

@@ -76,8 +76,8 @@ directory) -- blobs were not checked.
 
 Members: ``bad-member`` -- a required member of a checked record is missing or mistyped (error),
 or a value outside the draft's enumerations or any other typed member of the wrong type
-(warning). ``env-substitution`` (info) -- an env
-after a model call changed the workspace (§4.11).
+(warning). ``env-substitution`` (info) -- an env after a model call changed the workspace
+(§4.11).
 """
 
 from __future__ import annotations
