@@ -40,7 +40,9 @@ _EXTENSIONS: Final = {
     "webp": "image/webp",
 }
 
-_TEXT_PARTS: Final = frozenset({"input_text", "output_text", "text", "summary_text", "reasoning_text"})
+_TEXT_PARTS: Final = frozenset(
+    {"input_text", "output_text", "text", "summary_text", "reasoning_text"}
+)
 
 
 @frozen(kw_only=True)
