@@ -254,6 +254,76 @@ def test_prefix_blobs_may_stay_with_the_parent_session(tmp_path: Path) -> None:
     assert new_codes(verify_path(origin)) == set()
 
 
+def fork_of(tmp_path: Path, origin_items: list[Entry], later: list[dict[str, Any]]) -> Path:
+    """An origin session (no blobs written) and a sidecar fork of it, items under its base."""
+    origin = write(tmp_path, origin_items, media="sidecar")
+    prefix = read_session(origin).entries
+    base = prefix[-1].id
+    head = Header(
+        id="01995b2a-0000-7000-8000-00000000fork",
+        created_at="2026-10-01T10:00:00Z",
+        media="sidecar",
+        base=base,
+        parent_session=SESSION_ID,
+    )
+    entries: list[Entry] = list(prefix)
+    for n, item in enumerate(later):
+        stamp = f"2026-10-01T10:00:{n + 1:02d}Z"
+        entries.append(seal(Item(ts=stamp, item=item), parent=entries[-1].id))
+    fork = tmp_path / "fork.jsonl"
+    write_session(fork, head, entries)
+    return fork
+
+
+def test_fork_entries_of_its_own_do_not_borrow_the_parents_blobs(tmp_path: Path) -> None:
+    """Only the prefix may keep its blobs with the parent: the fork's own media is its own."""
+    fork = fork_of(tmp_path, [Item(ts="", item=image_item(ref(PDF)))], [image_item(ref(PNG))])
+    (tmp_path / SESSION_ID).mkdir()
+    (tmp_path / SESSION_ID / hashlib.sha256(PNG).hexdigest()).write_bytes(PNG)
+    (tmp_path / SESSION_ID / hashlib.sha256(PDF).hexdigest()).write_bytes(PDF)
+    found = verify_path(fork)
+    later = read_session(fork).entries[-1]
+    assert [(f.code, f.entry) for f in found] == [("media-missing", later.id)]
+
+
+def test_prefix_blob_with_other_bytes_beats_a_missing_one(tmp_path: Path) -> None:
+    """Of the fork's and the parent's directory, a blob with wrong bytes is the finding; two
+    missing blobs are one finding naming both places looked in."""
+    fork = fork_of(
+        tmp_path,
+        [Item(ts="", item=image_item(ref(PNG))), Item(ts="", item=image_item(ref(PDF)))],
+        [],
+    )
+    own = tmp_path / "01995b2a-0000-7000-8000-00000000fork"
+    own.mkdir()
+    (own / hashlib.sha256(PNG).hexdigest()).write_bytes(b"not the png")
+    found = verify_path(fork)
+    assert [f.code for f in found] == ["media-hash", "media-missing"]
+    assert hashlib.sha256(b"not the png").hexdigest() in found[0].message
+    pdf = hashlib.sha256(PDF).hexdigest()
+    assert str(own / pdf) in found[1].message
+    assert str(tmp_path / SESSION_ID / pdf) in found[1].message
+
+
+@pytest.mark.parametrize("space", ["\t", "\n", "\u00a0"])
+def test_a_sidecar_string_with_any_whitespace_is_prose(tmp_path: Path, space: str) -> None:
+    """Any whitespace, not only a space, marks a string as no reference (a URL holds none)."""
+    text = f"sidecar:{space}notes"
+    path = write(tmp_path, [Item(ts="", item=image_item("data:,x", text))], media="sidecar")
+    assert verify_path(path) == []
+
+
+@pytest.mark.parametrize("session_id", ["..", ".", "a\\b"])
+def test_more_session_ids_that_cannot_name_a_directory(tmp_path: Path, session_id: str) -> None:
+    """``..`` would leave the file's directory and a backslash is a separator elsewhere."""
+    head = Header(id=session_id, created_at="2026-10-01T09:00:00Z", media="sidecar")
+    (tmp_path / hashlib.sha256(PNG).hexdigest()).write_bytes(PNG)  # what ``..`` would reach
+    path = tmp_path / "sub" / "s.jsonl"
+    write_session(path, head, build(head, [Item(ts="", item=image_item(ref(PNG)))]))
+    found = verify_path(path)
+    assert [(f.code, f.severity) for f in found] == [("media-unchecked", "warning")]
+
+
 def test_each_blob_is_hashed_once(tmp_path: Path) -> None:
     big = bytes(range(256)) * (3 * 4096 + 7)  # over three read chunks
     hexdigest = hashlib.sha256(big).hexdigest()
@@ -319,6 +389,12 @@ def test_empty_id_is_an_error_and_a_missing_one_is_the_readers(tmp_path: Path) -
     assert [f.code for f in missing] == ["bad-header"]
     mistyped = verify_path(raw_session(tmp_path, {"id": 7}))
     assert [f.code for f in mistyped] == ["bad-header"]
+
+
+def test_blank_id_is_empty(tmp_path: Path) -> None:
+    """An id of only whitespace names nothing: it is as empty as ``""``."""
+    found = verify_path(raw_session(tmp_path, {"id": " \t"}))
+    assert [(f.code, f.severity, f.line) for f in found] == [("header-id", "error", 1)]
 
 
 @pytest.mark.parametrize(

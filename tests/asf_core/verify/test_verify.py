@@ -36,7 +36,14 @@ from asf_core.model import (
 from asf_core.reader import SessionFile, parse_session, read_session
 from asf_core.verify import requests
 from asf_core.verify.session import Finding, verify_path, verify_session
-from asf_core.writer import LEAF, SessionBuilder, entry_line, header_line, write_session
+from asf_core.writer import (
+    LEAF,
+    SessionBuilder,
+    entry_line,
+    header_line,
+    seal,
+    write_session,
+)
 
 SESSIONS = SHARED / "asf" / "vectors" / "testdata" / "sessions"
 
@@ -642,6 +649,170 @@ def test_run_end_without_its_start() -> None:
     b.user()
     b.end("run-9", "done")
     assert "run-end-unmatched" in codes(b.verify())
+
+
+def test_run_reason_aborted_by_an_incomplete_response() -> None:
+    """Cascade step 3: a last response with ``incomplete`` reads aborted, not done."""
+    b = Build(ALL)
+    b.start("run-1")
+    b.user()
+    b.answer("partial", "resp_1")
+    b.response("resp_1", incomplete={"reason": "max_output_tokens"})
+    b.end("run-1", "aborted")
+    assert b.verify() == []
+
+
+def test_run_stopped_needs_every_call_on_the_path_answered() -> None:
+    """Step 5 reads the whole path: a call of an earlier run still without output means the
+    run that refused another one is aborted, not stopped."""
+    b = Build(ALL)
+    b.start("run-1")
+    b.user()
+    t1 = b.call("call_1")
+    t2 = b.call("call_2")
+    b.response()
+    b.decide("call_1", t1, "hold")
+    b.decide("call_2", t2, "hold")
+    b.end("run-1", "input_required", ("call_1", "call_2"))
+    b.start("run-2", "resume")
+    b.decide("call_1", t1, "reject")
+    b.output("call_1", "not allowed")
+    b.end("run-2", "aborted")
+    assert b.verify() == []
+
+
+def test_run_stopped_needs_an_output_or_decision_in_its_segment() -> None:
+    """Step 5: a run that only adds a message after a stopped run is aborted."""
+    b = Build(ALL)
+    b.start("run-1")
+    t = one_call(b)
+    b.dispatch("call_1", t)
+    b.output("call_1")
+    b.end("run-1", "stopped")
+    b.start("run-2")
+    b.user("and now?")
+    b.end("run-2", "aborted")
+    assert b.verify() == []
+
+
+def test_run_source_reads_the_first_output_even_an_unbound_one() -> None:
+    """An output of no call taking up nothing comes first, so the run is ``input`` even though a
+    held call is taken up after it."""
+    b = Build(ALL)
+    t = held_for_input(b)
+    b.start("run-2", "input")
+    b.output("call_9")  # no such call: a warning, and it takes up nothing
+    b.dispatch("call_1", t)
+    b.output("call_1")
+    b.answer("ok", "resp_2")
+    b.response("resp_2")
+    b.end("run-2", "done")
+    found = b.verify()
+    assert errors(found) == []
+    assert codes(found, "warning") == {"output-unbound"}
+
+
+def test_run_source_taking_up_an_answered_call_is_input() -> None:
+    """A decision on a call that already had its output before the run resumes nothing."""
+    b = Build(ALL)
+    b.start("run-1")
+    t = one_call(b)
+    b.dispatch("call_1", t)
+    b.output("call_1")
+    b.end("run-1", "stopped")
+    b.start("run-2", "input")
+    b.decide("call_1", t, "hold")
+    b.end("run-2", "stopped")
+    assert b.verify() == []
+
+
+def test_run_open_is_only_a_warning_when_run_records_are_promised() -> None:
+    b = Build(("dispatch", "decision"))
+    b.start("run-1")
+    b.user()
+    assert b.verify() == []
+
+
+def test_a_run_left_open_is_still_checked() -> None:
+    """The run another run cut short keeps its own rules: its written source is checked."""
+    b = Build(ALL)
+    first = b.start("run-1", "resume")
+    b.user()  # a message and no call taken up: the shape of input
+    b.start("run-2")
+    b.user()
+    b.end("run-2", "aborted")
+    found = b.verify()
+    assert codes(found) == {"run-source", "run-unclosed"}
+    assert [f.entry for f in found if f.code == "run-source"] == [first]
+
+
+def fork(origin: Build, records: tuple[str, ...], *more: Entry) -> SessionFile:
+    """A fork of ``origin`` at its last entry: the prefix copied, then ``more`` under it."""
+    assert origin.last is not None
+    header = Header(
+        id="01995b2a-0000-7000-8000-00000000f002",
+        created_at="2026-10-01T10:00:00Z",
+        records=records,
+        base=origin.last,
+        parent_session=origin.header.id,
+    )
+    entries = list(origin.builder.entries)
+    for n, entry in enumerate(more):
+        stamp = f"2026-10-01T10:00:{n:02d}Z"
+        entries.append(seal(attrs.evolve(entry, ts=stamp), parent=entries[-1].id))
+    return parse_session(header_line(header) + b"".join(entry_line(e) for e in entries))
+
+
+def test_promises_do_not_cover_a_forks_prefix() -> None:
+    """A fork promising dispatch and run records answers only for what it wrote itself."""
+    origin = Build(records=None)
+    t = one_call(origin)
+    origin.decide("call_1", t, "answer")
+    origin.output("call_1", "outcome unknown")
+    origin.call("call_2", response="resp_2")
+    origin.response("resp_2")
+    origin.output("call_2")
+    assert errors(origin.verify()) == []
+    item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "x"}]}
+    found = verify_session(fork(origin, ALL, Item(ts="", item=item)))
+    assert errors(found) == []
+
+
+def test_answered_call_is_not_in_flight() -> None:
+    """A dispatched call a decision answered waits on nothing: with another call held, the run
+    needs input."""
+    b = Build(ALL)
+    b.start("run-1")
+    b.user()
+    t1 = b.call("call_1")
+    t2 = b.call("call_2")
+    b.response()
+    b.decide("call_1", t1, "hold")
+    b.dispatch("call_2", t2)
+    b.decide("call_2", t2, "answer")
+    b.end("run-1", "input_required", ("call_1", "call_2"))
+    assert b.verify() == []
+
+
+def test_hold_after_dispatch_holds_the_call() -> None:
+    """A decision after a dispatch is the latest word: the call is held, not in flight."""
+    b = Build(ALL)
+    b.start("run-1")
+    t = one_call(b)
+    b.dispatch("call_1", t)
+    b.decide("call_1", t, "hold")
+    b.end("run-1", "input_required", ("call_1",))
+    assert b.verify() == []
+
+
+def test_a_dispatch_with_a_bad_target_still_binds_by_call_id() -> None:
+    b = Build()
+    t = one_call(b)
+    b.dispatch("call_1", t)
+    b.output("call_1")
+    user = b.user("more")
+    b.dispatch("call_1", user)
+    assert codes(b.verify()) == {"bad-target", "dispatch-after-output"}
 
 
 # ----------------------------------------------------------------------------- references

@@ -1,0 +1,76 @@
+"""The convert progress line, driven directly: what a person watching stderr sees."""
+
+from __future__ import annotations
+
+import argparse
+import io
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from asf_core import api
+from asf_core.cli import progress
+from asf_core.cli.convert import _jobs, _Progress
+from asf_core.cli.progress import Progress
+
+
+class Clock:
+    """A settable ``time.monotonic``."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    tick = Clock()
+    monkeypatch.setattr(progress.time, "monotonic", tick)
+    return tick
+
+
+def test_progress_rewrites_at_most_ten_times_a_second(clock: Clock) -> None:
+    stream = io.StringIO()
+    shown = Progress(stream)
+    shown.show("one")
+    clock.now += 0.05
+    shown.show("two")  # too soon: dropped
+    assert stream.getvalue() == "\rone"
+    clock.now += 0.06
+    shown.show("six")
+    assert stream.getvalue() == "\rone\rsix"
+
+
+def test_progress_line_is_cut_and_pads_over_a_longer_one(clock: Clock) -> None:
+    """A line never wraps (150 characters at most), and a shorter one blanks the rest."""
+    stream = io.StringIO()
+    shown = Progress(stream)
+    shown.show("x" * 200, force=True)
+    assert stream.getvalue() == "\r" + "x" * 150
+    shown.show("short", force=True)
+    assert stream.getvalue().endswith("\rshort" + " " * 145)
+
+
+def test_a_session_without_native_ids_still_counts_one() -> None:
+    lines: list[str] = []
+    display: Any = SimpleNamespace(show=lambda text, force=False: lines.append(text))
+    counter = _Progress(display)
+    counter.label = "hermes home"
+    report: Any = SimpleNamespace(files_written=0)
+    counter.session(report, SimpleNamespace(native_ids=()))  # type: ignore[arg-type]
+    assert lines == ["hermes home: 1 sessions (0 files written)"]
+
+
+@pytest.mark.parametrize("text", ["0", "-2", "many"])
+def test_jobs_must_be_a_positive_number(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError):
+        _jobs(text)
+
+
+def test_transcript_refuses_an_unknown_format() -> None:
+    """Checked before anything is read, so the session is not even looked at."""
+    with pytest.raises(ValueError, match="unknown transcript format 'pdf'"):
+        api.transcript(None, to="pdf")  # type: ignore[arg-type]
