@@ -192,6 +192,37 @@ def test_convert_to_stdout_and_show_from_stdin(
     assert "no session id starts with 'nope'" in err
 
 
+def test_convert_to_stdout_names_the_sub_agents_it_leaves_out(
+    copies: dict[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only the picked session goes to stdout: its sub-agent sessions are named on stderr
+    (``-o DIR`` writes them too), unless ``--quiet``."""
+    copy = next(c for home, c in copies.items() if home.name == "hermes-0.19.0")
+    code, out, err = _run(capsys, "convert", copy, "--session", "fx-delegate-parent", "-o", "-")
+    assert code == ExitCode.OK, err
+    written = parse_session(out.encode()).header.id
+    assert err.startswith("asf: 1 sub-agent session not written (")
+    assert err.rstrip().endswith("): -o DIR writes them too")
+    assert written not in err  # it names the sub-agent's session, not the one written
+    quiet = _run(capsys, "convert", copy, "--session", "fx-delegate-parent", "-o", "-", "--quiet")
+    assert quiet == (ExitCode.OK, out, "")
+
+
+def test_a_damaged_record_of_the_last_run_is_a_warning_on_stderr(
+    copies: dict[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Everything is converted again (the record cannot be trusted), and the user is told."""
+    copy = next(iter(copies.values()))
+    out = tmp_path / "out"
+    assert _run(capsys, "convert", copy, "-o", out, "--quiet")[0] == ExitCode.OK
+    for record in out.rglob("fingerprints.json"):
+        record.write_text("{not json")
+    code, _, err = _run(capsys, "convert", copy, "-o", out, "--quiet")
+    assert code == ExitCode.OK
+    assert err.startswith("asf: warning: ")
+    assert "fingerprints.json" in err
+
+
 def test_unselected_sessions_are_never_read(
     copies: dict[Path, Path],
     capsys: pytest.CaptureFixture[str],
