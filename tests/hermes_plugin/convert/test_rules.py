@@ -9,7 +9,7 @@ from hermes_reader_messages import as_message, as_messages
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hermes_plugin.convert.calls import CallBook
+from hermes_plugin.convert.calls import CallBook, call_item
 from hermes_plugin.convert.entries import response_status
 from hermes_plugin.convert.items import conversation_items, row_items
 from hermes_plugin.convert.parts import hermes_parts, input_parts, output_parts, tool_output
@@ -253,3 +253,51 @@ def test_schema31_uids_pair_the_exact_occurrence() -> None:
         "second",
         "first",
     ]
+
+
+def test_invented_id_never_reuses_a_used_one() -> None:
+    """An invented id a native call already took is made unique (every call_id unique)."""
+    book = CallBook()
+    assert book.add(_call(id="hermes_7_0"), lambda: "unused") == "hermes_7_0"
+    assert book.add(_call(), lambda: "hermes_7_0") == "hermes_7_0_"
+    assert book.add(_call(), lambda: "hermes_7_0") == "hermes_7_0__"
+
+
+def test_a_call_answered_out_of_order_is_not_answered_again() -> None:
+    """Each call is answered once, also when a later call is answered before an earlier one."""
+    book = CallBook()
+    book.add(_call(id="call_A"), lambda: "x")
+    book.add(_call(id="call_B"), lambda: "y")
+    assert book.answer("call_B") == "call_B"
+    assert book.answer("call_B") is None
+    assert book.answer("call_A") == "call_A"
+
+
+def test_restore_reopens_calls_answered_on_the_abandoned_branch() -> None:
+    """A call the abandoned branch answered is open again on the live branch."""
+    book = CallBook()
+    book.add(_call(id="call_A"), lambda: "x")
+    snapshot = book.snapshot()
+    assert book.answer("call_A") == "call_A"
+    assert book.answer("other") is None  # the search start moves past the answered call
+    book.restore(snapshot)
+    assert book.answer("call_A") == "call_A"
+
+
+def test_compaction_closes_open_calls_but_keeps_their_ids_used() -> None:
+    """After a compaction an earlier unanswered call is out of context, its id still taken."""
+    book = CallBook()
+    book.add(_call(id="call_A"), lambda: "x")
+    book.forget()
+    assert book.answer("call_A") is None
+    assert book.add(_call(id="call_A"), lambda: "hermes_9_0") == "hermes_9_0"
+    assert book.answer("call_A") == "hermes_9_0"
+
+
+def test_item_id_from_the_bridge_of_the_native_id() -> None:
+    """The item ``id`` comes from the bridge id the native id is read from: ``call_id`` before
+    ``id``, as the pairing id."""
+    call = _call(call_id="call_A|fc_A", id="call_B|fc_B")
+    item = call_item(call, call.pairing_id())
+    assert (item["call_id"], item["id"]) == ("call_A", "fc_A")
+    assert "id" not in call_item(_call(id="call_C"), "call_C")
