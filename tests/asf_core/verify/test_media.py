@@ -234,29 +234,15 @@ def test_session_id_that_cannot_name_a_directory(tmp_path: Path) -> None:
     assert [(f.code, f.severity) for f in found] == [("media-unchecked", "warning")]
 
 
-def test_prefix_blobs_may_stay_with_the_parent_session(tmp_path: Path) -> None:
-    origin = write(tmp_path, [Item(ts="", item=image_item(ref(PNG)))], blobs=[PNG], media="sidecar")
-    prefix = read_session(origin).entries
-    base = prefix[-1].id
-    head = Header(
-        id="01995b2a-0000-7000-8000-00000000fork",
-        created_at="2026-10-01T10:00:00Z",
-        media="sidecar",
-        base=base,
-        parent_session=SESSION_ID,
-    )
-    later = seal(Item(ts="2026-10-01T10:00:01Z", item=image_item(ref(PDF))), parent=base)
-    fork = tmp_path / "fork.jsonl"
-    write_session(fork, head, [*prefix, later])
-    found = verify_path(fork)
-    # The prefix's PNG is found in the origin's directory; the fork's own PDF is not anywhere.
-    assert [(f.code, f.entry) for f in found] == [("media-missing", later.id)]
-    assert new_codes(verify_path(origin)) == set()
-
-
-def fork_of(tmp_path: Path, origin_items: list[Entry], later: list[dict[str, Any]]) -> Path:
-    """An origin session (no blobs written) and a sidecar fork of it, items under its base."""
-    origin = write(tmp_path, origin_items, media="sidecar")
+def fork_of(
+    tmp_path: Path,
+    origin_items: list[Entry],
+    later: list[dict[str, Any]],
+    blobs: Iterable[bytes] = (),
+) -> Path:
+    """An origin session (with ``blobs`` written beside it) and a sidecar fork of it, the
+    ``later`` items under its base."""
+    origin = write(tmp_path, origin_items, blobs=blobs, media="sidecar")
     prefix = read_session(origin).entries
     base = prefix[-1].id
     head = Header(
@@ -273,6 +259,16 @@ def fork_of(tmp_path: Path, origin_items: list[Entry], later: list[dict[str, Any
     fork = tmp_path / "fork.jsonl"
     write_session(fork, head, entries)
     return fork
+
+
+def test_prefix_blobs_may_stay_with_the_parent_session(tmp_path: Path) -> None:
+    prefix = [Item(ts="", item=image_item(ref(PNG)))]
+    fork = fork_of(tmp_path, prefix, [image_item(ref(PDF))], blobs=[PNG])
+    found = verify_path(fork)
+    # The prefix's PNG is found in the origin's directory; the fork's own PDF is not anywhere.
+    later = read_session(fork).entries[-1]
+    assert [(f.code, f.entry) for f in found] == [("media-missing", later.id)]
+    assert new_codes(verify_path(tmp_path / "s.jsonl")) == set()
 
 
 def test_fork_entries_of_its_own_do_not_borrow_the_parents_blobs(tmp_path: Path) -> None:
