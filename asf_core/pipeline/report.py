@@ -184,7 +184,8 @@ def _mapping_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
     return lambda v: isinstance(v, dict) and all(check(x) for x in v.values())
 
 
-#: Each member of :class:`StoreReport` but the findings, and the JSON it must hold.
+#: Each member of :class:`StoreReport` and the JSON it must hold (each finding is checked by
+#: :meth:`~asf_core.findings.Finding.from_json`).
 _MEMBERS: dict[str, Callable[[Any], bool]] = {
     **dict.fromkeys(("format", "plugin", "path", "output"), _is_str),
     "store": lambda v: isinstance(v, dict),
@@ -195,6 +196,7 @@ _MEMBERS: dict[str, Callable[[Any], bool]] = {
     "redactions": _mapping_of(_mapping_of(_is_int)),
     "error": lambda v: v is None or isinstance(v, str),
     "complete": lambda v: type(v) is bool,
+    **dict.fromkeys(_FINDINGS, lambda v: isinstance(v, list)),
 }
 
 
@@ -210,9 +212,7 @@ def read_report(path: Path) -> StoreReport:
         if not isinstance(obj, dict):
             raise TypeError("not an object")
         for name, value in obj.items():
-            if name not in _FINDINGS and not _MEMBERS.get(name, lambda _: False)(value):
-                raise TypeError(f"member {name!r}")
-            if name in _FINDINGS and not isinstance(value, list):
+            if not _MEMBERS.get(name, lambda _: False)(value):
                 raise TypeError(f"member {name!r}")
         if nesting(obj.get("store")) > DATA_DEPTH:
             raise TypeError("member 'store' nested too deep")
