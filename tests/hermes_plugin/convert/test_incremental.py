@@ -12,7 +12,9 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fixture_paths import RELEASES, ROOT, SHARED
@@ -240,45 +242,58 @@ def test_after_hermes_writes_one_session_only_its_conversation_is_converted(
     assert read_session(path).entries
 
 
+def _sql(statement: str, *params: object) -> Callable[[Any], None]:
+    """A change no ``SessionDB`` call makes, written through its connection."""
+
+    def run(sdb: Any) -> None:
+        sdb._conn.execute(statement, params)
+        sdb._conn.commit()
+
+    return run
+
+
+def _child(sdb: Any) -> None:
+    sdb.create_session("fx-plain-child", "subagent", parent_session_id="fx-plain")
+    sdb.append_message("fx-plain-child", "user", "look this up")
+
+
+#: What Hermes does to a session besides writing messages, by name.
+_ACTS: dict[str, Callable[[Any], object]] = {
+    "title": lambda sdb: sdb.set_session_title("fx-plain", "Capitals, revisited"),
+    "tokens": lambda sdb: sdb.update_token_counts("fx-plain", input_tokens=11, output_tokens=7),
+    "usage": lambda sdb: sdb.record_auxiliary_usage(
+        "fx-plain", "compression", model="m/aux", input_tokens=9
+    ),
+    "prompt": lambda sdb: sdb.update_system_prompt(
+        "fx-plain", "You are terse, and you cite your sources."
+    ),
+    "child": _child,
+    # A branch child marked as a reset child instead (no SessionDB call rewrites a marker): the
+    # parent's conversation, not itself changed, tells its children apart.
+    "relation": _sql(
+        "UPDATE sessions SET model_config = ? WHERE id = 'fx-branch-child'",
+        '{"max_iterations": 90, "_reset_from": "fx-branch-parent"}',
+    ),
+    "delegation": _sql(
+        "INSERT INTO async_delegations (delegation_id, origin_session, parent_session_id, "
+        "state, dispatched_at, updated_at) "
+        "VALUES ('d-1', 'fx-plain', 'fx-plain', 'running', 1796014690.5, 1796014690.5)"
+    ),
+}
+
+
 def _hermes(db: Path, act: str) -> None:
-    """What Hermes' own ``SessionDB`` does to a session besides writing messages."""
+    """Hermes' own ``SessionDB`` opens the database, does ``act`` and closes."""
     from hermes_state import SessionDB
 
     sdb = SessionDB(db_path=db)
     try:
-        if act == "title":
-            sdb.set_session_title("fx-plain", "Capitals, revisited")
-        elif act == "tokens":
-            sdb.update_token_counts("fx-plain", input_tokens=11, output_tokens=7)
-        elif act == "usage":
-            sdb.record_auxiliary_usage("fx-plain", "compression", model="m/aux", input_tokens=9)
-        elif act == "prompt":
-            sdb.update_system_prompt("fx-plain", "You are terse, and you cite your sources.")
-        elif act == "child":
-            sdb.create_session("fx-plain-child", "subagent", parent_session_id="fx-plain")
-            sdb.append_message("fx-plain-child", "user", "look this up")
-        elif act == "relation":
-            # A branch child marked as a reset child instead (SQL: no SessionDB call rewrites a
-            # marker): the parent's conversation, not itself changed, tells its children apart.
-            sdb._conn.execute(
-                "UPDATE sessions SET model_config = ? WHERE id = 'fx-branch-child'",
-                ('{"max_iterations": 90, "_reset_from": "fx-branch-parent"}',),
-            )
-            sdb._conn.commit()
-        elif act == "delegation":
-            sdb._conn.execute(
-                "INSERT INTO async_delegations (delegation_id, origin_session, "
-                "parent_session_id, state, dispatched_at, updated_at) "
-                "VALUES ('d-1', 'fx-plain', 'fx-plain', 'running', 1796014690.5, 1796014690.5)"
-            )
-            sdb._conn.commit()
+        _ACTS[act](sdb)
     finally:
         sdb.close()
 
 
-@pytest.mark.parametrize(
-    "act", ["title", "tokens", "usage", "prompt", "child", "relation", "delegation"]
-)
+@pytest.mark.parametrize("act", list(_ACTS))
 def test_a_change_to_what_surrounds_the_messages_is_converted_again(
     tmp_path: Path, act: str
 ) -> None:
