@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,9 @@ LOADED: list[Path] = []
 TELL_LISTED = False
 #: Whether the plugin stamps its stores (a test turns it off to compare with a full read).
 STAMPS = True
+#: When set, a file each job appends ``<unit> <pid> <monotonic start time>`` to (workers
+#: inherit it: they are forked).
+STARTS: Path | None = None
 
 
 class PlanStore:
@@ -79,6 +83,9 @@ def session_of(ident: str, text: str) -> ConvertedSession:
 
 
 def job(ident: str, text: str, host: int = 0) -> Iterator[ConvertedSession | Finding]:
+    if STARTS is not None:
+        with STARTS.open("a") as log:
+            log.write(f"{ident} {os.getpid()} {time.monotonic()}\n")
     if text.startswith("~~") or (text.startswith("~") and os.getpid() != host):
         raise NeedsHost(f"{ident} reads only in the host")
     text = text.lstrip("~")

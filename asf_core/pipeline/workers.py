@@ -5,9 +5,16 @@ writer); each unit's :data:`~asf_core.formats.Job` carries where and how to read
 its rows. A worker runs it, reading the rows itself, converts and writes the unit's files
 (:func:`asf_core.pipeline.units.run_job`) and sends back a small
 :class:`~asf_core.pipeline.units.Outcome`; a job that finds the unit no longer as planned
-(:class:`~asf_core.formats.NeedsHost`) is run again by the host from its own snapshot. A job
-goes only to an idle worker, so neither side ever blocks on a full pipe while the other waits
-for it.
+(:class:`~asf_core.formats.NeedsHost`) is run again by the host from its own snapshot.
+
+A worker holds at most two jobs: the one it runs and the next, waiting in its pipe, so that
+it starts the next as soon as it has sent an outcome, without waiting for the host (busy
+planning the next unit, or descheduled: on two cores the host and two workers take turns) to
+read the outcome and answer; measured, that wait was a sixth of each worker's time. Only a
+small job is sent to wait (a quarter of the pipe's buffer at most, :data:`QUEUED_BYTES`): the
+buffer holds it whole, so the host never blocks sending it while the worker, still running,
+does not read, and the worker never blocks sending an outcome the host, still sending, does
+not read.
 
 Stopping: workers ignore Ctrl-C (the terminal sends it to every process of the group; the host
 decides) and turn SIGTERM into an interrupt, so a file being written is abandoned whole (its
@@ -26,7 +33,7 @@ import sys
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from asf_core.formats import Job
 from asf_core.pipeline.inputs import Inputs
@@ -36,7 +43,12 @@ if TYPE_CHECKING:  # multiprocessing is imported when workers start, not by ever
     import multiprocessing.process
     from multiprocessing.connection import Connection
 
-__all__ = ["Workers"]
+__all__ = ["QUEUED_BYTES", "Workers"]
+
+#: The largest job message sent to wait behind the job a worker runs (a larger one waits
+#: for the worker to be idle), and no more than a quarter of the pipe's send buffer (a
+#: socket pair's: 208 KB on Linux by default; where it cannot be read, none waits).
+QUEUED_BYTES: Final = 64 * 1024
 
 #: ``prctl(PR_SET_PDEATHSIG, ...)``: a signal for the worker when its parent dies (Linux).
 _PR_SET_PDEATHSIG = 1
@@ -82,6 +94,18 @@ def _serve(conn: Connection, inherited: list[Connection]) -> None:
         os._exit(code)
 
 
+def _send_buffer(conn: Connection) -> int:
+    """The send buffer of a pipe's end, in bytes; 0 when it cannot be told."""
+    import socket
+
+    try:
+        with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            size = sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+    except OSError:
+        return 0
+    return size if isinstance(size, int) else 0
+
+
 class Workers:
     """A fixed number of worker processes, started on first use; jobs go out in the order
     submitted and come back tagged with the ticket they were submitted with."""
@@ -91,8 +115,11 @@ class Workers:
         self._conns: list[Connection] = []
         self._procs: list[multiprocessing.process.BaseProcess] = []
         self._idle: list[Connection] = []
-        self._busy: dict[Connection, int] = {}
+        #: Per busy worker, the tickets of the jobs sent to it, in the order sent.
+        self._busy: dict[Connection, deque[int]] = {}
         self._queue: deque[tuple[int, bytes]] = deque()
+        #: The largest job sent to wait in a busy worker's pipe (set when they start).
+        self._queued = 0
 
     def start(self) -> None:
         """Start the workers now (once). They are forked from this process: the host starts
@@ -127,6 +154,7 @@ class Workers:
             self._conns.append(ours)
             self._procs.append(proc)
             self._idle.append(ours)
+        self._queued = min(QUEUED_BYTES, _send_buffer(self._conns[0]) // 4)
 
     def pack(
         self, plugin: str, key: str, job: Job, dest: Path, guard: Inputs | None
@@ -147,29 +175,44 @@ class Workers:
     @property
     def pending(self) -> int:
         """Jobs submitted whose outcome has not been collected."""
-        return len(self._queue) + len(self._busy)
+        return len(self._queue) + sum(map(len, self._busy.values()))
 
     def _dispatch(self) -> None:
-        while self._idle and self._queue:
-            conn = self._idle.pop()
-            ticket, message = self._queue.popleft()
-            conn.send_bytes(message)
-            self._busy[conn] = ticket
+        queue = self._queue
+        while self._idle and queue:
+            self._send(self._idle.pop(), *queue.popleft())
+        # Behind the job each busy worker runs, its next one (when small: see the module).
+        for conn, tickets in self._busy.items():
+            if not queue or len(queue[0][1]) > self._queued:
+                break
+            if len(tickets) == 1:
+                self._send(conn, *queue.popleft())
+
+    def _send(self, conn: Connection, ticket: int, message: bytes) -> None:
+        conn.send_bytes(message)
+        self._busy.setdefault(conn, deque()).append(ticket)
 
     def collect(self) -> Iterator[tuple[int, Outcome]]:
-        """Wait until at least one job is done; its ticket and outcome (and any others done)."""
+        """Wait until at least one job is done; its ticket and outcome (and any others done).
+        A worker that died fails every job it held."""
         from multiprocessing.connection import wait
 
         for ready in wait(list(self._busy)):
             conn = next(c for c in self._busy if c is ready)
-            ticket = self._busy.pop(conn)
+            tickets = self._busy[conn]
             try:
                 outcome = conn.recv()
             except (EOFError, OSError):  # the worker died (killed, out of memory)
-                outcome = Outcome(error="a worker process died", failure=PLUGIN)
+                del self._busy[conn]
                 self._conns.remove(conn)
-            else:
+                for ticket in tickets:
+                    yield ticket, Outcome(error="a worker process died", failure=PLUGIN)
+                continue
+            ticket = tickets.popleft()
+            if not tickets:
+                del self._busy[conn]
                 self._idle.append(conn)
+            self._dispatch()
             yield ticket, outcome
         self._dispatch()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from output_files import output_files
 from asf_core.errors import OutputError
 from asf_core.files import Syncer, read_regular
 from asf_core.findings import Finding
-from asf_core.pipeline import fingerprints, store_run
+from asf_core.pipeline import fingerprints, store_run, workers
 from asf_core.pipeline.conversion import convert_paths
 from asf_core.pipeline.report import RunReport, StoreReport, read_report, write_report
 from asf_core.pipeline.workers import Workers
@@ -41,6 +42,7 @@ def pm() -> Iterator[AsfPluginManager]:
     yield make_plugin_manager(plugins=[("ptoy", plan_toy.PlanToy())], autoload=False)
     plan_toy.STAMPS = True
     plan_toy.TELL_LISTED = False
+    plan_toy.STARTS = None
 
 
 def _store(tmp_path: Path, lines: list[str]) -> Path:
@@ -356,7 +358,8 @@ def test_a_worker_that_dies_stops_its_store_and_says_so(
     assert not report.complete
     assert report.error == "a worker process died"
     assert [p.code for p in problems] == ["plugin"]
-    assert "b" not in report.files
+    # The job waiting behind b in the dead worker's pipe fails with it; nothing after b counts.
+    assert list(report.files) == ["a"]
 
 
 def test_the_host_reads_ahead_two_units_a_worker_at_most(
@@ -376,6 +379,48 @@ def test_the_host_reads_ahead_two_units_a_worker_at_most(
     assert report.complete
     assert len(seen) == len(lines)
     assert max(seen) == 2 * 2
+
+
+@pytest.mark.parametrize("room", [True, False])
+def test_a_worker_starts_its_next_job_without_waiting_for_the_host(
+    pm: AsfPluginManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, room: bool
+) -> None:
+    """The host is slow to read outcomes (planning, or descheduled); a worker's next job
+    waits in its pipe and starts as soon as the last one is done. Where the pipe has no room
+    for it (its buffer unknown), the next job goes out only once the host has read."""
+    pause = 1.0
+    collect = Workers.collect
+
+    def slow(self: Workers) -> Iterator[tuple[int, Any]]:
+        time.sleep(pause)
+        return collect(self)
+
+    monkeypatch.setattr(Workers, "collect", slow)
+    if not room:
+        monkeypatch.setattr(workers, "_send_buffer", lambda conn: 0)
+    plan_toy.STARTS = tmp_path / "starts.log"
+    report = _run(pm, _store(tmp_path, LINES), tmp_path / "out", 2)
+    assert report.complete
+    by_worker: dict[str, list[float]] = {}
+    for line in plan_toy.STARTS.read_text().splitlines():
+        _, pid, start = line.split()
+        by_worker.setdefault(pid, []).append(float(start))
+    assert sorted(map(len, by_worker.values())) == [2, 2]
+    waits = [b - a for a, b in by_worker.values()]
+    if room:
+        assert max(waits) < pause * 0.6
+    else:
+        assert min(waits) > pause * 0.6
+
+
+def test_a_pipe_buffer_is_read_where_there_is_one(tmp_path: Path) -> None:
+    import multiprocessing
+
+    ours, theirs = multiprocessing.Pipe()
+    with ours, theirs:
+        assert workers._send_buffer(ours) >= 4 * 1024
+    with (tmp_path / "file").open("wb") as plain:
+        assert workers._send_buffer(plain) == 0  # type: ignore[arg-type]
 
 
 def test_a_plugin_that_does_not_plan_converts_with_workers_too(
