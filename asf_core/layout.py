@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from asf_core.model import Header
 
 __all__ = [
+    "FINGERPRINTS_NAME",
     "REPORT_NAME",
     "RESERVED",
     "project_key",
@@ -36,8 +37,10 @@ __all__ = [
 
 #: The store's report, beside its project directories.
 REPORT_NAME = "report.json"
+#: What the last run wrote (``asf_core.pipeline.fingerprints``), beside the report.
+FINGERPRINTS_NAME = "fingerprints.json"
 #: Names in a store's directory that are asf's own, never a project directory's.
-RESERVED = frozenset({REPORT_NAME})
+RESERVED = frozenset({REPORT_NAME, FINGERPRINTS_NAME})
 #: A session id longer than this is cut (and told apart by its hash) in its file name.
 _ID_CHARS = 100
 
@@ -68,8 +71,8 @@ def project_key(cwd: str | None) -> str:
     The leading separator is stripped and separators and colons become ``-``: ``/home/u/proj``
     is ``home-u-proj``; no directory is ``default``. A key that would step out of the store
     (``.``, ``..``), holds a NUL or is too long is made safe with :func:`slug`; lone surrogates
-    become U+FFFD, as in the header written; a reserved name (``report.json``) gets a ``_`` in
-    front.
+    become U+FFFD, as in the header written; a reserved name (``report.json``,
+    ``fingerprints.json``) gets a ``_`` in front.
     """
     key = (cwd or "").replace("\\", "/").lstrip("/")
     for sep in ("/", "\\", ":"):

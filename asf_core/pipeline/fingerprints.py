@@ -31,7 +31,7 @@ from attrs import field, frozen
 
 from asf_core.files import read_regular, write_atomic
 from asf_core.findings import DATA_DEPTH, Finding, nesting
-from asf_core.layout import REPORT_NAME
+from asf_core.layout import FINGERPRINTS_NAME, REPORT_NAME
 
 if TYPE_CHECKING:
     import cattrs
@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 #: Beside ``report.json`` in each store's output directory.
-FILE_NAME = "fingerprints.json"
+FILE_NAME = FINGERPRINTS_NAME
 _VERSION = 1
 #: The code of the warning that a record file was ignored.
 IGNORED = "fingerprints-ignored"

@@ -22,6 +22,7 @@ from asf_core.cli.main import main
 from asf_core.errors import OutputError
 from asf_core.formats import Claim, ConvertedSession, NativeSession
 from asf_core.layout import (
+    FINGERPRINTS_NAME,
     REPORT_NAME,
     project_key,
     session_file_name,
@@ -100,6 +101,7 @@ def test_a_cwd_named_like_the_report_cannot_take_its_place(
         {"id": "a", "cwd": "/report.json"},
         {"id": "b", "cwd": "/REPORT.JSON"},
         {"id": "c", "cwd": "/home/u/proj"},
+        {"id": "d", "cwd": "/fingerprints.json"},
     )
     out = tmp_path / "out"
     assert _convert(capsys, store, "-o", out) == (0, "")
@@ -108,7 +110,7 @@ def test_a_cwd_named_like_the_report_cannot_take_its_place(
     report = json.loads((store_dir / REPORT_NAME).read_text())
     assert report["complete"] is True
     folders = {Path(f).parts[0] for f in report["files"].values()}
-    assert folders == {"_report.json", "_REPORT.JSON", "home-u-proj"}
+    assert folders == {"_report.json", "_REPORT.JSON", "home-u-proj", "_fingerprints.json"}
     for relative in report["files"].values():
         assert read_session(store_dir / relative).problems == []
 
@@ -147,7 +149,7 @@ def test_odd_cwds_and_dates_give_a_file_not_a_crash(
     (written,) = out.rglob("*.jsonl")
     if key is not None:
         assert written.parent.name == key
-    assert project_key(header.get("cwd")) not in ("", ".", "..", REPORT_NAME)
+    assert project_key(header.get("cwd")) not in ("", ".", "..", REPORT_NAME, FINGERPRINTS_NAME)
 
 
 def test_names_that_were_safe_are_unchanged() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -321,6 +322,24 @@ def test_a_deleted_output_file_is_written_again(tmp_path: Path, reads: Reads) ->
     assert _convert(src, out, 2) == 0
     assert reads == ["fx-reasoning"]
     assert _tree(out, reports=False) == before
+
+
+def test_a_cwd_named_like_the_fingerprints_cannot_take_their_place(
+    tmp_path: Path, reads: Reads
+) -> None:
+    """A session that ran in ``/fingerprints.json`` once made a project directory of that
+    name, and every run that wrote the record then stopped with exit 2."""
+    src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
+    with sqlite3.connect(src / "state.db") as db:
+        db.execute("UPDATE sessions SET cwd = '/fingerprints.json' WHERE id = 'fx-reasoning'")
+    db.close()
+    assert _convert(src, out, 1) == 0
+    (folder,) = out.rglob("_fingerprints.json")
+    assert (folder.parent / "fingerprints.json").is_file()
+    assert "fx-reasoning" in next(folder.glob("*.jsonl")).read_text()
+    reads.clear()
+    assert _convert(src, out, 1) == 0
+    assert reads == []
 
 
 #: What converting needs and a run that finds the store unchanged must not load: the model,

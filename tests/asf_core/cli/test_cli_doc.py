@@ -1,0 +1,109 @@
+"""docs/cli.md and the argument parser agree: every option of every subcommand is in the
+synopsis and every option the synopsis (or README.md's and docs/export.md's) names exists,
+with the same choices; the "Picking sessions" table lists exactly the picking options."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+import pytest
+from fixture_paths import ROOT
+
+from asf_core.cli.main import _COMMANDS, _subcommand, build_parser
+
+CLI_DOC = ROOT / "docs" / "cli.md"
+_BLOCK = re.compile(r"```\n(.*?)```", re.S)
+_OPTION = re.compile(r"(?<![\w-])(--?[a-z][a-z-]*)")
+#: ``--format tree|text|markdown``: an option and the values it takes.
+_CHOICES = re.compile(r"(--?[a-z][a-z-]*) ([a-z]+(?:\|[a-z]+)+)")
+
+
+def _synopsis(text: str) -> dict[str, str]:
+    """Each subcommand's synopsis in the first fenced block, continuation lines joined, the
+    ``# ...`` comments (README.md's) left out."""
+    block = _BLOCK.search(text)
+    assert block is not None
+    found: dict[str, str] = {}
+    command = None
+    for line in block.group(1).splitlines():
+        line = line.split("#", 1)[0]
+        words = line.split()
+        if words[:1] == ["asf"]:
+            command = words[1]
+            found[command] = " ".join(words[2:])
+        elif command is not None and line.startswith(" "):
+            found[command] += " " + line.strip()
+    return found
+
+
+def _picking() -> set[str]:
+    """The options of the "Picking sessions" table."""
+    section = CLI_DOC.read_text(encoding="utf-8").split("## Picking sessions", 1)[1]
+    rows = [line for line in section.split("\n\n", 2)[1].splitlines() if line.startswith("| `")]
+    return {opt for row in rows for opt in _OPTION.findall(row.split("|")[1])}
+
+
+def _parser(command: str) -> argparse.ArgumentParser:
+    return _subcommand(build_parser(command), command)
+
+
+def _options(command: str) -> dict[str, argparse.Action]:
+    """Each option string of ``command`` (``--help`` aside) and its action."""
+    return {
+        option: action
+        for action in _parser(command)._actions
+        if action.option_strings and "--help" not in action.option_strings
+        for option in action.option_strings
+    }
+
+
+def _picking_options(command: str) -> set[str]:
+    parser = _parser(command)
+    (group,) = (g for g in parser._action_groups if g.title == "picking sessions")
+    return {option for action in group._group_actions for option in action.option_strings}
+
+
+def _named(synopsis: str) -> set[str]:
+    """The options a synopsis names, ``PICK`` read as the picking options."""
+    named = set(_OPTION.findall(synopsis))
+    return named | _picking() if "PICK" in synopsis else named
+
+
+def test_the_synopsis_names_every_subcommand() -> None:
+    assert set(_synopsis(CLI_DOC.read_text(encoding="utf-8"))) == set(_COMMANDS)
+
+
+def test_the_picking_table_lists_the_picking_options() -> None:
+    assert _picking() == _picking_options("list")
+    assert _picking_options("show") == _picking_options("convert") == _picking()
+
+
+@pytest.mark.parametrize("command", sorted(_COMMANDS))
+def test_every_option_is_documented_and_every_documented_option_exists(command: str) -> None:
+    synopsis = _synopsis(CLI_DOC.read_text(encoding="utf-8"))[command]
+    named, options = _named(synopsis), _options(command)
+    assert named <= set(options), f"documented, not an option of asf {command}"
+    undocumented = {
+        action.option_strings[-1]
+        for action in options.values()
+        if not named & set(action.option_strings)
+    }
+    assert undocumented == set(), f"options of asf {command} missing from docs/cli.md"
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/cli.md", "docs/export.md"])
+def test_documented_options_and_choices_exist(doc: str) -> None:
+    for command, synopsis in _synopsis((ROOT / doc).read_text(encoding="utf-8")).items():
+        options = _options(command)
+        assert _named(synopsis) <= set(options), (doc, command)
+        for option, values in _CHOICES.findall(synopsis):
+            choices = options[option].choices
+            assert choices is not None, (doc, command, option)
+            assert set(values.split("|")) == set(choices), (doc, command, option)
+
+
+def test_documented_defaults() -> None:
+    text = CLI_DOC.read_text(encoding="utf-8")
+    assert f"default ./{_parser('convert').get_default('output')})" in text
+    assert f"`--format {_parser('show').get_default('format')}` (the default)" in text
