@@ -8,7 +8,8 @@ other block, of a type we do not know or of a known type in an odd shape, is car
 an extension item ``{"type": "claude-code:block", "role": ..., "block": {...}}``, still in
 context, since the model saw it. Inside a tool result's content, parts have no room for a
 residue, so only exactly-shaped ``text`` and ``image`` blocks become ``input_text`` and
-``input_image`` parts; any other part is kept as the block itself.
+``input_image`` parts (an image whose kind of source the part would not tell excepted); any
+other part is kept as the block itself.
 """
 
 from __future__ import annotations
@@ -98,10 +99,22 @@ def _output_part(block: Any) -> Any:
     if block.keys() == {"type", "text"} and block["type"] == "text" and isinstance(text, str):
         return {"type": "input_text", "text": text}
     if block.keys() == {"type", "source"} and block["type"] == "image":
-        mapped = image_url(block["source"])
-        if mapped is not None and mapped[1] == {"type": block["source"]["type"]}:
+        source = block["source"]
+        mapped = image_url(source)
+        if (
+            mapped is not None
+            and mapped[1] == {"type": source["type"]}
+            and not _data_url_in_url_source(source)
+        ):
             return {"type": "input_image", **mapped[0]}
     return block
+
+
+def _data_url_in_url_source(source: JSON) -> bool:
+    """A part has no residue to say its source's kind, and a data URL reads back as a
+    ``base64`` source: a ``url`` source holding one stays as written."""
+    url = source["url"] if source["type"] == "url" else None
+    return isinstance(url, str) and url.startswith("data:")
 
 
 def arguments_text(value: Any) -> str:
