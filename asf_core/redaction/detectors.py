@@ -69,7 +69,70 @@ _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
     ),
 )
 
+#: kind -> (a character of the run, the anchor ending it, where a match may start in it), for
+#: the patterns whose matches all start in such a run (see :class:`_RunFinder`); each the
+#: pattern's own spelling of that part.
+_RUN_SHAPES: Final[dict[str, tuple[str, str, str]]] = {
+    "url_password": (r"(?i:[a-z0-9+.\-])", "://", r"(?i:\b[a-z])"),
+    "email": (r"[A-Za-z0-9._%+\-]", "@", _B + r"[A-Za-z0-9._%+\-]"),
+}
+
 _COMPILED: Final = tuple((kind, re.compile(pattern)) for kind, pattern in _PATTERNS)
+
+
+class _RunFinder:
+    """``finditer`` of a pattern whose every match starts in a run of ``run`` characters that
+    ends at ``anchor`` (which holds no such character), in time linear in the text.
+
+    The pattern's own search would try every place in a long run (``a.a.a...``, a line of
+    dashes) and read on to the run's end from each: quadratic. But every place of one run
+    shares the run's end, and what follows the anchor does not depend on where the match
+    started, so the first place ``start`` allows either matches or no place of that run does.
+    Here each anchor's run is read once, backwards, and the pattern is tried once, at that
+    first place: the matches, and the order, are the pattern's own.
+    """
+
+    def __init__(self, pattern: re.Pattern[str], run: str, anchor: str, start: str) -> None:
+        self.pattern = pattern
+        self.run = re.compile(f"{run}*")  # matched in the reversed text: the run, backwards
+        self.anchor = anchor
+        self.start = re.compile(start)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        at = text.find(self.anchor)
+        if at < 0:
+            return
+        backwards = text[::-1]
+        size, low = len(text), 0
+        while at >= 0:
+            # The run ends at the anchor and begins no earlier than the last match's end or
+            # the last anchor's (which holds no run character): each place is read once.
+            run = self.run.match(backwards, size - at, size - low)  # always one: `*`
+            begin = at - (run.end() - (size - at) if run is not None else 0)
+            first = self.start.search(text, begin, at)
+            match = self.pattern.match(text, first.start()) if first is not None else None
+            if match is not None:
+                yield match
+                low = match.end()
+                at = text.find(self.anchor, low)
+            else:
+                low = at + len(self.anchor)
+                at = text.find(self.anchor, low)
+
+
+#: The patterns a run of characters before an anchor would make quadratic, by kind: the
+#: e-mail address's local part before ``@``, the URL's scheme before ``://``.
+_RUNS: Final[dict[str, _RunFinder]] = {
+    kind: _RunFinder(pattern, *_RUN_SHAPES[kind])
+    for kind, pattern in _COMPILED
+    if kind in _RUN_SHAPES
+}
+
+#: Each pattern's ``finditer``, in the table's order.
+_FINDERS: Final = tuple(
+    (kind, pattern, _RUNS[kind].finditer if kind in _RUNS else pattern.finditer)
+    for kind, pattern in _COMPILED
+)
 
 #: Every kind the detectors report (``phone`` when phone numbers are looked for).
 KINDS: Final[tuple[str, ...]] = (*dict.fromkeys(kind for kind, _ in _PATTERNS), "phone")
@@ -86,8 +149,8 @@ def _spans(text: str) -> Iterator[tuple[int, int, Span]]:
     """(start, rank, span) of every match; the rank is the pattern's place in the table."""
     if not _HINTS.search(text):
         return
-    for rank, (kind, pattern) in enumerate(_COMPILED):
-        for match in pattern.finditer(text):
+    for rank, (kind, pattern, finditer) in enumerate(_FINDERS):
+        for match in finditer(text):
             start, end = match.span("s") if "s" in pattern.groupindex else match.span()
             if end > start:
                 yield (start, rank, (start, end, kind))

@@ -4,12 +4,15 @@ should, and leaves ids, hashes and words alone."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from asf_core.redaction.detectors import _COMPILED, KINDS, find_secrets
+from asf_core.redaction.detectors import _COMPILED, _RUNS, KINDS, find_secrets
 
 _PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX\n"
@@ -142,3 +145,83 @@ def test_every_row_of_the_table_has_a_sample() -> None:
 )
 def test_ids_hashes_and_words_are_left_alone(text: str) -> None:
     assert find_secrets(text) == []
+
+
+# --- runs before an anchor: the same matches, in linear time --------------------------------
+
+#: Characters the run-anchored patterns turn on: run characters of both, their anchors, word
+#: characters ``_`` and non-ASCII ones that ``\b`` and the case-blind ``[a-z]`` read (U+212A
+#: KELVIN SIGN and U+017F LONG S are ``k`` and ``s`` to it).
+_RUN_ALPHABET = "ab.-+%_:/@ \u212a\u017fé1"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=_RUN_ALPHABET, max_size=40))
+def test_run_finders_find_what_the_patterns_find(text: str) -> None:
+    for kind, pattern in _COMPILED:
+        if kind in _RUNS:
+            found = [m.span() for m in _RUNS[kind].finditer(text)]
+            assert found == [m.span() for m in pattern.finditer(text)], (kind, text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mail ada@example.org, bob.smith+x@mail.example.com and x_y@z.io",
+        "postgres://ada:pw1@db.example.org/main then https://bob:pw2@h.example:8080/x",
+        "a.b@c.d@e.fg -x@y.com-z@w.org :://u:p@h x://a:b@c://d:e@f",
+        "\u212abc://u:p@h \u017f.x@y.zz _a@b.cc ab_c://u:v@w",
+    ],
+)
+def test_run_finders_on_addresses_and_urls(text: str) -> None:
+    for kind, pattern in _COMPILED:
+        if kind in _RUNS:
+            assert [m.span() for m in _RUNS[kind].finditer(text)] == [
+                m.span() for m in pattern.finditer(text)
+            ], kind
+
+
+class _Counting:
+    """A compiled pattern that adds up how much text each call may read: its window, from
+    where it starts to its end position (the text's end when none is given)."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern, self.read = pattern, 0
+
+    def _count(self, text: str, pos: int, endpos: int | None) -> None:
+        self.read += (len(text) if endpos is None else endpos) - pos
+
+    def match(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
+        self._count(text, pos, endpos)
+        return self.pattern.match(text, pos, len(text) if endpos is None else endpos)
+
+    def search(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
+        self._count(text, pos, endpos)
+        return self.pattern.search(text, pos, len(text) if endpos is None else endpos)
+
+
+@pytest.mark.parametrize("kind", ["email", "url_password"])
+@pytest.mark.parametrize(
+    "unit", ["a.", "-", "ab-", ".", "%", "+a", "a.b@", "a.b://", "a-@", "x-://", "a.@b"]
+)
+def test_a_long_run_is_read_a_bounded_number_of_times(
+    kind: str, unit: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run of 20,000 characters, with or without anchors in it: the run finder's windows
+    add up to a few times the text (the patterns' own ``finditer`` reads on to the run's end
+    from every place in it: about the square of its length)."""
+    finder = _RUNS[kind]
+    counters = {name: _Counting(getattr(finder, name)) for name in ("run", "start")}
+    for name, counter in counters.items():
+        monkeypatch.setattr(finder, name, counter)
+    text = unit * (20_000 // len(unit)) + " end"
+    list(finder.finditer(text))
+    assert sum(c.read for c in counters.values()) <= 3 * len(text)
+
+
+def test_the_secrets_are_looked_for_with_the_run_finders() -> None:
+    from asf_core.redaction.detectors import _FINDERS
+
+    used = {kind: finditer for kind, _, finditer in _FINDERS if kind in _RUNS}
+    assert used == {kind: finder.finditer for kind, finder in _RUNS.items()}
+    assert set(used) == {"email", "url_password"}
