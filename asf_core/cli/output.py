@@ -35,15 +35,21 @@ def out(text: str = "") -> None:
     sys.stdout.write(printable(text) + "\n")
 
 
-def out_json(value: Any) -> None:
-    """A machine-readable result on stdout; attrs objects go through the library's converter.
+def out_json(value: Any, *, plain: bool = False) -> None:
+    """A machine-readable result on stdout; attrs objects go through the library's converter
+    (``plain``: the value is JSON data already, written without that copy).
 
     Characters a terminal would obey are ``\\u`` escapes: the same JSON, safe on a screen.
+    Written block by block as it is encoded (:func:`~asf_core.pipeline.report.json_blocks`).
     """
-    from asf_core.codec import converter
-    from asf_core.pipeline.report import json_text
+    from asf_core.pipeline.report import json_blocks
 
-    sys.stdout.write(json_text(converter().unstructure(value), terminal=True))
+    if not plain:
+        from asf_core.codec import converter
+
+        value = converter().unstructure(value)
+    for block in json_blocks(value, terminal=True):
+        sys.stdout.write(block)
 
 
 def err(message: str) -> None:

@@ -105,7 +105,8 @@ def run_show(args: argparse.Namespace) -> ExitCode:
                 "leaf": leaf,
                 "context": context,
                 "problems": problems,
-            }
+            },
+            plain=True,
         )
         return ExitCode.OK
     for line in problems:

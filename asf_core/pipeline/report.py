@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from asf_core.safe_text import json_safe
 __all__ = [
     "RunReport",
     "StoreReport",
+    "json_blocks",
     "json_bytes",
     "json_text",
     "read_report",
@@ -141,10 +142,32 @@ def _sort_counts(store: dict[str, Any]) -> dict[str, Any]:
     return store
 
 
+#: About how much JSON text :func:`json_blocks` gathers before it hands a block on.
+_BLOCK = 64 * 1024
+
+
+def json_blocks(value: Any, *, terminal: bool = False) -> Iterator[str]:
+    """:func:`json_text` in blocks of about 64 KiB, each encoded only when the one before has
+    been taken: a large document (``asf show --json`` of a long session) is never held whole
+    as text. Escaping block by block gives the same text: :func:`json_safe` replaces single
+    characters."""
+    pending: list[str] = []
+    size = 0
+    for chunk in json.JSONEncoder(indent=2, ensure_ascii=False).iterencode(value):
+        pending.append(chunk)
+        size += len(chunk)
+        if size >= _BLOCK:
+            yield json_safe("".join(pending), terminal=terminal)
+            pending.clear()
+            size = 0
+    pending.append("\n")
+    yield json_safe("".join(pending), terminal=terminal)
+
+
 def json_text(value: Any, *, terminal: bool = False) -> str:
     """JSON for people and tools: indented, a final newline, lone surrogates escaped (and with
     ``terminal``, every control character: see :func:`~asf_core.safe_text.json_safe`)."""
-    return json_safe(json.dumps(value, indent=2, ensure_ascii=False), terminal=terminal) + "\n"
+    return "".join(json_blocks(value, terminal=terminal))
 
 
 def json_bytes(value: Any) -> bytes:
