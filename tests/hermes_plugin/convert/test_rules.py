@@ -95,6 +95,69 @@ def test_content_shapes() -> None:
     ]
 
 
+#: Parts whose shape is not exactly one the mapping renames: kept as written, so that
+#: nothing a renamed part has no room for is lost.
+_KEPT = [
+    {"type": "text", "text": "cached", "cache_control": {"type": "ephemeral"}},
+    {"type": "text", "text": None},
+    {"type": "image_url", "image_url": {"url": "https://x/a.png"}, "cache_control": {}},
+    {"type": "image_url", "image_url": {"url": "https://x/a.png", "format": "png"}},
+    {"type": "image_url", "image_url": {"detail": "low"}},
+    {"type": "image_url", "image_url": None},
+    {"type": "input_audio", "input_audio": {"data": "UklG", "format": "wav"}},
+    {"type": "input_text", "text": "already Responses", "cache_control": {"type": "ephemeral"}},
+]
+
+
+@pytest.mark.parametrize("part", _KEPT)
+def test_a_part_of_no_exactly_known_shape_is_kept_as_written(part: dict[str, Any]) -> None:
+    assert input_parts([part]) == [part]
+    assert hermes_parts(input_parts([part])) == [part]
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        {"type": "text", "text": "cached", "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": ["not", "text"]},
+        {"type": "refusal", "refusal": "no"},
+    ],
+)
+def test_an_assistant_part_of_no_exactly_known_shape_is_kept_as_written(
+    part: dict[str, Any],
+) -> None:
+    assert output_parts([part]) == [part]
+    assert hermes_parts(output_parts([part])) == [part]
+
+
+@pytest.mark.parametrize("value", [{"text": "no type"}, {"type": 3}, 7, None, ["nested"]])
+def test_a_value_that_is_no_typed_part_is_wrapped(value: Any) -> None:
+    """Only an object with a string ``type`` is a part; anything else is wrapped, both ways."""
+    wrapped = [{"type": "hermes:value", "value": value}]
+    assert input_parts([value]) == wrapped
+    assert output_parts([value]) == wrapped
+    assert hermes_parts(wrapped) == [value]
+
+
+@pytest.mark.parametrize("detail", ["", None, "high"])
+def test_an_image_detail_is_kept_whatever_its_value(detail: str | None) -> None:
+    """``detail`` is copied when present, empty or null too, and written back as read."""
+    part = {"type": "image_url", "image_url": {"url": "u", "detail": detail}}
+    (converted,) = input_parts([part])
+    assert converted == {"type": "input_image", "image_url": "u", "detail": detail}
+    assert hermes_parts([converted]) == [part]
+
+
+def test_empty_text_and_a_single_object() -> None:
+    """Empty user text is one empty text part, an empty tool result empty text; a single
+    object is one part, for assistant content too."""
+    assert input_parts("") == [{"type": "input_text", "text": ""}]
+    assert tool_output("") == ""
+    assert output_parts({"type": "text", "text": "hi"}) == [
+        {"type": "output_text", "text": "hi", "annotations": []}
+    ]
+
+
 def _call(**members: Any) -> ToolCall:
     return ToolCall.from_json(
         {"type": "function", "function": {"name": "f", "arguments": "{}"}, **members}
@@ -211,11 +274,29 @@ def test_system_api_content_is_not_what_the_model_got() -> None:
     ]
 
 
-def test_finish_reasons() -> None:
-    assert response_status("stop") == ("completed", None)
-    assert response_status("length") == ("incomplete", {"reason": "max_output_tokens"})
-    assert response_status(None) == (None, None)
-    assert response_status("weird") == (None, None)
+_DONE = ("completed", None)
+_CUT = ("incomplete", {"reason": "max_output_tokens"})
+
+
+@pytest.mark.parametrize(
+    ("finish_reason", "status"),
+    [
+        ("stop", _DONE),
+        ("end_turn", _DONE),
+        ("tool_calls", _DONE),
+        ("function_call", _DONE),
+        ("tool_use", _DONE),
+        ("length", _CUT),
+        ("max_tokens", _CUT),
+        ("content_filter", ("incomplete", {"reason": "content_filter"})),
+        (None, (None, None)),
+        ("", (None, None)),
+        ("weird", (None, None)),
+    ],
+)
+def test_finish_reasons(finish_reason: str | None, status: tuple[str | None, Any]) -> None:
+    """The table of docs/formats/hermes.md section 3.4."""
+    assert response_status(finish_reason) == status
 
 
 def test_schema31_uids_pair_the_exact_occurrence() -> None:
@@ -223,7 +304,7 @@ def test_schema31_uids_pair_the_exact_occurrence() -> None:
         {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
         {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
     ]
-    reader = [
+    reader: list[dict[str, Any]] = [
         {
             "role": "assistant",
             "content": "",
