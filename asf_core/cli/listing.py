@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from asf_core.cli.humane import age, clip, flat, local, terminal_width
+from asf_core.cli.humane import age, clip, counted, flat, local, terminal_width
 from asf_core.cli.output import ExitCode, Troubles, err, out, out_json
 from asf_core.cli.picking import add_selection_options, selection_from
 from asf_core.errors import PluginError
@@ -146,7 +146,7 @@ def run_list(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
         err(f"no session matches {describe(selection)}")
     for listing in listings:
         if listing.findings:
-            kinds = ", ".join(f"{n} {k}" for k, n in sorted(listing.findings.items()))
+            kinds = ", ".join(counted(n, k) for k, n in sorted(listing.findings.items()))
             err(f"{listing.label}: {kinds} (details: asf convert, report.json)")
     return troubles.code
 

@@ -175,6 +175,10 @@ def test_installed_example_via_its_real_entry_point(
     log = tmp_path / "mine.chat.jsonl"
     shutil.copyfile(SAMPLE, log)
     out = tmp_path / "out"
+    assert main(["list", str(log)]) == ExitCode.OK
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "asf: mine.chat.jsonl: 2 strays (details: asf convert, report.json)"
+    )
     assert main(["convert", str(log), "-o", str(out), "--quiet"]) == ExitCode.OK  # auto-detected
     store_dir = out / "chatlog" / store_label(log)
     files = json.loads((store_dir / "report.json").read_text())["files"]
