@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from asf_core.cli.humane import flat
+from asf_core.cli.humane import flat, plural
 from asf_core.cli.output import ExitCode, Fail, Troubles, err, out, out_json, worst
 from asf_core.cli.picking import add_selection_options, selection_from
 from asf_core.cli.progress import Progress, progress_for
@@ -32,25 +32,21 @@ DEFAULT_OUT = Path("asf-out")
 STDOUT = "-"
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def _summary(run: RunReport) -> str:
     t = run.totals()
     stores = len(run.stores)
     text = (
-        f"Converted {_plural(stores, 'store')} into {run.output}: "
+        f"Converted {plural(stores, 'store')} into {run.output}: "
         f"{t['sessions_read']} native sessions read, {t['sessions_written']} ASF sessions "
         f"({t['files_written']} written, {t['files_unchanged']} unchanged), "
-        f"{t['entries_written']} entries; {_plural(t['strays'], 'stray')}, "
-        f"{t['dropped']} dropped, {_plural(t['warnings'], 'warning')}"
+        f"{t['entries_written']} entries; {plural(t['strays'], 'stray')}, "
+        f"{t['dropped']} dropped, {plural(t['warnings'], 'warning')}"
     )
     if any(s.redacted for s in run.stores):
         text += f"; {t['redacted']} secrets and personal values redacted"
     failed = sum(1 for s in run.stores if s.error)
     if failed:
-        text += f"; {_plural(failed, 'store')} stopped early"
+        text += f"; {plural(failed, 'store')} stopped early"
     return text + f". Details: {REPORT_NAME} beside each store's files."
 
 
@@ -124,7 +120,7 @@ def _to_stdout(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
     if single.others and not args.quiet:
         names = ", ".join(s.header.id for s in single.others)
         err(
-            f"{_plural(len(single.others), 'sub-agent session')} not written ({names}): "
+            f"{plural(len(single.others), 'sub-agent session')} not written ({names}): "
             "-o DIR writes them too"
         )
     return troubles.code

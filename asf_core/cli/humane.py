@@ -12,17 +12,22 @@ from datetime import datetime
 
 from asf_core.safe_text import printable
 
-__all__ = ["age", "clip", "counted", "flat", "local", "terminal_width"]
+__all__ = ["age", "clip", "counted", "flat", "local", "plural", "terminal_width"]
 
 #: The kinds of finding that are nouns (``2 strays``); the others (``dropped``, ``info``, a
 #: plugin's own) are shown as named.
 _NOUNS = frozenset({"error", "warning", "stray"})
 
 
+def plural(n: int, word: str) -> str:
+    """``1 store``, ``2 stores``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def counted(n: int, kind: str) -> str:
     """A number of findings of one kind, as a person says it: ``1 stray``, ``2 strays``,
     ``2 dropped``."""
-    return f"{n} {kind}s" if n != 1 and kind in _NOUNS else f"{n} {kind}"
+    return plural(n, kind) if kind in _NOUNS else f"{n} {kind}"
 
 
 _AGES = ((365 * 86400, "y"), (30 * 86400, "mo"), (7 * 86400, "w"), (86400, "d"), (3600, "h"))
