@@ -380,16 +380,25 @@ def _soft_checks(entry: Entry) -> Iterable[Finding]:
                 f"workspace kind {shown(kind)} is not local, container or remote",
                 WARNING,
             )
-    mistyped = {
-        Item: ("source", "queued_from"),
-        Outcome: ("score", "pass"),
-        Response: ("request_hash",),
-    }
-    for cls, names in mistyped.items():
-        if isinstance(entry, cls):
-            for name in names:
-                if entry.unknown.get(name) is not None:
-                    yield _wrong_type(entry, name)
+
+
+#: Typed members the verifier's rules read: one written with a value of another type is an
+#: error; any other typed member of the wrong type is a warning.
+_READ_BY_RULES: dict[type[Entry], tuple[str, ...]] = {
+    Item: ("source", "queued_from"),
+    Outcome: ("score", "pass"),
+    Response: ("request_hash",),
+}
+
+
+def _mistyped(entry: Entry, told: set[Any]) -> Iterable[Finding]:
+    """Each typed member the reader kept verbatim (in ``unknown``) and no check above told
+    of: those the rules read first, as errors, then the others, as warnings."""
+    read = [n for n in _READ_BY_RULES.get(type(entry), ()) if entry.unknown.get(n) is not None]
+    for name in read:
+        yield _wrong_type(entry, name)
+    for name in sorted(typed_members(type(entry)) & entry.unknown.keys() - {*read, *told}):
+        yield _wrong_type(entry, name, WARNING)
 
 
 def member_findings(session: SessionView) -> Iterable[Finding]:
@@ -399,7 +408,4 @@ def member_findings(session: SessionView) -> Iterable[Finding]:
     for entry in session.entries:
         found = [f for f in (*_record_checks(entry), *_soft_checks(entry)) if f is not None]
         yield from found
-        told = {f.data.get("member") for f in found}
-        for name in sorted(typed_members(type(entry)) & entry.unknown.keys()):
-            if name not in told:
-                yield _wrong_type(entry, name, WARNING)
+        yield from _mistyped(entry, {f.data.get("member") for f in found})
