@@ -21,6 +21,13 @@ Span = tuple[int, int, str]
 _B = r"(?<![A-Za-z0-9_])"  # not in the middle of a word
 _E = r"(?![A-Za-z0-9_])"
 
+#: The run of characters an e-mail address's local part and a URL's scheme are made of, and
+#: where each may start: shared by the patterns and by :class:`_RunFinder`.
+_EMAIL_RUN = r"[A-Za-z0-9._%+\-]"
+_EMAIL_START = _B + _EMAIL_RUN
+_SCHEME_RUN = r"(?i:[a-z0-9+.\-])"
+_SCHEME_START = r"(?i:\b[a-z])"
+
 #: kind -> pattern; a pattern with a group ``s`` redacts that group alone (the key after
 #: "Bearer", the password in a URL), else the whole match.
 _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
@@ -56,7 +63,10 @@ _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
     ("telegram_bot_token", _B + r"\d{8,10}:AA[A-Za-z0-9_\-]{33}" + _E),
     ("jwt", _B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _E),
     ("bearer_token", r"(?i:\bbearer)\s+(?P<s>[A-Za-z0-9\-._~+/]{16,}=*)"),
-    ("url_password", r"(?i:\b[a-z][a-z0-9+.\-]*://)[^\s:/@\"'<>]+:(?P<s>[^\s@/\"'<>]+)@"),
+    (
+        "url_password",
+        _SCHEME_START + _SCHEME_RUN + r"*://[^\s:/@\"'<>]+:(?P<s>[^\s@/\"'<>]+)@",
+    ),
     (
         "secret",
         r"(?i:\b(?:api[_\-]?key|secret(?:[_\-]?key)?|access[_\-]?token|auth[_\-]?token|password"
@@ -64,17 +74,16 @@ _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
     ),
     (
         "email",
-        _B + r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?"
+        _EMAIL_START + _EMAIL_RUN + r"*@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?"
         r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}" + _E,
     ),
 )
 
 #: kind -> (a character of the run, the anchor ending it, where a match may start in it), for
-#: the patterns whose matches all start in such a run (see :class:`_RunFinder`); each the
-#: pattern's own spelling of that part.
+#: the patterns whose matches all start in such a run (see :class:`_RunFinder`).
 _RUN_SHAPES: Final[dict[str, tuple[str, str, str]]] = {
-    "url_password": (r"(?i:[a-z0-9+.\-])", "://", r"(?i:\b[a-z])"),
-    "email": (r"[A-Za-z0-9._%+\-]", "@", _B + r"[A-Za-z0-9._%+\-]"),
+    "url_password": (_SCHEME_RUN, "://", _SCHEME_START),
+    "email": (_EMAIL_RUN, "@", _EMAIL_START),
 }
 
 _COMPILED: Final = tuple((kind, re.compile(pattern)) for kind, pattern in _PATTERNS)
@@ -107,8 +116,9 @@ class _RunFinder:
         while at >= 0:
             # The run ends at the anchor and begins no earlier than the last match's end or
             # the last anchor's (which holds no run character): each place is read once.
-            run = self.run.match(backwards, size - at, size - low)  # always one: `*`
-            begin = at - (run.end() - (size - at) if run is not None else 0)
+            run = self.run.match(backwards, size - at, size - low)
+            assert run is not None  # noqa: S101 - `*` matches everywhere, if only emptily
+            begin = at - (run.end() - (size - at))
             first = self.start.search(text, begin, at)
             match = self.pattern.match(text, first.start()) if first is not None else None
             if match is not None:
