@@ -99,22 +99,19 @@ def _output_part(block: Any) -> Any:
     if block.keys() == {"type", "text"} and block["type"] == "text" and isinstance(text, str):
         return {"type": "input_text", "text": text}
     if block.keys() == {"type", "source"} and block["type"] == "image":
-        source = block["source"]
-        mapped = image_url(source)
-        if (
-            mapped is not None
-            and mapped[1] == {"type": source["type"]}
-            and not _data_url_in_url_source(source)
-        ):
+        mapped = image_url(block["source"])
+        if mapped is not None and mapped[1] == {"type": _kind_read_back(mapped[0])}:
             return {"type": "input_image", **mapped[0]}
     return block
 
 
-def _data_url_in_url_source(source: JSON) -> bool:
-    """A part has no residue to say its source's kind, and a data URL reads back as a
-    ``base64`` source: a ``url`` source holding one stays as written."""
-    url = source["url"] if source["type"] == "url" else None
-    return isinstance(url, str) and url.startswith("data:")
+def _kind_read_back(members: JSON) -> str:
+    """The kind of source an ``input_image`` part reads back as (a part has no residue to say
+    it): a ``file_id`` a ``file``, a data URL ``base64``, any other URL ``url``. A part is
+    made only when that is the source's own kind (a ``url`` holding a data URL is not)."""
+    if "file_id" in members:
+        return "file"
+    return "base64" if members["image_url"].startswith("data:") else "url"
 
 
 def arguments_text(value: Any) -> str:
