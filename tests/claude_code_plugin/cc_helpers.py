@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from attrs import frozen
@@ -13,6 +13,10 @@ from fixture_paths import CLAUDE_HOME
 
 from asf_core.cli.main import main
 from asf_core.reader import SessionFile, read_session
+from asf_core.verify.session import verify_path
+
+if TYPE_CHECKING:
+    from cc_synth import Lines
 
 PROJECTS = CLAUDE_HOME / ".claude" / "projects"
 NS = "claude-code"
@@ -83,6 +87,16 @@ def source_key(path: Path) -> str:
     """A shared transcript's key in :func:`outputs`: ``<project>/<path in the project>``."""
     rel = path.relative_to(PROJECTS)
     return rel.as_posix()
+
+
+def converted(tmp_path: Path, lines: Lines, project: str = "-home-u-proj") -> SessionFile:
+    """``lines`` written as a transcript in a projects folder and converted: the output
+    verifies (nothing above info); the session they make."""
+    lines.write(tmp_path / "projects" / project)
+    out = tmp_path / "out"
+    assert convert([tmp_path / "projects"], out) == 0
+    assert [f for f in verify_path(out) if f.severity != "info"] == []
+    return sessions_in(out)[lines.session]
 
 
 def line_entries(session: SessionFile, number: int) -> list[Any]:

@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cc_helpers import NS, convert, sessions_in
+from cc_helpers import NS, converted
 from cc_synth import Lines
 
 from asf_core.model import Env, Item, Response
-from asf_core.verify.session import verify_path
 from claude_code_plugin.convert.derived import api_error, response_entry, usage
 
 JSON = dict[str, Any]
@@ -124,11 +123,7 @@ def test_an_api_error_without_any_text_has_an_empty_message() -> None:
 
 
 def _convert(tmp_path: Path, lines: Lines) -> list[Any]:
-    lines.write(tmp_path / "in" / "-p")
-    assert convert([tmp_path / "in"], tmp_path / "out") == 0
-    assert [f for f in verify_path(tmp_path / "out") if f.severity != "info"] == []
-    (session,) = sessions_in(tmp_path / "out").values()
-    return list(session.entries)
+    return list(converted(tmp_path, lines).entries)
 
 
 def test_odd_message_id_and_model_still_make_a_valid_file(tmp_path: Path) -> None:

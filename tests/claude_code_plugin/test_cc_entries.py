@@ -8,23 +8,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cc_helpers import NS, convert, line_entries, sessions_in
+from cc_helpers import NS, converted, line_entries
 from cc_rebuild import rebuild
 from cc_synth import SESSION, Lines
 
 from asf_core.model import Compaction, Custom, Item
 from asf_core.reader import SessionFile
-from asf_core.verify.session import verify_path
 from claude_code_plugin.convert.entries import pre_tokens
 
 
 def _converted(tmp_path: Path, lines: Lines) -> SessionFile:
     """The lines converted: a valid file from which every line comes back equal."""
-    lines.write(tmp_path / "projects" / "-home-u-proj")
-    out = tmp_path / "out"
-    assert convert([tmp_path / "projects"], out) == 0
-    assert [f for f in verify_path(out) if f.severity != "info"] == []
-    session = sessions_in(out)[SESSION]
+    session = converted(tmp_path, lines)
     assert rebuild(session) == dict(enumerate(lines.objects, 1))
     return session
 

@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cc_helpers import NS, convert, reports_in, run, sessions_in
+from cc_helpers import NS, converted, reports_in, run
 from cc_synth import SESSION, Lines, simple
 
 from asf_core.cli.main import ExitCode
 from asf_core.model import Compaction, Config, Env, Item
 from asf_core.reader import SessionFile
-from asf_core.verify.session import verify_path
 
 PROJECT = "-home-u-proj"
 
@@ -27,11 +26,7 @@ def _listed(capsys: pytest.CaptureFixture[str], project: Path) -> list[dict[str,
 
 
 def _converted(tmp_path: Path, lines: Lines) -> SessionFile:
-    lines.write(tmp_path / "projects" / PROJECT)
-    out = tmp_path / "out"
-    assert convert([tmp_path / "projects"], out) == 0
-    assert [f for f in verify_path(out) if f.severity != "info"] == []
-    return sessions_in(out)[SESSION]
+    return converted(tmp_path, lines, PROJECT)
 
 
 def test_title_is_the_first_prompt_the_user_typed(

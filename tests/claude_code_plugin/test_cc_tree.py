@@ -8,22 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from cc_helpers import NS, context_texts, convert, reports_in, sessions_in
+from cc_helpers import NS, context_texts, converted, reports_in
 from cc_rebuild import rebuild
 from cc_synth import SESSION, Lines, simple
 
 from asf_core.reader import SessionFile
-from asf_core.verify.session import verify_path
 from claude_code_plugin.source.index import index_lines
 from claude_code_plugin.source.lines import raw_lines
-
-
-def _one(tmp_path: Path, lines: Lines) -> SessionFile:
-    lines.write(tmp_path / "projects" / "-home-u-proj")
-    out = tmp_path / "out"
-    assert convert([tmp_path / "projects"], out) == 0
-    assert [f for f in verify_path(out) if f.severity != "info"] == []
-    return sessions_in(out)[SESSION]
 
 
 def _entries_of(session: SessionFile, kind: str) -> list[object]:
@@ -31,7 +22,7 @@ def _entries_of(session: SessionFile, kind: str) -> list[object]:
 
 
 def test_parallel_results_follow_the_whole_response(tmp_path: Path) -> None:
-    session = _one(tmp_path, simple())
+    session = converted(tmp_path, simple())
     assert context_texts(session) == [
         "user:list files",
         "assistant:Looking.",
@@ -58,7 +49,7 @@ def test_results_written_while_the_response_streams(tmp_path: Path) -> None:
     c2 = s.call(r1, "msg_1", "toolu_b")
     r2 = s.result(c2, "toolu_b", "B")
     s.text(r2, "msg_2", "both read")
-    session = _one(tmp_path, s)
+    session = converted(tmp_path, s)
     assert context_texts(session) == [
         "user:read both",
         "call:toolu_a",
@@ -80,7 +71,7 @@ def test_the_next_response_may_hang_from_any_result(tmp_path: Path) -> None:
     ry = s.result(c2, "toolu_y", "Y")
     s.result(c1, "toolu_x", "X")
     s.text(ry, "msg_2", "both ran")
-    session = _one(tmp_path, s)
+    session = converted(tmp_path, s)
     assert len(session.leaves()) == 1
     assert context_texts(session) == [
         "user:run both",
@@ -100,7 +91,7 @@ def test_a_rewind_is_a_branch_and_the_live_one_is_last(tmp_path: Path) -> None:
     s.text(u2, "msg_2", "answer two")
     u3 = s.user(a1, "second, said again")  # rewound to a1 and typed again
     s.text(u3, "msg_3", "answer three")
-    session = _one(tmp_path, s)
+    session = converted(tmp_path, s)
     assert context_texts(session) == [
         "user:first",
         "assistant:answer one",
@@ -131,7 +122,7 @@ def test_returning_to_an_older_branch_makes_it_the_live_one(tmp_path: Path) -> N
     s.text(u3, "msg_3", "new answer")
     u4 = s.user(a2, "back on the old one")
     s.text(u4, "msg_4", "welcome back")
-    session = _one(tmp_path, s)
+    session = converted(tmp_path, s)
     assert context_texts(session)[-2:] == ["user:back on the old one", "assistant:welcome back"]
     assert session.entries[-1].id == session.resume_leaf()
 
@@ -151,7 +142,7 @@ def test_bookkeeping_between_lines_makes_no_branch(tmp_path: Path) -> None:
     s.system(a1, "turn_duration", durationMs=5)
     u2 = s.user(a1, "second")
     s.text(u2, "msg_2", "two")
-    session = _one(tmp_path, s)
+    session = converted(tmp_path, s)
     assert len(session.leaves()) == 1
     assert context_texts(session) == ["user:first", "assistant:one", "user:second", "assistant:two"]
 
@@ -176,7 +167,7 @@ def test_compaction_cuts_the_context_and_keeps_the_history(tmp_path: Path, as_bl
     )
     u2 = s.user(summary, "go on")
     s.text(u2, "msg_2", "going")
-    session = _one(tmp_path, s)
+    session = converted(tmp_path, s)
     assert context_texts(session) == [
         "user:This session is being continued: summary.",
         "user:go on",
@@ -208,7 +199,7 @@ def test_missing_parent_and_loop_convert_as_roots(tmp_path: Path) -> None:
         "loop b",
         uuid="00000000-0000-4000-8000-000000000006",
     )
-    session = _one(tmp_path, s)
+    session = converted(tmp_path, s)
     (report,) = reports_in(tmp_path / "out")
     units = sorted(
         f["unit"].rsplit(":", 1)[1] for f in report["findings"] if f["kind"] == "warning"
@@ -228,7 +219,7 @@ def test_repeated_call_ids_are_renamed_and_bind_on_their_branch(tmp_path: Path) 
     c2 = s.call(u2, "msg_3", "toolu_x")
     r2 = s.result(c2, "toolu_x")
     s.text(r2, "msg_4", "second try")
-    session = _one(tmp_path, s)
+    session = converted(tmp_path, s)
     assert context_texts(session) == [
         "user:go",
         "user:go again",
@@ -247,7 +238,7 @@ def test_model_and_environment_changes_are_recorded(tmp_path: Path) -> None:
     s.common = {**s.common, "cwd": "/home/u/proj/sub", "gitBranch": "feature"}
     u2 = s.user(a, "/model haiku then hi")
     s.text(u2, "msg_2", "hello again", model="claude-haiku-4-5")
-    session = _one(tmp_path, s)
+    session = converted(tmp_path, s)
     configs = [e.model for e in _entries_of(session, "config")]  # type: ignore[attr-defined]
     assert configs == ["claude-opus-4-6", "claude-haiku-4-5"]
     (env,) = _entries_of(session, "env")
@@ -269,7 +260,7 @@ def test_content_kinds(tmp_path: Path) -> None:
     a2 = s.assistant(a1, "msg_1", {"type": "fallback", "text": "?"})
     s.text(a2, "msg_1", "a cat")
     s.raw({"type": "custom-title", "customTitle": "Cats", "sessionId": SESSION})
-    session = _one(tmp_path, s)
+    session = converted(tmp_path, s)
     items = {e.unknown[NS]["line"]: e for e in session.entries if e.type == "item"}
     (part,) = next(
         e for e in session.entries if e.type == "item" and e.unknown[NS].get("index") == 1
