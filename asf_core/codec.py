@@ -129,6 +129,11 @@ def _fields_of(cls: type) -> dict[str, _Field]:
 def typed_members(cls: type) -> frozenset[str]:
     """The members (wire names) a class types: one of them found in ``unknown`` was
     written with a value of another type (the envelope and ``unknown`` excluded)."""
+    return _typed_members(cls)
+
+
+@cache
+def _typed_members(cls: type) -> frozenset[str]:
     return frozenset(_fields_of(cls))
 
 
