@@ -39,7 +39,7 @@ from asf_core.pipeline.planned import Stopped
 from asf_core.pipeline.report import RunReport, StoreReport, write_report
 from asf_core.pipeline.store_run import OnSession, StoreRun, noter
 from asf_core.pipeline.stores import find_stores
-from asf_core.pipeline.units import CHANGED, DAMAGED, OUTPUT, PLUGIN
+from asf_core.pipeline.units import CHANGED, DAMAGED, OUTPUT, PLUGIN, Outcome
 from asf_core.plugins import AsfPluginManager
 from asf_core.selecting import filtered
 
@@ -85,7 +85,7 @@ def convert_store(
     on_session: OnSession | None = None,
     selection: Selection | None = None,
     redaction: SessionRedaction | None = None,
-    workers: Workers | None = None,
+    workers: Workers[Outcome] | None = None,
     inputs: Inputs | None = None,
 ) -> tuple[StoreReport, str | None]:
     """Convert one store into ``out_dir/<format>/<store label>/`` and write its report.
@@ -126,7 +126,7 @@ def _attempt(
     pm: AsfPluginManager,
     run: StoreRun,
     candidate: Candidate,
-    workers: Workers | None,
+    workers: Workers[Outcome] | None,
     *,
     last: bool,
 ) -> tuple[StoreReport, str | None] | None:
@@ -248,9 +248,9 @@ def convert_paths(
             stores = [(c, Selection(), totals.get(id(c), 0)) for c in found.stores]
     workers = None
     if processes > 1:
-        from asf_core.pipeline.workers import Workers
+        from asf_core.pipeline.units import unit_workers
 
-        workers = Workers(processes)
+        workers = unit_workers(processes)
     try:
         for candidate, wanted, total in stores:
             if on_store is not None:

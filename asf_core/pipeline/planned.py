@@ -76,7 +76,7 @@ class Units:
     reads ahead at most two units per worker, so memory holds a few units at a time.
     """
 
-    def __init__(self, store: Sink, workers: Workers | None) -> None:
+    def __init__(self, store: Sink, workers: Workers[Outcome] | None) -> None:
         self.store = store
         self.workers = workers
         self.slots: deque[_Slot] = deque()
@@ -121,7 +121,7 @@ class Units:
         workers = self.workers
         message = None
         if workers is not None:
-            message = workers.pack(store.plugin, unit.key, job, store.dest, store.guard)
+            message = workers.pack(run_job, store.plugin, unit.key, job, store.dest, store.guard)
         if workers is None or message is None:
             self._done(slot, self._here(slot, job))
             return

@@ -191,7 +191,7 @@ class StoreRun:
                         self.on_session(self.report, _stub(item))
         return True
 
-    def planned(self, units: Iterator[Unit | Finding], workers: Workers | None) -> None:
+    def planned(self, units: Iterator[Unit | Finding], workers: Workers[Outcome] | None) -> None:
         """Run the plugin's units (carried over, here, or on the workers), in plan order."""
         records = self._records()
         self.old = dict(records.units) if records is not None else {}

@@ -34,6 +34,7 @@ from asf_core.pipeline.report import StoreReport
 
 if TYPE_CHECKING:
     from asf_core.model import Entry
+    from asf_core.pipeline.workers import Workers
 
 __all__ = [
     "CHANGED",
@@ -48,6 +49,7 @@ __all__ = [
     "record_of",
     "replay",
     "run_job",
+    "unit_workers",
     "write_session",
 ]
 
@@ -200,6 +202,25 @@ def run_job(plugin: str, key: str, job: Job, dest: Path, guard: Inputs | None = 
     except NeedsHost as exc:
         return stopped(str(exc), HOST)
     return Outcome(items=tuple(items), written=tuple(written))
+
+
+def unit_workers(count: int) -> Workers[Outcome]:
+    """Workers for units' jobs (:func:`run_job`); a job whose worker died fails as a plugin
+    failure. The writer every job writes with, and the converter it uses, are loaded and
+    built once, before the workers are forked, not once per worker."""
+    from asf_core.pipeline.workers import Workers
+
+    def preload() -> None:
+        import importlib
+
+        from asf_core.codec import converter
+
+        importlib.import_module("asf_core.writer")
+        converter()
+
+    return Workers(
+        count, died=Outcome(error="a worker process died", failure=PLUGIN), preload=preload
+    )
 
 
 class Seen:

@@ -1,8 +1,11 @@
-"""Worker processes that run units' jobs on every core.
+"""Worker processes that run calls on every core: units' jobs for ``convert``, files for
+``verify``.
 
-The host keeps the store open and plans it (one consistent snapshot, one reader beside a live
-writer); each unit's :data:`~asf_core.formats.Job` carries where and how to read the unit, not
-its rows. A worker runs it, reading the rows itself, converts and writes the unit's files
+A message is a module-level function and its arguments, pickled (the function by name); the
+worker sends back what the call returns. For a conversion, the host keeps the store open and
+plans it (one consistent snapshot, one reader beside a live writer); each unit's
+:data:`~asf_core.formats.Job` carries where and how to read the unit, not its rows. A worker
+runs it, reading the rows itself, converts and writes the unit's files
 (:func:`asf_core.pipeline.units.run_job`) and sends back a small
 :class:`~asf_core.pipeline.units.Outcome`; a job that finds the unit no longer as planned
 (:class:`~asf_core.formats.NeedsHost`) is run again by the host from its own snapshot.
@@ -31,19 +34,17 @@ import pickle
 import signal
 import sys
 from collections import deque
-from collections.abc import Iterator
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
-
-from asf_core.formats import Job
-from asf_core.pipeline.inputs import Inputs
-from asf_core.pipeline.units import PLUGIN, Outcome, run_job
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 if TYPE_CHECKING:  # multiprocessing is imported when workers start, not by every run
     import multiprocessing.process
     from multiprocessing.connection import Connection
 
 __all__ = ["QUEUED_BYTES", "Workers"]
+
+#: What a worker's calls return.
+R = TypeVar("R")
 
 #: The largest job message sent to wait behind the job a worker runs (a larger one waits
 #: for the worker to be idle), and no more than a quarter of the pipe's send buffer (a
@@ -70,7 +71,7 @@ def _die_with_parent() -> None:
 
 
 def _serve(conn: Connection, inherited: list[Connection]) -> None:
-    """A worker's life: run each job it is sent until told to stop (None) or orphaned."""
+    """A worker's life: run each call it is sent until told to stop (None) or orphaned."""
     code = 0
     try:
         for other in inherited:  # the host's ends of the other workers' pipes
@@ -85,8 +86,8 @@ def _serve(conn: Connection, inherited: list[Connection]) -> None:
                 break
             if message is None:
                 break
-            plugin, key, job, dest, guard = message
-            conn.send(run_job(plugin, key, job, dest, guard))
+            function, args = message
+            conn.send(function(*args))
     except (KeyboardInterrupt, BrokenPipeError, EOFError):
         code = 1
     finally:
@@ -106,12 +107,19 @@ def _send_buffer(conn: Connection) -> int:
     return size if isinstance(size, int) else 0
 
 
-class Workers:
+class Workers(Generic[R]):
     """A fixed number of worker processes, started on first use; jobs go out in the order
-    submitted and come back tagged with the ticket they were submitted with."""
+    submitted and come back tagged with the ticket they were submitted with.
 
-    def __init__(self, count: int) -> None:
+    ``died`` is what a job gives when its worker dies (killed, out of memory) before
+    answering; ``preload`` runs once in this process just before the workers are forked, to
+    load what every job needs once for all of them.
+    """
+
+    def __init__(self, count: int, *, died: R, preload: Callable[[], object] | None = None) -> None:
         self.count = count
+        self._died = died
+        self._preload = preload
         self._conns: list[Connection] = []
         self._procs: list[multiprocessing.process.BaseProcess] = []
         self._idle: list[Connection] = []
@@ -132,16 +140,10 @@ class Workers:
             self._start()
 
     def _start(self) -> None:
-        import importlib
         import multiprocessing
 
-        from asf_core.codec import converter
-
-        # Loaded and built once here, not once per worker (forked workers share them): the
-        # writer every job writes with, and the converter it uses.
-        importlib.import_module("asf_core.writer")
-        converter()
-
+        if self._preload is not None:
+            self._preload()
         method = "fork" if sys.platform.startswith("linux") else "spawn"
         ctx: Any = multiprocessing.get_context(method)
         sys.stdout.flush()
@@ -156,14 +158,11 @@ class Workers:
             self._idle.append(ours)
         self._queued = min(QUEUED_BYTES, _send_buffer(self._conns[0]) // 4)
 
-    def pack(
-        self, plugin: str, key: str, job: Job, dest: Path, guard: Inputs | None
-    ) -> bytes | None:
-        """A job as the message a worker receives; None when it cannot be sent (the caller
-        runs it in this process instead)."""
+    def pack(self, function: Callable[..., R], *args: object) -> bytes | None:
+        """A call of a module-level ``function`` as the message a worker receives; None when
+        it cannot be sent (the caller runs it in this process instead)."""
         try:
-            message = (plugin, key, job, dest, guard)
-            return pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+            return pickle.dumps((function, args), protocol=pickle.HIGHEST_PROTOCOL)
         except (pickle.PicklingError, TypeError, AttributeError):
             return None
 
@@ -180,23 +179,41 @@ class Workers:
     def _dispatch(self) -> None:
         queue = self._queue
         while self._idle and queue:
-            self._send(self._idle.pop(), *queue.popleft())
+            if self._send(self._idle.pop(), *queue[0]):
+                queue.popleft()
         # Behind the job each busy worker runs, its next one (when small: see the module).
-        for conn, tickets in self._busy.items():
+        for conn, tickets in list(self._busy.items()):
             if not queue or len(queue[0][1]) > self._queued:
                 break
-            if len(tickets) == 1:
-                self._send(conn, *queue.popleft())
+            if len(tickets) == 1 and self._send(conn, *queue[0]):
+                queue.popleft()
 
-    def _send(self, conn: Connection, ticket: int, message: bytes) -> None:
-        conn.send_bytes(message)
+    def _send(self, conn: Connection, ticket: int, message: bytes) -> bool:
+        """Send a job; False when the worker is gone (the job stays queued for another;
+        the jobs it held fail when :meth:`collect` finds its pipe closed)."""
+        try:
+            conn.send_bytes(message)
+        except OSError:  # BrokenPipeError, ConnectionResetError: the worker died
+            self._lose(conn)
+            return False
         self._busy.setdefault(conn, deque()).append(ticket)
+        return True
 
-    def collect(self) -> Iterator[tuple[int, Outcome]]:
+    def _lose(self, conn: Connection) -> None:
+        if conn in self._conns:
+            self._conns.remove(conn)
+
+    def collect(self) -> Iterator[tuple[int, R]]:
         """Wait until at least one job is done; its ticket and outcome (and any others done).
-        A worker that died fails every job it held."""
+        A worker that died fails every job it held, and once none is left, every job
+        still queued."""
         from multiprocessing.connection import wait
 
+        self._dispatch()
+        if not self._busy:  # no worker left to wait for: what is queued can only fail
+            while self._queue:
+                yield self._queue.popleft()[0], self._died
+            return
         for ready in wait(list(self._busy)):
             conn = next(c for c in self._busy if c is ready)
             tickets = self._busy[conn]
@@ -204,9 +221,9 @@ class Workers:
                 outcome = conn.recv()
             except (EOFError, OSError):  # the worker died (killed, out of memory)
                 del self._busy[conn]
-                self._conns.remove(conn)
+                self._lose(conn)
                 for ticket in tickets:
-                    yield ticket, Outcome(error="a worker process died", failure=PLUGIN)
+                    yield ticket, self._died
                 continue
             ticket = tickets.popleft()
             if not tickets:
