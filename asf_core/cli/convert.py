@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from asf_core.cli.humane import flat, plural
+from asf_core.cli.jobs import add_jobs_option
 from asf_core.cli.output import ExitCode, Fail, Troubles, err, out, out_json, worst
 from asf_core.cli.picking import add_selection_options, selection_from
 from asf_core.cli.progress import Progress, progress_for
@@ -167,29 +167,11 @@ def run_convert(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
     return troubles.code
 
 
-def default_count() -> int:
-    """The cores this process may run on: the default number of workers."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
 def _output(text: str) -> Path:
     """``-o``: a path; an empty one (``-o "$UNSET"``) would mean the current directory."""
     if not text:
         raise argparse.ArgumentTypeError("an empty path (for the current directory, say '.')")
     return Path(text)
-
-
-def _jobs(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"not a number of workers: {text!r}")
-    return n
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -229,13 +211,5 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--quiet", action="store_true", help="no progress and no summary")
     p.add_argument("--report", type=Path, metavar="FILE", help="also write the run's report here")
     add_selection_options(p)
-    p.add_argument(
-        "-j",
-        "--jobs",
-        type=_jobs,
-        default=default_count(),
-        metavar="N",
-        help="convert on N worker processes (default: the number of cores, here "
-        f"{default_count()}; 1: in this process)",
-    )
+    add_jobs_option(p, "convert")
     p.set_defaults(run=run_convert)

@@ -10,6 +10,7 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
+from asf_core.cli.jobs import add_jobs_option
 from asf_core.cli.output import ExitCode, Fail, out, out_json
 from asf_core.cli.render import short
 from asf_core.verify.session import check_path
@@ -22,7 +23,7 @@ def run_verify(args: argparse.Namespace) -> ExitCode:
     path: Path = args.path
     if not path.exists():
         raise Fail(f"{path}: no such file or directory")
-    checked = check_path(path)
+    checked = check_path(path, jobs=args.jobs)
     files, findings = checked.files, checked.findings
     if not files:
         root = [f.message for f in findings if f.code == "unsearchable" and f.path == str(path)]
@@ -76,4 +77,5 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     verify.add_argument("path", type=Path, metavar="FILE|DIR")
     verify.add_argument("--json", action="store_true", help="machine-readable output")
+    add_jobs_option(verify, "verify a directory's files")
     verify.set_defaults(run=run_verify, plugins=False)

@@ -15,7 +15,8 @@ Reader problems keep the reader's code: ``truncated`` (warning), ``corrupt-line`
 * ``unreadable`` -- not an ASF session file at all (empty, garbage, newer format, I/O error).
 * ``unsearchable`` (warning) -- a folder under the directory verified that cannot be listed
   (no permission, a name too long): skipped, the others go on.
-* ``verify-failed`` -- the verifier itself failed on a file (a bug; the other files go on).
+* ``verify-failed`` -- the verifier itself failed on a file (a bug), or the worker verifying it
+  was lost (:mod:`asf_core.verify.spread`); the other files go on.
 * ``paths-unchecked`` (warning) -- the file branches so often (thousands of leaves, each
   thousands of entries deep) that the path rules were not walked on every branch: time stays
   linear in the file; the number of branches left is in the message.
@@ -328,10 +329,12 @@ class Checked:
     findings: list[Finding]
 
 
-def check_path(path: Path) -> Checked:
+def check_path(path: Path, *, jobs: int = 1) -> Checked:
     """Verify a session file, or every ``*.jsonl`` file under a directory, counting them.
 
-    See :func:`verify_path`; a directory is walked once, for the count and the check.
+    See :func:`verify_path`; a directory is walked once, for the count and the check. With
+    ``jobs`` above 1, a directory's files are verified by that many worker processes
+    (:mod:`asf_core.verify.spread`); the findings are the same.
     """
     if path.is_dir():
         files, out = session_files(path)
@@ -342,7 +345,7 @@ def check_path(path: Path) -> Checked:
             candidates = sorted(_jsonl_files(path.parent))
         except OSError:  # siblings cannot be listed: subsessions are not looked for
             candidates = []
-    return Checked(files=len(files), findings=_verify_files(files, candidates, out))
+    return Checked(files=len(files), findings=_verify_files(files, candidates, out, jobs))
 
 
 def verify_path(path: Path) -> list[Finding]:
@@ -357,27 +360,36 @@ def verify_path(path: Path) -> list[Finding]:
 
 
 def _verify_files(
-    files: Sequence[Path], candidates: Sequence[Path], out: list[Finding]
+    files: Sequence[Path], candidates: Sequence[Path], out: list[Finding], jobs: int = 1
 ) -> list[Finding]:
-    index = SessionIndex(candidates)
-    for file in files:
-        try:
-            session = read_session(file)
-        except FormatError as exc:
-            out.append(_unreadable(file, f"not an ASF session file: {exc}"))
-            continue
-        except OSError as exc:
-            out.append(_unreadable(file, f"cannot read: {exc.strerror or exc}"))
-            continue
-        except Exception as exc:  # a damaged file must not stop the others
-            out.append(_unreadable(file, f"cannot read as ASF: {exc}"))
-            continue
-        try:
-            out.extend(verify_session(session, resolver=index))
-        except Exception as exc:  # a verifier bug must not hide the other files' findings
-            out.append(
-                Finding(
-                    code="verify-failed", message=f"verification stopped: {exc!r}", path=str(file)
-                )
-            )
+    if jobs > 1 and len(files) > 1:
+        from asf_core.verify.spread import spread
+
+        for found in spread(files, candidates, jobs):
+            out.extend(found)
+    else:
+        index = SessionIndex(candidates)
+        for file in files:
+            out.extend(verify_file(file, index))
     return sorted(out, key=_order)
+
+
+def verify_file(file: Path, index: SessionIndex) -> list[Finding]:
+    """The findings of one file, subsessions looked up in ``index``; never raises."""
+    try:
+        session = read_session(file)
+    except FormatError as exc:
+        return [_unreadable(file, f"not an ASF session file: {exc}")]
+    except OSError as exc:
+        return [_unreadable(file, f"cannot read: {exc.strerror or exc}")]
+    except Exception as exc:  # a damaged file must not stop the others
+        return [_unreadable(file, f"cannot read as ASF: {exc}")]
+    try:
+        return verify_session(session, resolver=index)
+    except Exception as exc:  # a verifier bug must not hide the other files' findings
+        return [verify_failed(file, repr(exc))]
+
+
+def verify_failed(file: Path, why: str) -> Finding:
+    """The finding of a file whose verification stopped (a verifier bug, a worker lost)."""
+    return Finding(code="verify-failed", message=f"verification stopped: {why}", path=str(file))

@@ -11,7 +11,8 @@ import pytest
 
 from asf_core import api
 from asf_core.cli import progress
-from asf_core.cli.convert import _jobs, _Progress
+from asf_core.cli.convert import _Progress
+from asf_core.cli.jobs import jobs as _jobs
 from asf_core.cli.progress import Progress
 
 

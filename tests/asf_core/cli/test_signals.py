@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from fixture_paths import ROOT
 from plugin_stubs import claim_by_suffix, only_these
+from survivors import survivors_after
 
 from asf_core import hookimpl
 from asf_core.cli.main import main
@@ -114,14 +115,16 @@ def test_a_signal_at_a_random_moment_leaves_only_whole_files(
     )
 
 
-def test_verify_is_stopped_cleanly_too(tmp_path: Path) -> None:
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_verify_is_stopped_cleanly_too(tmp_path: Path, jobs: str) -> None:
     sessions = ROOT.parent / "shared" / "asf" / "vectors" / "testdata" / "sessions"
     # Enough files that the signal comes part way (300 take ~0.4 s here); a signal after the
-    # work, while the interpreter shuts down, ends it as the signal's default does.
+    # work, while the interpreter shuts down, ends it as the signal's default does. With
+    # -j 2 (several MB: on workers), none of the workers outlives the run.
     for n in range(1500):
         (tmp_path / f"{n}.jsonl").write_bytes((sessions / "replay.jsonl").read_bytes())
     proc = subprocess.Popen(
-        [str(ASF), "verify", str(tmp_path)],
+        [str(ASF), "verify", str(tmp_path), "-j", jobs],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -131,6 +134,7 @@ def test_verify_is_stopped_cleanly_too(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGTERM)
     _, stderr = proc.communicate(timeout=60)
     assert (proc.returncode, stderr) == (143, "asf: terminated\n")
+    assert survivors_after(tmp_path) == []
 
 
 def test_a_second_signal_while_cleaning_up_ends_at_once() -> None:

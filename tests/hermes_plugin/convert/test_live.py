@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from fixture_paths import SHARED
+from survivors import survivors_after
 
 from asf_core.formats import ConvertedSession, Finding, StoreChanged
 from asf_core.reader import read_session
@@ -132,23 +133,6 @@ def _asf(*args: str) -> subprocess.Popen[str]:
     )
 
 
-def _survivors(out: Path) -> list[int]:
-    """Processes still running whose command line names ``out`` (an asf worker outliving
-    its run would)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes()
-            state = (proc / "stat").read_text().split(") ", 1)[1][0]
-        except OSError:
-            continue
-        if str(out).encode() in cmdline and state != "Z":
-            found.append(int(proc.name))
-    return found
-
-
 @pytest.fixture(scope="module")
 def many_sessions(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fixture plus 3000 two-row sessions written by Hermes: thousands of files, so a
@@ -180,10 +164,7 @@ def test_interrupted_convert_leaves_whole_files(
     proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=60)
     assert "Traceback" not in stderr
-    deadline = time.time() + 10
-    while _survivors(out) and time.time() < deadline:
-        time.sleep(0.05)
-    assert _survivors(out) == []
+    assert survivors_after(out) == []
     written = list(out.rglob("*.jsonl"))
     assert written
     assert not [p for p in out.rglob("*") if ".asf-tmp-" in p.name]
