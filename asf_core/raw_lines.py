@@ -22,12 +22,35 @@ def maybe_not_ijson(raw: bytes) -> bool:
     """A necessary condition, checked at C speed on the raw line, for a non-I-JSON value.
 
     The strict parse already refused duplicate names and non-finite numbers. A lone
-    surrogate can only come from a ``\\uD800``-``\\uDFFF`` escape. An integer value that is
-    not I-JSON has at least 16 significant digits (any value with 15 or fewer is the
-    canonical rendering of its nearest double), so its mantissa, written as digits and at
-    most one point, is a run of 16 or more characters from ``[0-9.]``.
+    surrogate can only come from a ``\\uD800``-``\\uDFFF`` escape. A number that is not
+    I-JSON is an integer (written so, or a fraction or exponent literal whose value is one)
+    of at least 16 significant digits (any value with 15 or fewer is the canonical rendering
+    of its nearest double), so its mantissa, written as digits and at most one point, is a
+    run of 16 or more characters from ``[0-9.]``; and such a run with one point, a fraction
+    that is not all zeros and no exponent after it is no integer (a float's timestamp).
     """
-    return b"\\ud" in raw or b"\\uD" in raw or _SIXTEEN in raw.translate(_MANTISSA)
+    if b"\\ud" in raw or b"\\uD" in raw:
+        return True
+    mantissas = raw.translate(_MANTISSA)
+    if _SIXTEEN not in mantissas:
+        return False
+    return any(_maybe_integer(raw, run) for run in _LONG_RUN.finditer(mantissas))
+
+
+#: A run of 16 or more digits and points in a line translated by :data:`_MANTISSA` (each
+#: match is a whole run; spelled out, the zeros are a literal prefix the engine seeks fast).
+_LONG_RUN: Final = re.compile(_SIXTEEN + b"0*")
+
+
+def _maybe_integer(raw: bytes, run: re.Match[bytes]) -> bool:
+    """Whether a run of digits and points can be the mantissa of a number whose value is an
+    integer. Outside strings a run is a whole number's mantissa (JSON puts no digit or point
+    next to a number), so two points mean text; inside strings anything goes (a yes is
+    only a closer look)."""
+    if raw[run.end() : run.end() + 1] in (b"e", b"E"):
+        return True
+    fraction = raw[run.start() : run.end()].partition(b".")[2]  # none without a point
+    return b"." not in fraction and not fraction.strip(b"0")
 
 
 #: A JSON string, or any one character that opens or closes something.
