@@ -84,8 +84,11 @@ _COMMANDS = {
 
 
 def _command(argv: Sequence[str] | None) -> str | None:
-    """The subcommand ``argv`` runs, when it names one and asks for no general help."""
+    """The subcommand ``argv`` runs, when it names one and asks for no general help; ``""``
+    (none to load) when it asks for the version first."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--version"]:
+        return ""
     first = next((a for a in args if not a.startswith("-")), None)
     before = args[: args.index(first)] if first in args else args
     if first in _COMMANDS and not before:
@@ -94,7 +97,7 @@ def _command(argv: Sequence[str] | None) -> str | None:
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The ``asf`` parser: every subcommand, or ``only`` that one."""
+    """The ``asf`` parser: every subcommand, or ``only`` that one (``""``: none)."""
     import argparse
     import importlib
 

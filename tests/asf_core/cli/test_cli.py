@@ -649,6 +649,20 @@ def test_version_is_the_installed_one_on_stdout(capsys: pytest.CaptureFixture[st
     assert _run(capsys, "--version", "convert") == (ExitCode.OK, expected, "")
 
 
+def test_version_loads_no_command() -> None:
+    """``asf --version`` answers without loading the subcommands (and what they import)."""
+    probe = (
+        "import sys\n"
+        "from asf_core.cli.main import main\n"
+        "code = main(['--version'])\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('asf_core.cli.') and"
+        " m.rsplit('.', 1)[1] in ('convert', 'list', 'listing', 'show', 'verify', 'export'))\n"
+        "print(code, loaded)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "0 []"
+
+
 def _asf_script() -> str | None:
     beside = Path(sys.executable).parent / "asf"
     return str(beside) if beside.is_file() else shutil.which("asf")
