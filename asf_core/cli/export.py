@@ -13,7 +13,6 @@ atomically. Expected errors are one stderr line and an exit code (docs/cli.md).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -32,6 +31,7 @@ from asf_core.export.transcript import Href, transcript
 from asf_core.export.transcript_html import render_html
 from asf_core.export.transcript_text import render_markdown, render_text
 from asf_core.files import write_atomic
+from asf_core.json_chunks import chunks
 from asf_core.reader import FormatError, read_session
 from asf_core.safe_text import json_safe, printable
 from asf_core.session_file import SessionFile
@@ -242,12 +242,8 @@ def _cached(fn: Callable[[str, str | None], str | None]) -> Href:
 
 
 def _json(doc: Any, *, pretty: bool) -> Iterator[str]:
-    if pretty:
-        yield from json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(doc)
-        yield "\n"
-    else:
-        yield from json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).iterencode(doc)
-        yield "\n"
+    yield from chunks(doc, indent=2 if pretty else None)
+    yield "\n"
 
 
 def _encoded(chunks: Iterable[str]) -> Iterator[bytes]:

@@ -151,9 +151,11 @@ def json_blocks(value: Any, *, terminal: bool = False) -> Iterator[str]:
     been taken: a large document (``asf show --json`` of a long session) is never held whole
     as text. Escaping block by block gives the same text: :func:`json_safe` replaces single
     characters."""
+    from asf_core.json_chunks import chunks  # orjson: not loaded by a run with nothing to do
+
     pending: list[str] = []
     size = 0
-    for chunk in json.JSONEncoder(indent=2, ensure_ascii=False).iterencode(value):
+    for chunk in chunks(value):
         pending.append(chunk)
         size += len(chunk)
         if size >= _BLOCK:

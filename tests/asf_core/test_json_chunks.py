@@ -1,0 +1,86 @@
+"""``json_chunks.chunks`` writes exactly ``json``'s text, whichever encoder writes each part:
+hypothesis compares them on arbitrary values (floats of every magnitude, integers beyond 64
+bits, lone surrogates, names that are not strings), whole and cut into small blocks."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from asf_core import json_chunks
+from asf_core.json_chunks import chunks
+
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=2**62, max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(min_value=1e-12, max_value=1e-3),
+    st.text(),
+    st.text(alphabet=st.sampled_from(["a", "\ud800", "\udfff", "é", "\n", '"', "\\", "\x00"])),
+)
+_keys = st.one_of(st.text(max_size=8), st.integers(), st.booleans(), st.none(), st.floats())
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=6),
+        st.lists(inner, max_size=6).map(tuple),
+        st.dictionaries(st.text(max_size=8), inner, max_size=6),
+        st.dictionaries(_keys, inner, max_size=4),
+    ),
+    max_leaves=40,
+)
+
+
+def _stdlib(value: Any, indent: int | None) -> str:
+    if indent is None:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(value, ensure_ascii=False, indent=indent)
+
+
+@given(_values, st.sampled_from([2, None]), st.sampled_from([json_chunks.BLOCK, 40, 0]))
+@example({"t": 1e-05, "u": [1.5e-7, 0.0001, -0.0]}, 2, json_chunks.BLOCK)
+@example({"s": "\ud800", "n": 2**64}, None, json_chunks.BLOCK)
+@example({1: "a", None: [True]}, 2, 0)
+def test_the_text_is_the_stdlibs(value: Any, indent: int | None, block: int) -> None:
+    try:
+        expected = _stdlib(value, indent)
+    except (ValueError, TypeError) as exc:  # e.g. names json cannot sort out
+        with pytest.raises(type(exc)):
+            "".join(_chunked(value, indent, block))
+        return
+    assert "".join(_chunked(value, indent, block)) == expected
+
+
+def _chunked(value: Any, indent: int | None, block: int) -> list[str]:
+    saved = json_chunks.BLOCK
+    json_chunks.BLOCK = block  # type: ignore[misc]
+    try:
+        return list(chunks(value, indent=indent))
+    finally:
+        json_chunks.BLOCK = saved  # type: ignore[misc]
+
+
+def test_a_large_document_comes_in_many_small_chunks() -> None:
+    steps = [
+        {"step_id": n, "message": "word " * 40, "metrics": {"cost": 0.25}} for n in range(3000)
+    ]
+    doc = {"schema": "x", "steps": steps, "final": {"total": 1.5}}
+    parts = list(chunks(doc))
+    assert "".join(parts) == json.dumps(doc, ensure_ascii=False, indent=2)
+    assert len(parts) > 100
+    assert max(map(len, parts)) < 2 * json_chunks.BLOCK
+
+
+def test_values_only_json_writes_go_to_json() -> None:
+    tiny = {"a": [1e-05] * 3}
+    assert "".join(chunks(tiny)) == json.dumps(tiny, ensure_ascii=False, indent=2)
+    assert "".join(chunks({"x": math.nan})) == '{\n  "x": NaN\n}'
+    with pytest.raises(TypeError):
+        list(chunks({"a": {1, 2}}))
