@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from attrs import frozen
 
+from asf_core.cli.jobs import add_jobs_option
 from asf_core.cli.output import ExitCode, Fail, err, out, worst
 from asf_core.cli.show import resolve_leaf
 from asf_core.export import SessionTree, atif_document, otel_request
@@ -93,6 +94,8 @@ class _Export:
         self.tree: SessionTree | None = None
         self.sent = 0
         self.spans = 0
+        #: Where a file's problems are said (stderr; a worker keeps them for the host).
+        self.say: Callable[[str], None] = err
 
     # -- what to export ---------------------------------------------------------------
 
@@ -141,27 +144,47 @@ class _Export:
         )
         if self.target == "html" and to_stdout and not single:
             raise Fail("several HTML pages cannot share stdout: give -o DIR")
-        for path in files:
-            try:
-                session = _load(path)
-            except Fail as exc:
-                if not self.is_dir:
-                    raise
-                err(str(exc))
-                self.code = worst(self.code, exc.code)
-                continue
-            jobs = self.jobs(path, session)
-            if not jobs:
-                if not self.is_dir:
-                    raise Fail(f"{path}: no entries, nothing to export", ExitCode.NOTHING)
-                err(f"{path}: no entries, nothing to export")
-                continue
-            self.tree = SessionTree(session)
-            for job in jobs:
-                self.export(self.tree.view(job.leaf), job, to_dir)
+        if self.is_dir and to_dir and not self.args.endpoint and self.args.jobs > 1:
+            self.spread(files)
+        else:
+            for path in files:
+                self.export_file(path, to_dir)
         if self.args.endpoint and self.output is None:
             out(f"sent {self.sent} trace(s), {self.spans} span(s), to {self.args.endpoint}")
         return self.code
+
+    def export_file(self, path: Path, to_dir: bool) -> None:
+        """Export one file's documents; what is wrong with it is said (``self.say``), or
+        raised as :class:`Fail` when the export cannot go on."""
+        try:
+            session = _load(path)
+        except Fail as exc:
+            if not self.is_dir:
+                raise
+            self.say(str(exc))
+            self.code = worst(self.code, exc.code)
+            return
+        jobs = self.jobs(path, session)
+        if not jobs:
+            if not self.is_dir:
+                raise Fail(f"{path}: no entries, nothing to export", ExitCode.NOTHING)
+            self.say(f"{path}: no entries, nothing to export")
+            return
+        self.tree = SessionTree(session)
+        for job in jobs:
+            self.export(self.tree.view(job.leaf), job, to_dir)
+
+    def spread(self, files: list[Path]) -> None:
+        """A directory's files exported on worker processes; what each says is said in the
+        files' order, and the first :class:`Fail` stops the run, as one process would."""
+        from asf_core.cli.export_workers import export_files
+
+        for said, code, failed in export_files(self.args, files):
+            for line in said:
+                self.say(line)
+            self.code = worst(self.code, code)
+            if failed is not None:
+                raise Fail(failed, code)
 
     def export(self, view: PathView, job: _Job, to_dir: bool) -> None:
         chunks = self.document(view, job, to_dir)
@@ -293,4 +316,5 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="otel: also POST each trace to this OTLP/HTTP (JSON) URL, e.g. "
         "http://localhost:4318/v1/traces",
     )
+    add_jobs_option(export, "export a directory's files")
     export.set_defaults(run=run_export, plugins=False)

@@ -34,14 +34,14 @@ import pickle
 import signal
 import sys
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 if TYPE_CHECKING:  # multiprocessing is imported when workers start, not by every run
     import multiprocessing.process
     from multiprocessing.connection import Connection
 
-__all__ = ["QUEUED_BYTES", "Workers"]
+__all__ = ["QUEUED_BYTES", "Workers", "by_size"]
 
 #: What a worker's calls return.
 R = TypeVar("R")
@@ -53,6 +53,24 @@ QUEUED_BYTES: Final = 64 * 1024
 
 #: ``prctl(PR_SET_PDEATHSIG, ...)``: a signal for the worker when its parent dies (Linux).
 _PR_SET_PDEATHSIG = 1
+
+
+def by_size(sizes: Sequence[int], count: int) -> list[list[int]]:
+    """Indices into ``sizes`` in chunks of about ``sum(sizes) / count`` each, the largest
+    first: work split for workers so that the last chunks to finish are small ones."""
+    target = max(sum(sizes) // max(count, 1), 1)
+    chunks: list[list[int]] = []
+    current: list[int] = []
+    held = 0
+    for index in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
+        current.append(index)
+        held += sizes[index]
+        if held >= target:
+            chunks.append(current)
+            current, held = [], 0
+    if current:
+        chunks.append(current)
+    return chunks
 
 
 def _interrupt(signum: int, frame: Any) -> None:

@@ -40,23 +40,6 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _chunks(sizes: Sequence[int], count: int) -> list[list[int]]:
-    """File indices in chunks of about ``sum(sizes) / count`` bytes, largest files first."""
-    target = max(sum(sizes) // max(count, 1), 1)
-    chunks: list[list[int]] = []
-    current: list[int] = []
-    held = 0
-    for index in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
-        current.append(index)
-        held += sizes[index]
-        if held >= target:
-            chunks.append(current)
-            current, held = [], 0
-    if current:
-        chunks.append(current)
-    return chunks
-
-
 def spread(files: Sequence[Path], candidates: Sequence[Path], jobs: int) -> list[list[Finding]]:
     """Each file's findings, in the order of ``files``, from up to ``jobs`` worker processes.
 
@@ -68,9 +51,9 @@ def spread(files: Sequence[Path], candidates: Sequence[Path], jobs: int) -> list
         index = SessionIndex(candidates)
         return [verify_file(file, index) for file in files]
     from asf_core.codec import converter
-    from asf_core.pipeline.workers import Workers
+    from asf_core.pipeline.workers import Workers, by_size
 
-    chunks = _chunks(sizes, jobs * CHUNKS_PER_WORKER)
+    chunks = by_size(sizes, jobs * CHUNKS_PER_WORKER)
     found: list[list[Finding]] = [[] for _ in files]
     lost: list[list[Finding]] | None = None
     workers: Workers[list[list[Finding]] | None] = Workers(
