@@ -1,52 +1,35 @@
-"""Exporting a large conversion: time and peak memory of ``asf export`` for every target.
+"""After converting: time and peak memory of ``asf export`` (every target) and ``asf verify``
+over a converted directory, on one worker and on two.
 
 Run: ``.venv/bin/python benchmarks/bench_export.py [--sessions 400] [--messages 50]``.
 
 Builds a Hermes ``state.db`` with Hermes' own ``SessionDB`` (the generator of
 ``bench_hermes_convert.py``: about ``messages`` rows a session, user turns, answers with
 reasoning, tool calls and results) at the full size and at a quarter of it, converts each
-with ``asf convert``, then times ``asf export DIR --to T -o OUT`` for every target, each run
-in a fresh subprocess that reports its own peak RSS (``VmHWM``, Linux). Memory must not grow
-with the number of sessions: the export reads, builds and writes one session at a time.
+with ``asf convert``, then runs ``asf export DIR --to T -o OUT -j N`` for every target and
+``asf verify DIR -j N``, each in a fresh process measured as ``bench_vs_hermes.py`` measures
+(wall time; CPU of the process and its workers; peak RSS of the main process and of its
+largest worker). Memory must not grow with the number of sessions: each process reads, builds
+and writes one session at a time.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import subprocess
+import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 _HERE = Path(__file__).resolve().parent
 _TARGETS = ("atif", "otel", "markdown", "html", "text")
 
-_EXPORT = """
-import sys, time
-from pathlib import Path
-from asf_core.cli.main import main
-src, target, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
-start = time.perf_counter()
-code = main(["export", src, "--to", target, "-o", str(out)] + sys.argv[4:])
-took = time.perf_counter() - start
-if code != 0:
-    raise SystemExit(f"asf export exited with {code}")
-size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-files = sum(1 for p in out.rglob("*") if p.is_file())
-# VmHWM is this process image's own peak; ru_maxrss would also count the parent's pages
-# the child held between fork and exec.
-status = Path("/proc/self/status").read_text()
-rss = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")))
-print(f"{took} {rss} {files} {size}")
-"""
 
-
-def _generator() -> object:
-    spec = importlib.util.spec_from_file_location(
-        "bench_hermes_convert", _HERE / "bench_hermes_convert.py"
-    )
+def _sibling(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, _HERE / f"{name}.py")
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -61,26 +44,17 @@ def _convert(db: Path, out: Path) -> None:
         raise SystemExit(f"asf convert {db} failed")
 
 
-def _export(src: Path, target: str, out: Path, *extra: str) -> tuple[float, int, int, int]:
-    done = subprocess.run(
-        [sys.executable, "-c", _EXPORT, str(src), target, str(out), *extra],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    took, rss, files, size = done.stdout.split()
-    return float(took), int(rss), int(files), int(size)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=400)
     parser.add_argument("--messages", type=int, default=50)
     parser.add_argument("--work", type=Path, help="keep (and reuse) the databases and output here")
+    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each, the median shown")
     args = parser.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-export-"))
     work.mkdir(parents=True, exist_ok=True)
-    gen = _generator()
+    gen = _sibling("bench_hermes_convert")
     sizes = {"full": args.sessions, "quarter": max(1, args.sessions // 4)}
     converted: dict[str, tuple[Path, int, int]] = {}
     for label, n in sizes.items():
@@ -96,23 +70,40 @@ def main(argv: list[str] | None = None) -> int:
         files = sorted(asf.rglob("*.jsonl"))
         entries = sum(sum(1 for _ in f.open("rb")) - 1 for f in files)
         converted[label] = (asf, len(files), entries)
+    vs = _sibling("bench_vs_hermes")
+    vs.compile_asf()
     print()
-    print("| target | sessions | entries | s | sessions/s | entries/s | out MB | peak RSS |")
-    print("|---|---|---|---|---|---|---|---|")
-    runs = [(t, ()) for t in _TARGETS] + [("otel", ("--content",))]
-    for target, extra in runs:
+    print(
+        "| command | -j | sessions | entries | wall s | CPU s | entries/s (wall) | out MB "
+        "| peak RSS MB (main / worker) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    runs = [(t, ("--to", t)) for t in _TARGETS] + [
+        ("otel --content", ("--to", "otel", "--content"))
+    ]
+    runs.append(("verify", ()))
+    for name, extra in runs:
         for label in ("full", "quarter"):
             src, sessions, entries = converted[label]
-            out = work / label / f"out-{target}{'-content' if extra else ''}"
-            if out.exists():
-                for p in sorted(out.rglob("*"), reverse=True):
-                    p.unlink() if p.is_file() else p.rmdir()
-            took, rss, _, size = _export(src, target, out, *extra)
-            name = f"`{target}`" + (" `--content`" if extra else "")
-            print(
-                f"| {name} | {sessions} | {entries} | {took:.2f} | {sessions / took:,.0f} | "
-                f"{entries / took:,.0f} | {size / 1e6:.1f} | {rss / 1024:.1f} MB |"
-            )
+            for jobs in args.jobs:
+                out = work / label / f"out-{name.replace(' ', '')}"
+                shutil.rmtree(out, ignore_errors=True)
+                command = (
+                    ["verify", str(src)]
+                    if name == "verify"
+                    else ["export", str(src), *extra, "-o", str(out)]
+                )
+                got = vs.measure([*vs.ASF, *command, "-j", str(jobs)], args.repeat)
+                size = (
+                    sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+                    if out.exists()
+                    else 0
+                )
+                worker = f"{got['worker_rss']:.0f}" if got["worker_rss"] else "-"
+                cells = [f"`{name}`", jobs, sessions, entries, f"{got['wall']:.2f}"]
+                cells += [f"{got['cpu']:.2f}", f"{entries / got['wall']:,.0f}", f"{size / 1e6:.1f}"]
+                cells.append(f"{got['rss']:.0f} / {worker}")
+                print("| " + " | ".join(map(str, cells)) + " |")
     return 0
 
 
