@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from attrs import frozen
 
+from asf_core import json_chunks
 from asf_core.cli.jobs import add_jobs_option
 from asf_core.cli.output import ExitCode, Fail, err, out, worst
 from asf_core.cli.show import resolve_leaf
@@ -32,7 +33,6 @@ from asf_core.export.transcript import Href, transcript
 from asf_core.export.transcript_html import render_html
 from asf_core.export.transcript_text import render_markdown, render_text
 from asf_core.files import write_atomic
-from asf_core.json_chunks import chunks
 from asf_core.reader import FormatError, read_session
 from asf_core.safe_text import json_safe, printable
 from asf_core.session_file import SessionFile
@@ -77,7 +77,10 @@ def _leaf_tag(tree: SessionTree, leaf: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "-" for c in tag)
 
 
-class _Export:
+class Exporter:
+    """One ``asf export`` run: the files it exports, where their documents go, what it says
+    (:mod:`asf_core.cli.export_workers` runs one in each worker process)."""
+
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.target: str = args.to
@@ -265,7 +268,7 @@ def _cached(fn: Callable[[str, str | None], str | None]) -> Href:
 
 
 def _json(doc: Any, *, pretty: bool) -> Iterator[str]:
-    yield from chunks(doc, indent=2 if pretty else None)
+    yield from json_chunks.chunks(doc, indent=2 if pretty else None)
     yield "\n"
 
 
@@ -283,7 +286,7 @@ def run_export(args: argparse.Namespace) -> ExitCode:
         raise Fail("--leaf names an entry of one file; give a FILE, not a directory")
     if args.leaf is not None and args.all_leaves:
         raise Fail("--leaf and --all-leaves exclude each other")
-    return _Export(args).run()
+    return Exporter(args).run()
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

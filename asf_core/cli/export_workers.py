@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from asf_core.cli.export import _Export
+from asf_core.cli.export import Exporter
 from asf_core.cli.output import ExitCode, Fail
 
 __all__ = ["MIN_BYTES", "export_files"]
@@ -29,14 +29,14 @@ CHUNKS_PER_WORKER: Final = 8
 Done = tuple[list[str], ExitCode, str | None]
 
 #: The export a worker process runs its files with, kept from one chunk to the next.
-_here: _Export | None = None
+_here: Exporter | None = None
 
 
 def export_chunk(args: argparse.Namespace, files: tuple[Path, ...]) -> list[Done]:
     """A worker's call: each file exported, its outcome in the order given."""
     global _here
     if _here is None or _here.args != args:
-        _here = _Export(args)
+        _here = Exporter(args)
     export = _here
     done: list[Done] = []
     for path in files:

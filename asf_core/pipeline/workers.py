@@ -1,5 +1,5 @@
 """Worker processes that run calls on every core: units' jobs for ``convert``, files for
-``verify``.
+``verify`` and ``export``.
 
 A message is a module-level function and its arguments, pickled (the function by name); the
 worker sends back what the call returns. For a conversion, the host keeps the store open and
