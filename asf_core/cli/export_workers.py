@@ -74,6 +74,11 @@ def export_files(args: argparse.Namespace, files: list[Path]) -> Iterator[Done]:
         min(args.jobs, len(chunks)), died=None, preload=converter
     )
     try:
+        workers.start()
+    except OSError:  # the system starts no process: exported in this one
+        yield from export_chunk(args, tuple(files))
+        return
+    try:
         for ticket, chunk in enumerate(chunks):
             message = workers.pack(export_chunk, args, tuple(files[i] for i in chunk))
             if message is None:  # pragma: no cover - the arguments always pickle

@@ -21,9 +21,11 @@ not read.
 
 Stopping: workers ignore Ctrl-C (the terminal sends it to every process of the group; the host
 decides) and turn SIGTERM into an interrupt, so a file being written is abandoned whole (its
-temporary file removed). :meth:`Workers.stop` sends them SIGTERM and waits; a worker whose host
-dies gets SIGTERM from the kernel (Linux) or end-of-file on its pipe, and exits. No worker
-outlives the run, and only whole files are left.
+temporary file removed). Both signals are blocked from just before each fork until the worker
+has its own handlers (pending ones then come), so a worker never runs the host's handlers.
+:meth:`Workers.stop` sends them SIGTERM and waits; a worker whose host dies gets SIGTERM from
+the kernel (Linux) or end-of-file on its pipe, and exits. No worker outlives the run, and only
+whole files are left.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ QUEUED_BYTES: Final = 64 * 1024
 
 #: ``prctl(PR_SET_PDEATHSIG, ...)``: a signal for the worker when its parent dies (Linux).
 _PR_SET_PDEATHSIG = 1
+#: The signals that stop a run, blocked while a worker starts.
+_STOPPING: Final = frozenset({signal.SIGINT, signal.SIGTERM})
 
 
 def by_size(sizes: Sequence[int], count: int) -> list[list[int]]:
@@ -97,6 +101,8 @@ def _serve(conn: Connection, inherited: list[Connection]) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, _interrupt)
         _die_with_parent()
+        if hasattr(signal, "pthread_sigmask"):  # blocked by the host around the fork
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
         while True:
             try:
                 message = conn.recv()
@@ -153,7 +159,7 @@ class Workers(Generic[R]):
         What the hook loaded before returning (its converting code, code it generated) is in
         every worker, loaded once; what its units' iteration reads (the sessions, the plan),
         which grows with the store, is in none: a worker's size depends on the units it runs,
-        not on the store."""
+        not on the store. Fewer start when the system refuses more; none: ``OSError``."""
         if not self._procs:
             self._start()
 
@@ -166,15 +172,40 @@ class Workers(Generic[R]):
         ctx: Any = multiprocessing.get_context(method)
         sys.stdout.flush()
         sys.stderr.flush()
-        for _ in range(self.count):
-            ours, theirs = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(theirs, [*self._conns, ours]), daemon=True)
-            proc.start()
-            theirs.close()
-            self._conns.append(ours)
-            self._procs.append(proc)
-            self._idle.append(ours)
+        masked = hasattr(signal, "pthread_sigmask")
+        if masked:  # until a worker has its own handlers (see the module)
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+        try:
+            for _ in range(self.count):
+                if not self._fork(ctx):
+                    break
+        finally:
+            if masked:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if not self._procs:
+            raise OSError("no worker process could be started")
+        self.count = len(self._procs)
         self._queued = min(QUEUED_BYTES, _send_buffer(self._conns[0]) // 4)
+
+    def _fork(self, ctx: Any) -> bool:
+        """Start one more worker; False when the system refuses (no file descriptor or
+        process left): the ones started do the work."""
+        try:
+            ours, theirs = ctx.Pipe()
+        except OSError:
+            return False
+        proc = ctx.Process(target=_serve, args=(theirs, [*self._conns, ours]), daemon=True)
+        try:
+            proc.start()
+        except OSError:
+            ours.close()
+            return False
+        finally:
+            theirs.close()
+        self._conns.append(ours)
+        self._procs.append(proc)
+        self._idle.append(ours)
+        return True
 
     def pack(self, function: Callable[..., R], *args: object) -> bytes | None:
         """A call of a module-level ``function`` as the message a worker receives; None when

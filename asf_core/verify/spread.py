@@ -48,8 +48,7 @@ def spread(files: Sequence[Path], candidates: Sequence[Path], jobs: int) -> list
     """
     sizes = [_size(file) for file in files]
     if jobs < 2 or len(files) < 2 or sum(sizes) < MIN_BYTES:
-        index = SessionIndex(candidates)
-        return [verify_file(file, index) for file in files]
+        return verify_chunk(tuple(files), tuple(candidates))
     from asf_core.codec import converter
     from asf_core.pipeline.workers import Workers, by_size
 
@@ -59,6 +58,10 @@ def spread(files: Sequence[Path], candidates: Sequence[Path], jobs: int) -> list
     workers: Workers[list[list[Finding]] | None] = Workers(
         min(jobs, len(chunks)), died=lost, preload=converter
     )
+    try:
+        workers.start()
+    except OSError:  # the system starts no process: verified in this one
+        return verify_chunk(tuple(files), tuple(candidates))
     names = tuple(candidates)
     try:
         for ticket, chunk in enumerate(chunks):

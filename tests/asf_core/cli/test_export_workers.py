@@ -97,3 +97,13 @@ def test_an_output_that_cannot_be_written_stops_the_run_as_with_one_process(
     assert results[0] == results[1]
     assert results[0][0] == 2
     assert "cannot write" in results[0][1]
+
+
+def test_when_no_worker_can_be_started_this_process_exports(
+    tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from asf_core.pipeline.workers import Workers
+
+    alone = _export(capsys, tree, tmp_path / "one", "atif", "1")
+    monkeypatch.setattr(Workers, "_fork", lambda self, ctx: False)  # no fd, no process left
+    assert _export(capsys, tree, tmp_path / "two", "atif", "2") == alone

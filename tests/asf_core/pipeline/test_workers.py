@@ -8,6 +8,7 @@ import os
 import signal
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -93,3 +94,51 @@ def _run_one(workers: Workers[Any], n: int) -> Any:
 def test_any_number_of_workers_gives_every_result(count: int) -> None:
     results = _run(Workers(count, died=DIED), [(_square, n) for n in range(9)])
     assert sorted(r[0] for r in results.values()) == sorted(n * n for n in range(9))
+
+
+def test_a_signal_as_workers_start_is_handled_by_them_silently(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """Ctrl-C reaches every process of the group, and stop() sends SIGTERM, maybe while a
+    worker is still starting (the host's handlers, which raise, are what it was forked with):
+    a worker ignores SIGINT and ends on SIGTERM, and neither prints a traceback."""
+    from asf_core.cli.signals import Trap
+
+    with Trap():
+        for _ in range(20):
+            workers: Workers[Any] = Workers(3, died=DIED)
+            workers.start()
+            for proc in workers._procs:  # Ctrl-C at the terminal, just as they start
+                os.kill(proc.pid or 0, signal.SIGINT)
+            assert _run(workers, [(_square, n) for n in range(3)]).keys() == {0, 1, 2}
+            workers = Workers(3, died=DIED)
+            workers.start()
+            workers.stop()  # SIGTERM, just as they start
+    assert not multiprocessing.active_children()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err, err
+    assert "Exception ignored" not in err, err
+
+
+def test_workers_that_cannot_all_be_started_are_fewer(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """``-j 60`` where a process may open few files: the workers that can be started run every
+    job; when none can, starting raises OSError (the caller works in its own process)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    opened = len(list(Path("/proc/self/fd").iterdir()))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (opened + 12, hard))
+    try:
+        workers: Workers[Any] = Workers(60, died=DIED)
+        results = _run(workers, [(_square, n) for n in range(20)])
+        assert {t: r[0] for t, r in results.items()} == {n: n * n for n in range(20)}
+        assert 1 <= len({pid for _, pid in results.values()}) < 60
+        resource.setrlimit(resource.RLIMIT_NOFILE, (opened, hard))
+        with pytest.raises(OSError, match="no worker process could be started"):
+            Workers(2, died=DIED).start()
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert not multiprocessing.active_children()
+    assert "Traceback" not in capfd.readouterr().err

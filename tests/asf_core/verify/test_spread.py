@@ -134,3 +134,12 @@ def test_the_command_prints_the_same_with_any_number_of_workers(
     assert json.loads(printed[0])["files"] > 40
     assert main(["verify", str(tree), "-j", "0"]) == 2
     assert "not a number of workers" in capsys.readouterr().err
+
+
+def test_when_no_worker_can_be_started_this_process_verifies(
+    tree: Path, submitted: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alone = check_path(tree, jobs=1)
+    monkeypatch.setattr(Workers, "_fork", lambda self, ctx: False)  # no fd, no process left
+    assert check_path(tree, jobs=2) == alone
+    assert not submitted
