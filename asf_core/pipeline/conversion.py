@@ -149,7 +149,10 @@ def _attempt(
             run.whole(pm, store, sessions)
         else:
             if workers is not None:
-                workers.start()  # after the hook loaded its code, before it lists: Workers.start
+                try:  # after the hook loaded its code, before it lists: Workers.start
+                    workers.start()
+                except OSError:  # the system starts no process: converted in this one
+                    workers = None
             run.planned(units, workers)
             run.finish(pm, store)
         report.complete = True

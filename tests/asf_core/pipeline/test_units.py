@@ -113,6 +113,18 @@ def test_one_worker_and_two_write_the_same_bytes(pm: AsfPluginManager, tmp_path:
     assert _files(tmp_path / "one") == _files(tmp_path / "two")
 
 
+def test_when_no_worker_can_be_started_the_host_converts(
+    pm: AsfPluginManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No file descriptor or process left for a worker: the run goes on in the asf process."""
+    src = _store(tmp_path, LINES)
+    _run(pm, src, tmp_path / "one", 1)
+    monkeypatch.setattr(Workers, "_fork", lambda self, ctx: False)
+    report = _run(pm, src, tmp_path / "two", 2)
+    assert report.complete
+    assert _files(tmp_path / "one") == _files(tmp_path / "two")
+
+
 @pytest.mark.parametrize(("jobs", "listed"), [(1, 1), (2, 0)])
 def test_a_worker_holds_nothing_the_host_read_of_the_store(
     pm: AsfPluginManager, tmp_path: Path, jobs: int, listed: int
