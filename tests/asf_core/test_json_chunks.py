@@ -44,7 +44,7 @@ def _stdlib(value: Any, indent: int | None) -> str:
     return json.dumps(value, ensure_ascii=False, indent=indent)
 
 
-@given(_values, st.sampled_from([2, None]), st.sampled_from([json_chunks.BLOCK, 40, 0]))
+@given(_values, st.sampled_from([2, None, 0, 1, 4]), st.sampled_from([json_chunks.BLOCK, 40, 0]))
 @example({"t": 1e-05, "u": [1.5e-7, 0.0001, -0.0]}, 2, json_chunks.BLOCK)
 @example({"s": "\ud800", "n": 2**64}, None, json_chunks.BLOCK)
 @example({1: "a", None: [True]}, 2, 0)
@@ -84,3 +84,20 @@ def test_values_only_json_writes_go_to_json() -> None:
     assert "".join(chunks({"x": math.nan})) == '{\n  "x": NaN\n}'
     with pytest.raises(TypeError):
         list(chunks({"a": {1, 2}}))
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"texts": ["x" * 40_000] * 8},  # the strings' length counts
+        [[]] * 40_000,  # and the brackets of empty ones
+        [{}] * 40_000,
+        {f"{n:08}" * 10: 0 for n in range(3000)},  # and the names
+    ],
+    ids=["strings", "lists", "objects", "names"],
+)
+def test_no_chunk_is_much_larger_than_a_block(doc: Any) -> None:
+    for indent in (2, None):
+        parts = list(chunks(doc, indent=indent))
+        assert "".join(parts) == _stdlib(doc, indent)
+        assert max(map(len, parts)) <= json_chunks.BLOCK

@@ -107,3 +107,15 @@ def test_when_no_worker_can_be_started_this_process_exports(
     alone = _export(capsys, tree, tmp_path / "one", "atif", "1")
     monkeypatch.setattr(Workers, "_fork", lambda self, ctx: False)  # no fd, no process left
     assert _export(capsys, tree, tmp_path / "two", "atif", "2") == alone
+
+
+def test_one_process_exporting_twice_exports_what_it_is_asked_each_time(
+    tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small directory is exported in the asf process: a second run there (a program calling
+    main twice) is exported with its own arguments, not the first run's."""
+    monkeypatch.setattr(export_workers, "MIN_BYTES", 2**62)
+    _, _, atif = _export(capsys, tree, tmp_path / "a", "atif", "2")
+    _, _, markdown = _export(capsys, tree, tmp_path / "m", "markdown", "2")
+    assert all(name.endswith(".atif.json") for name in atif)
+    assert all(name.endswith(".md") for name in markdown)

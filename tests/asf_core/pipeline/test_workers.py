@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from asf_core.pipeline.workers import Workers
+from asf_core.pipeline.workers import Workers, by_size
 
 DIED = "died"
 
@@ -110,7 +110,8 @@ def test_a_signal_as_workers_start_is_handled_by_them_silently(
             workers.start()
             for proc in workers._procs:  # Ctrl-C at the terminal, just as they start
                 os.kill(proc.pid or 0, signal.SIGINT)
-            assert _run(workers, [(_square, n) for n in range(3)]).keys() == {0, 1, 2}
+            results = _run(workers, [(_square, n) for n in range(3)])
+            assert {t: r[0] for t, r in results.items()} == {0: 0, 1: 1, 2: 4}  # none lost
             workers = Workers(3, died=DIED)
             workers.start()
             workers.stop()  # SIGTERM, just as they start
@@ -142,3 +143,18 @@ def test_workers_that_cannot_all_be_started_are_fewer(
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert not multiprocessing.active_children()
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_worker_done_with_its_jobs_takes_the_next_ones() -> None:
+    workers: Workers[Any] = Workers(1, died=DIED)
+    try:
+        assert [_run_one(workers, n)[0] for n in range(4)] == [0, 1, 4, 9]
+    finally:
+        workers.close()
+
+
+def test_work_is_split_largest_first_in_chunks_of_about_a_share_each() -> None:
+    assert by_size([5, 5, 5, 5], 2) == [[0, 1], [2, 3]]
+    assert by_size([1, 9, 3, 7], 2) == [[1, 3], [2, 0]]
+    assert by_size([0, 0, 0], 2) == [[0, 1, 2]]  # sizes unknown: one chunk
+    assert by_size([], 4) == []
