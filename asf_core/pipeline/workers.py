@@ -37,16 +37,26 @@ import signal
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast
 
 if TYPE_CHECKING:  # multiprocessing is imported when workers start, not by every run
     import multiprocessing.process
     from multiprocessing.connection import Connection
 
-__all__ = ["QUEUED_BYTES", "Workers", "by_size"]
+__all__ = ["MIN_BYTES", "QUEUED_BYTES", "Workers", "by_size", "over_files"]
 
 #: What a worker's calls return.
 R = TypeVar("R")
+#: What a call over files gives for each file.
+F = TypeVar("F")
+
+#: Files smaller than this in all are worked on in the ``asf`` process (:func:`over_files`):
+#: starting workers (a fork, a converter each) would cost more than they share out.
+MIN_BYTES: Final = 2 * 1024 * 1024
+#: About how many chunks of files each worker gets: small enough for the last ones to even
+#: out the workers' ends, large enough that sending them costs nothing.
+CHUNKS_PER_WORKER: Final = 8
 
 #: The largest job message sent to wait behind the job a worker runs (a larger one waits
 #: for the worker to be idle), and no more than a quarter of the pipe's send buffer (a
@@ -75,6 +85,55 @@ def by_size(sizes: Sequence[int], count: int) -> list[list[int]]:
     if current:
         chunks.append(current)
     return chunks
+
+
+def over_files(
+    call: Callable[..., list[F]],
+    files: Sequence[Path],
+    jobs: int,
+    *args: object,
+    lost: Callable[[Path], F],
+) -> list[F]:
+    """``call(files, *args)``'s result for each file, in the order of ``files``, with the files
+    shared out in chunks of about equal size over up to ``jobs`` workers (``call`` is a
+    module-level function giving one result per file of its chunk). A file whose worker died
+    gets ``lost(file)``. In this process when there is one job or one file, when the files
+    weigh less than :data:`MIN_BYTES`, or when the system starts no worker. Ctrl-C or SIGTERM
+    stop the workers before the interrupt goes on."""
+    sizes = [_size(file) for file in files]
+    if jobs < 2 or len(files) < 2 or sum(sizes) < MIN_BYTES:
+        return call(tuple(files), *args)
+    from asf_core.codec import converter
+
+    chunks = by_size(sizes, jobs * CHUNKS_PER_WORKER)
+    workers: Workers[list[F] | None] = Workers(min(jobs, len(chunks)), died=None, preload=converter)
+    try:
+        workers.start()
+    except OSError:  # the system starts no process: all in this one
+        return call(tuple(files), *args)
+    found: list[F | None] = [None] * len(files)
+    try:
+        for ticket, chunk in enumerate(chunks):
+            message = workers.pack(call, tuple(files[i] for i in chunk), *args)
+            if message is None:  # pragma: no cover - paths and plain arguments pickle
+                raise TypeError(f"cannot send {call.__name__}'s arguments to a worker")
+            workers.submit(ticket, message)
+        while workers.pending:
+            for ticket, result in workers.collect():
+                for position, i in enumerate(chunks[ticket]):
+                    found[i] = lost(files[i]) if result is None else result[position]
+    except BaseException:
+        workers.stop()
+        raise
+    workers.close()
+    return cast("list[F]", found)  # every ticket was collected: every file has its result
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # worked on all the same: reading it says what is wrong
+        return 0
 
 
 def _interrupt(signum: int, frame: Any) -> None:

@@ -14,6 +14,7 @@ from fixture_paths import SHARED
 
 from asf_core.cli import export_workers
 from asf_core.cli.main import main
+from asf_core.pipeline import workers
 
 SESSIONS = SHARED / "asf" / "vectors" / "testdata" / "sessions"
 
@@ -31,7 +32,7 @@ def tree(tmp_path: Path, converted_homes: list[Path]) -> Path:
 @pytest.fixture(autouse=True)
 def _always_spread(monkeypatch: pytest.MonkeyPatch) -> None:
     """However small the directory, its files go to the workers."""
-    monkeypatch.setattr(export_workers, "MIN_BYTES", 0)
+    monkeypatch.setattr(workers, "MIN_BYTES", 0)
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -61,10 +62,10 @@ def test_workers_write_and_say_what_one_process_does(
 _EXPORT_CHUNK = export_workers.export_chunk
 
 
-def _dies_on_garbage(args: Any, files: tuple[Path, ...]) -> Any:
+def _dies_on_garbage(files: tuple[Path, ...], args: Any) -> Any:
     if any(path.name == "garbage.jsonl" for path in files):
         os._exit(9)
-    return _EXPORT_CHUNK(args, files)
+    return _EXPORT_CHUNK(files, args)
 
 
 def test_a_lost_worker_fails_only_its_files(
@@ -114,7 +115,7 @@ def test_one_process_exporting_twice_exports_what_it_is_asked_each_time(
 ) -> None:
     """A small directory is exported in the asf process: a second run there (a program calling
     main twice) is exported with its own arguments, not the first run's."""
-    monkeypatch.setattr(export_workers, "MIN_BYTES", 2**62)
+    monkeypatch.setattr(workers, "MIN_BYTES", 2**62)
     _, _, atif = _export(capsys, tree, tmp_path / "a", "atif", "2")
     _, _, markdown = _export(capsys, tree, tmp_path / "m", "markdown", "2")
     assert all(name.endswith(".atif.json") for name in atif)

@@ -16,6 +16,7 @@ import pytest
 from fixture_paths import SHARED
 
 from asf_core.cli.main import main
+from asf_core.pipeline import workers
 from asf_core.pipeline.workers import Workers
 from asf_core.verify import spread
 from asf_core.verify.common import Finding
@@ -40,7 +41,7 @@ def tree(tmp_path: Path, converted_homes: list[Path]) -> Path:
 @pytest.fixture
 def submitted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every directory is spread, however small; the tickets submitted are counted."""
-    monkeypatch.setattr(spread, "MIN_BYTES", 0)
+    monkeypatch.setattr(workers, "MIN_BYTES", 0)
     tickets: list[int] = []
     submit = Workers.submit
 
@@ -74,7 +75,7 @@ def test_workers_find_what_one_process_finds(tree: Path, submitted: list[int]) -
 def test_small_directories_are_verified_in_this_process(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert sum(p.stat().st_size for p in tree.rglob("*.jsonl")) < spread.MIN_BYTES
+    assert sum(p.stat().st_size for p in tree.rglob("*.jsonl")) < workers.MIN_BYTES
 
     def refuse(self: Workers[Any]) -> None:
         raise AssertionError("workers started for a small directory")
