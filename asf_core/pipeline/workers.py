@@ -8,7 +8,9 @@ plans it (one consistent snapshot, one reader beside a live writer); each unit's
 runs it, reading the rows itself, converts and writes the unit's files
 (:func:`asf_core.pipeline.units.run_job`) and sends back a small
 :class:`~asf_core.pipeline.units.Outcome`; a job that finds the unit no longer as planned
-(:class:`~asf_core.formats.NeedsHost`) is run again by the host from its own snapshot.
+(:class:`~asf_core.formats.NeedsHost`) is run again by the host from its own snapshot. For a
+directory of files, :func:`over_files` shares them out in chunks of about equal size and puts
+each file's result back in the files' order.
 
 A worker holds at most two jobs: the one it runs and the next, waiting in its pipe, so that
 it starts the next as soon as it has sent an outcome, without waiting for the host (busy
