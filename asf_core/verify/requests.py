@@ -38,6 +38,8 @@ __all__ = ["BUDGET", "BUDGET_PER_ENTRY", "request_findings"]
 #: :data:`BUDGET_PER_ENTRY` for each entry of the file.
 BUDGET = 1_000_000
 BUDGET_PER_ENTRY = 20
+#: What :attr:`_Walk.items` gives for an entry it holds nothing of.
+_UNSEEN: Any = object()
 
 
 @define
@@ -167,21 +169,26 @@ class _Walk:
 
     # -- the running request ---------------------------------------------------------------
 
-    def _item_bytes(self, entry: Entry) -> tuple[bool, bytes | None]:
+    def _item_bytes(self, entry: Entry, *, keep: bool = False) -> tuple[bool, bytes | None]:
         """(whether the entry gives the context an item, its canonical bytes or None when it
-        is not I-JSON)."""
+        is not I-JSON). Only a rebuild keeps them: it walks its path again at the next
+        one, where the walk feeds each entry once (a file without rebuilds holds no copy of its
+        items' text)."""
         value = entry.item if isinstance(entry, Item) else None
         if isinstance(entry, BranchSummary):
             value = entry.summary
         if value is None:
             return False, None
         key = entry.id or ""
-        if key not in self.items:
+        data = self.items.get(key, _UNSEEN)
+        if data is _UNSEEN:
             try:
-                self.items[key] = canonical.dumps(value)
+                data = canonical.dumps(value)
             except canonical.JsonError:
-                self.items[key] = None
-        return True, self.items[key]
+                data = None
+            if keep:
+                self.items[key] = data
+        return True, data
 
     def _feed(self, entry: Entry, state: _State) -> None:
         if isinstance(entry, Item):
@@ -241,7 +248,7 @@ class _Walk:
             except canonical.JsonError:
                 state.poisoned = True
         for entry in selected:
-            gives, data = self._item_bytes(entry)
+            gives, data = self._item_bytes(entry, keep=True)
             state.poisoned |= gives and data is None
             state.add(data)
         state.straddle = _last_run(path)
