@@ -182,7 +182,7 @@ class Exporter:
         files' order, and the first :class:`Fail` stops the run, as one process would."""
         from asf_core.cli.export_workers import export_files
 
-        for said, code, failed in export_files(self.args, files):
+        for said, code, failed in export_files(self, files):
             for line in said:
                 self.say(line)
             self.code = worst(self.code, code)

@@ -22,26 +22,33 @@ __all__ = ["export_chunk", "export_files"]
 #: stopped the run there (None: it went on).
 Done = tuple[list[str], ExitCode, str | None]
 
-#: The export a worker process runs its files with, kept from one chunk to the next.
+#: The export this process runs its files with: the host's own, which forked workers inherit
+#: with its index of the directory (made once, not once a worker), or one made from the
+#: arguments where workers start afresh.
 _here: Exporter | None = None
 
 
 def export_chunk(files: tuple[Path, ...], args: argparse.Namespace) -> list[Done]:
-    """A worker's call: each file exported, its outcome in the order given."""
+    """A worker's call (or this process's, for all the files): each file exported, its
+    outcome in the order given."""
     global _here
     if _here is None or _here.args != args:
         _here = Exporter(args)
     export = _here
+    kept = export.say, export.code  # the host's, when it runs the files itself
     done: list[Done] = []
-    for path in files:
-        said: list[str] = []
-        export.say, export.code = said.append, ExitCode.OK
-        try:
-            export.export_file(path, to_dir=True)
-        except Fail as exc:
-            done.append((said, exc.code, str(exc)))
-            continue
-        done.append((said, export.code, None))
+    try:
+        for path in files:
+            said: list[str] = []
+            export.say, export.code = said.append, ExitCode.OK
+            try:
+                export.export_file(path, to_dir=True)
+            except Fail as exc:
+                done.append((said, exc.code, str(exc)))
+                continue
+            done.append((said, export.code, None))
+    finally:
+        export.say, export.code = kept
     return done
 
 
@@ -49,9 +56,11 @@ def _lost(file: Path) -> Done:
     return [f"{file}: not exported: a worker process died"], ExitCode.USAGE, None
 
 
-def export_files(args: argparse.Namespace, files: list[Path]) -> list[Done]:
+def export_files(export: Exporter, files: list[Path]) -> list[Done]:
     """Each file's outcome, in the order of ``files``, from up to ``args.jobs`` workers (or
-    this process: a small directory)."""
+    ``export`` itself: a small directory)."""
     from asf_core.pipeline.workers import over_files
 
-    return over_files(export_chunk, files, args.jobs, args, lost=_lost)
+    global _here
+    _here = export
+    return over_files(export_chunk, files, export.args.jobs, export.args, lost=_lost)

@@ -102,8 +102,10 @@ def over_files(
     gets ``lost(file)``. In this process when there is one job or one file, when the files
     weigh less than :data:`MIN_BYTES`, or when the system starts no worker. Ctrl-C or SIGTERM
     stop the workers before the interrupt goes on."""
+    if jobs < 2 or len(files) < 2:
+        return call(tuple(files), *args)
     sizes = [_size(file) for file in files]
-    if jobs < 2 or len(files) < 2 or sum(sizes) < MIN_BYTES:
+    if sum(sizes) < MIN_BYTES:
         return call(tuple(files), *args)
     from asf_core.codec import converter
 

@@ -362,15 +362,10 @@ def verify_path(path: Path) -> list[Finding]:
 def _verify_files(
     files: Sequence[Path], candidates: Sequence[Path], out: list[Finding], jobs: int = 1
 ) -> list[Finding]:
-    if jobs > 1 and len(files) > 1:
-        from asf_core.verify.spread import spread
+    from asf_core.verify.spread import spread
 
-        for found in spread(files, candidates, jobs):
-            out.extend(found)
-    else:
-        index = SessionIndex(candidates)
-        for file in files:
-            out.extend(verify_file(file, index))
+    for found in spread(files, candidates, jobs):
+        out.extend(found)
     return sorted(out, key=_order)
 
 

@@ -1,14 +1,17 @@
-"""Verifying a directory's files on several cores, with the findings a single process gives.
+"""Verifying a directory's files, on several cores when it is worth it, with the findings a
+single process gives.
 
-Files are verified independently but for subsessions, which each worker looks up itself: its
-own :class:`~asf_core.verify.session.SessionIndex` over the same candidate files (first lines
-only, read when a link first asks). The files are shared out by
-:func:`~asf_core.pipeline.workers.over_files`, and their findings put back in the files' order
-before anything is sorted, so the result is the serial one whatever finished first.
+Files are verified independently but for subsessions, which a process looks up itself: its own
+:class:`~asf_core.verify.session.SessionIndex` over the same candidate files (first lines only,
+read when a link first asks), one per run and process, however many chunks of files it gets.
+The files are shared out by :func:`~asf_core.pipeline.workers.over_files`, and their findings
+put back in the files' order before anything is sorted, so the result is the serial one
+whatever finished first.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,10 +20,22 @@ from asf_core.verify.session import SessionIndex, verify_failed, verify_file
 
 __all__ = ["spread", "verify_chunk"]
 
+#: Tells one run from the next in a process (a library may verify the same files again once
+#: they have changed: its index must not outlive the run).
+_RUNS = itertools.count()
+#: The index this process looks subsessions up in, for the run it was made for.
+_index: tuple[int, SessionIndex] | None = None
 
-def verify_chunk(files: tuple[Path, ...], candidates: tuple[Path, ...]) -> list[list[Finding]]:
-    """A worker's call: each file's findings, in the order given."""
-    index = SessionIndex(candidates)
+
+def verify_chunk(
+    files: tuple[Path, ...], candidates: tuple[Path, ...], run: int
+) -> list[list[Finding]]:
+    """A worker's call (or this process's, for all the files): each file's findings, in the
+    order given."""
+    global _index
+    if _index is None or _index[0] != run:
+        _index = (run, SessionIndex(candidates))
+    index = _index[1]
     return [verify_file(file, index) for file in files]
 
 
@@ -30,8 +45,8 @@ def _lost(file: Path) -> list[Finding]:
 
 def spread(files: Sequence[Path], candidates: Sequence[Path], jobs: int) -> list[list[Finding]]:
     """Each file's findings, in the order of ``files``, from up to ``jobs`` worker processes
-    (or this one: a small directory). A worker that dies leaves a ``verify-failed`` finding
-    on each file it held, and the others are verified."""
+    (or this one: one job, or a small directory). A worker that dies leaves a
+    ``verify-failed`` finding on each file it held, and the others are verified."""
     from asf_core.pipeline.workers import over_files
 
-    return over_files(verify_chunk, files, jobs, tuple(candidates), lost=_lost)
+    return over_files(verify_chunk, files, jobs, tuple(candidates), next(_RUNS), lost=_lost)

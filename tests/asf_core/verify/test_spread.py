@@ -87,10 +87,10 @@ def test_small_directories_are_verified_in_this_process(
 _VERIFY_CHUNK = spread.verify_chunk
 
 
-def _dies_on_garbage(files: tuple[Path, ...], candidates: tuple[Path, ...]) -> Any:
+def _dies_on_garbage(files: tuple[Path, ...], *rest: Any) -> Any:
     if any(file.name == "garbage.jsonl" for file in files):
         os._exit(9)  # the worker is lost (killed, out of memory) mid-chunk
-    return _VERIFY_CHUNK(files, candidates)
+    return _VERIFY_CHUNK(files, *rest)
 
 
 def test_a_lost_worker_fails_only_the_files_it_held(
