@@ -44,8 +44,8 @@ def _refuse(value: Any) -> Any:
 def _size(value: Any, budget: int) -> int:
     """About how long ``value``'s text is, when orjson writes it as ``json`` does: a number
     above ``budget`` once it is known to be larger (the rest is not looked at), or
-    :data:`_UNSAFE`. Scalars in a container are looked at in its loop (a call per container,
-    not per value)."""
+    :data:`_UNSAFE`. A container's strings, nearly all of its values, are counted in its loop;
+    its other scalars by :func:`_scalar_size`."""
     kind = type(value)
     if kind is dict:
         if not all(type(key) is str for key in value):
@@ -66,14 +66,11 @@ def _size(value: Any, budget: int) -> int:
             if found < 0:
                 return _UNSAFE
             total += found
-        elif kind is float:
-            if not (member == 0.0 or 1e-4 <= abs(member) < _INF):
-                return _UNSAFE
-            total += 24
-        elif kind is int or kind is bool or member is None:
-            total += 20  # an int beyond 64 bits: orjson refuses it, and json writes it
         else:
-            return _UNSAFE
+            found = _scalar_size(member)
+            if found < 0:
+                return _UNSAFE
+            total += found
         if total > budget:
             return total
     return total
@@ -86,7 +83,7 @@ def _scalar_size(value: Any) -> int:
     if kind is float:
         return 24 if value == 0.0 or 1e-4 <= abs(value) < _INF else _UNSAFE
     if kind is int or kind is bool or value is None:
-        return 20
+        return 20  # an int beyond 64 bits: orjson refuses it, and json writes it
     return _UNSAFE
 
 
