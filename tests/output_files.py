@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from asf_core.pipeline import fingerprints
+from asf_core.layout import FINGERPRINTS_NAME
 
 
 def output_files(out: Path, *, reports: bool = True) -> dict[str, bytes]:
@@ -14,7 +14,7 @@ def output_files(out: Path, *, reports: bool = True) -> dict[str, bytes]:
     ``reports``, no report at all."""
     found = {}
     for path in sorted(out.rglob("*")):
-        if not path.is_file() or path.name == fingerprints.FILE_NAME:
+        if not path.is_file() or path.name == FINGERPRINTS_NAME:
             continue
         data = path.read_bytes()
         if path.name == "report.json":

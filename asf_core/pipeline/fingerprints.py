@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     import cattrs
 
 __all__ = [
-    "FILE_NAME",
     "IGNORED",
     "FileStamp",
     "Fingerprints",
@@ -51,8 +50,6 @@ __all__ = [
     "trusted",
 ]
 
-#: Beside ``report.json`` in each store's output directory.
-FILE_NAME = FINGERPRINTS_NAME
 _VERSION = 1
 #: The code of the warning that a record file was ignored.
 IGNORED = "fingerprints-ignored"
@@ -218,7 +215,7 @@ def holds(dest: Path, format: str, store: str, stamp: str) -> bool:
     type) is a no, and the run that follows (:func:`load`) says what is wrong.
     """
     try:
-        records = json.loads(read_regular(dest / FILE_NAME))
+        records = json.loads(read_regular(dest / FINGERPRINTS_NAME))
         whole = records["whole"]
         if (records["version"], records["format"], records["store"]) != (_VERSION, format, store):
             return False
@@ -238,7 +235,7 @@ def load(dest: Path, format: str, store: str) -> tuple[Fingerprints | None, Find
     """The records kept in ``dest`` for this store: None when there is no file or it was
     written by another asf (an upgrade: converting again is expected); None and a warning
     when it is damaged, of another version, or another store's."""
-    path = dest / FILE_NAME
+    path = dest / FINGERPRINTS_NAME
     try:
         data = read_regular(path)
     except FileNotFoundError:
@@ -293,4 +290,4 @@ def save(
     value = _converter().unstructure(records)
     # ASCII: a store or file name that is not UTF-8 (a lone surrogate here) is escaped too.
     text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), sort_keys=True)
-    write_atomic(dest / FILE_NAME, [text.encode() + b"\n"], durable=False)
+    write_atomic(dest / FINGERPRINTS_NAME, [text.encode() + b"\n"], durable=False)

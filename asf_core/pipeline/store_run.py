@@ -25,7 +25,7 @@ from asf_core.formats import (
     StoreHandle,
     Unit,
 )
-from asf_core.layout import REPORT_NAME
+from asf_core.layout import FINGERPRINTS_NAME, REPORT_NAME
 from asf_core.pipeline import fingerprints, host
 from asf_core.pipeline.fingerprints import UnitRecord, WholeRecord
 from asf_core.pipeline.host import Candidate
@@ -220,7 +220,7 @@ class StoreRun:
                 report.error = report.error or str(exc)
         if self.guard is not None:
             self.guard.check_write(self.dest / REPORT_NAME)
-            self.guard.check_write(self.dest / fingerprints.FILE_NAME)
+            self.guard.check_write(self.dest / FINGERPRINTS_NAME)
         try:
             write_report(self.dest / REPORT_NAME, report)
             if self.old is not None:

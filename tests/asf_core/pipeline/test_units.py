@@ -24,6 +24,7 @@ from output_files import output_files
 from asf_core.errors import OutputError
 from asf_core.files import Syncer, read_regular
 from asf_core.findings import Finding
+from asf_core.layout import FINGERPRINTS_NAME
 from asf_core.pipeline import fingerprints, store_run, workers
 from asf_core.pipeline.conversion import convert_paths
 from asf_core.pipeline.report import RunReport, StoreReport, read_report, write_report
@@ -295,7 +296,7 @@ def test_a_damaged_record_is_ignored_with_a_warning(
     src, out = _store(tmp_path, LINES), tmp_path / "out"
     report = _run(pm, src, out, 1)
     before = _files(out)
-    (Path(report.output) / fingerprints.FILE_NAME).write_bytes(damage)
+    (Path(report.output) / FINGERPRINTS_NAME).write_bytes(damage)
     again = _run(pm, src, out, 1)
     assert plan_toy.PREPARED == ["a", "b", "c", "d"]
     (warning,) = [f for f in again.findings if f.code == fingerprints.IGNORED]
@@ -314,7 +315,7 @@ def test_a_record_written_by_another_asf_is_not_trusted_nor_a_warning(
 ) -> None:
     src, out = _store(tmp_path, LINES), tmp_path / "out"
     report = _run(pm, src, out, 1)
-    record = Path(report.output) / fingerprints.FILE_NAME
+    record = Path(report.output) / FINGERPRINTS_NAME
     data = json.loads(record.read_text())
     assert data["host"] == fingerprints.host_version()
     data["host"] = "0" * 16
@@ -328,7 +329,7 @@ def test_a_record_written_by_another_asf_is_not_trusted_nor_a_warning(
 def test_a_record_of_another_store_is_not_trusted(pm: AsfPluginManager, tmp_path: Path) -> None:
     src, out = _store(tmp_path, LINES), tmp_path / "out"
     report = _run(pm, src, out, 1)
-    record = Path(report.output) / fingerprints.FILE_NAME
+    record = Path(report.output) / FINGERPRINTS_NAME
     data = json.loads(record.read_text())
     data["store"] = "/elsewhere/s.ptoy"
     record.write_text(json.dumps(data))
@@ -457,7 +458,7 @@ def test_a_plugin_that_does_not_plan_converts_with_workers_too(
     (report,) = run.stores
     assert problems == []
     assert list(report.files) == ["a", "b", "c", "d"]
-    assert not (Path(report.output) / fingerprints.FILE_NAME).exists()
+    assert not (Path(report.output) / FINGERPRINTS_NAME).exists()
     assert _sessions(tmp_path / "out") == _sessions(tmp_path / "planned")
 
 
@@ -514,7 +515,7 @@ def test_whether_a_record_holds_is_a_yes_or_a_no_whatever_the_file_holds(
     src, out = _store(tmp, LINES), tmp / "out"
     report = _run(pm, src, out)
     dest = Path(report.output)
-    record = dest / fingerprints.FILE_NAME
+    record = dest / FINGERPRINTS_NAME
     stamp = json.loads(record.read_bytes())["whole"]["stamp"]
     assert fingerprints.holds(dest, "ptoy", str(src), stamp)
     parsed = json.loads(record.read_bytes())
@@ -536,7 +537,7 @@ def test_a_record_holds_only_while_everything_it_names_is_as_written(
     src, out = _store(tmp_path, [*LINES, "= last words"]), tmp_path / "out"
     report = _run(pm, src, out)
     dest = Path(report.output)
-    stamp = json.loads((dest / fingerprints.FILE_NAME).read_bytes())["whole"]["stamp"]
+    stamp = json.loads((dest / FINGERPRINTS_NAME).read_bytes())["whole"]["stamp"]
     assert fingerprints.holds(dest, "ptoy", str(src), stamp)
     assert not fingerprints.holds(dest, "ptoy", str(src), stamp + "x")
     assert not fingerprints.holds(dest, "ptoy", "/elsewhere/s.ptoy", stamp)
@@ -548,7 +549,7 @@ def test_a_record_holds_only_while_everything_it_names_is_as_written(
         assert not fingerprints.holds(dest, "ptoy", str(src), stamp), name
         os.utime(path, ns=(st_.st_atime_ns, st_.st_mtime_ns))
         assert fingerprints.holds(dest, "ptoy", str(src), stamp)
-    record = dest / fingerprints.FILE_NAME
+    record = dest / FINGERPRINTS_NAME
     parsed = json.loads(record.read_bytes())
     parsed["whole"]["files"] = {"a\0b": parsed["whole"]["report"]}  # no file has that name
     record.write_text(json.dumps(parsed))
@@ -586,7 +587,7 @@ def test_a_report_reads_back_as_written(tmp_path: Path) -> None:
 
 
 def _record(report: StoreReport) -> tuple[Path, dict[str, Any]]:
-    path = Path(report.output) / fingerprints.FILE_NAME
+    path = Path(report.output) / FINGERPRINTS_NAME
     return path, json.loads(path.read_bytes())
 
 
