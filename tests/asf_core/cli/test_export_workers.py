@@ -5,28 +5,20 @@ the reference vectors, some of which cannot be exported); a lost worker fails it
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fixture_paths import SHARED
+from mixed_tree import mixed_tree
 
 from asf_core.cli import export_workers
 from asf_core.cli.main import main
 from asf_core.pipeline import workers
 
-SESSIONS = SHARED / "asf" / "vectors" / "testdata" / "sessions"
-
 
 @pytest.fixture
 def tree(tmp_path: Path, converted_homes: list[Path]) -> Path:
-    root = tmp_path / "tree"
-    shutil.copytree(SESSIONS, root / "vectors")
-    for number, home in enumerate(converted_homes):
-        shutil.copytree(home, root / f"home{number}", ignore=shutil.ignore_patterns("*.json"))
-    (root / "garbage.jsonl").write_bytes(b"not json at all\n")
-    return root
+    return mixed_tree(tmp_path / "tree", converted_homes, {"garbage.jsonl": b"not json at all\n"})
 
 
 @pytest.fixture(autouse=True)

@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fixture_paths import SHARED
+from mixed_tree import mixed_tree
 
 from asf_core.cli.main import main
 from asf_core.pipeline import workers
@@ -22,20 +21,13 @@ from asf_core.verify import spread
 from asf_core.verify.common import Finding
 from asf_core.verify.session import check_path
 
-SESSIONS = SHARED / "asf" / "vectors" / "testdata" / "sessions"
-
 
 @pytest.fixture
 def tree(tmp_path: Path, converted_homes: list[Path]) -> Path:
     """Real files with every kind of finding, a few unreadable ones, and subsessions whose
     parent is in another folder than the child."""
-    root = tmp_path / "tree"
-    shutil.copytree(SESSIONS, root / "vectors")
-    for number, home in enumerate(converted_homes):
-        shutil.copytree(home, root / f"home{number}", ignore=shutil.ignore_patterns("*.json"))
-    (root / "garbage.jsonl").write_bytes(b"not json at all\n")
-    (root / "empty.jsonl").write_bytes(b"")
-    return root
+    extra = {"garbage.jsonl": b"not json at all\n", "empty.jsonl": b""}
+    return mixed_tree(tmp_path / "tree", converted_homes, extra)
 
 
 @pytest.fixture
