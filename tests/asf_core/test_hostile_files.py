@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from asf_fuzz_check import run_cli
+from cpu_clock import cpu_seconds
 from fixture_paths import SHARED
 
 from asf_core.canonical import MAX_DEPTH
@@ -306,20 +306,20 @@ def _tooth(b: SessionBuilder, leaf: str | None, i: int) -> str:
 
 def _seconds(data: bytes) -> float:
     session = parse_session(data)
-    started = time.perf_counter()
-    verify_session(session)
-    return time.perf_counter() - started
+    return cpu_seconds(lambda: verify_session(session))[0]
 
 
 @pytest.mark.parametrize("shape", [_turn, _tooth], ids=["long-session", "comb"])
 def test_verifying_is_near_linear_in_the_file(shape: Callable[..., str]) -> None:
-    """Doubling the file about doubles the time (it was quadratic: a 4000-response session
-    took 15 s); the comb's path rules are bounded, with a warning for what was left."""
-    small, large = _build(1500, shape), _build(3000, shape)
+    """Four times the file takes about four times as long; quadratic (it was: a 4000-response
+    session took 15 s) would take sixteen, so the bar sits between them, at eight, where a busy
+    machine's noise on a timing this short cannot reach it. The comb's path rules are bounded,
+    with a warning for what was left."""
+    small, large = _build(1000, shape), _build(4000, shape)
     _seconds(small)  # warm up
-    ratio = min(_seconds(large) for _ in range(2)) / min(_seconds(small) for _ in range(2))
-    assert ratio < 3.2, ratio
-    assert _seconds(_build(4000, shape)) < 5
+    ratio = min(_seconds(large) for _ in range(3)) / min(_seconds(small) for _ in range(3))
+    assert ratio < 8, ratio
+    assert _seconds(large) < 5
 
 
 def test_the_comb_says_which_paths_it_left_unchecked() -> None:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cpu_clock import cpu_seconds
 from fixture_paths import HERMES_FIXTURES
 from hermes_damage import Run, affected, asf, check_accounting, copy_database, files_of
 from hermes_sql_seeds import untyped
@@ -231,12 +231,13 @@ def _chain_seconds(tmp_path: Path, segments: int) -> float:
         for i in range(segments)
     ]
     _add_sessions(db, chain)
-    with SqliteStore(db, name="state.db") as store:
-        started = time.perf_counter()
-        rows = [s.counts.get("session_rows") for s in convert_store(store) if hasattr(s, "counts")]
-        seconds = time.perf_counter() - started
-    assert segments in rows  # the chain is one conversation
-    return seconds
+    best = float("inf")
+    for _ in range(2):  # the best of two
+        with SqliteStore(db, name="state.db") as store:
+            seconds, units = cpu_seconds(lambda: list(convert_store(store)))
+        best = min(best, seconds)
+    assert segments in [u.counts.get("session_rows") for u in units if hasattr(u, "counts")]
+    return best
 
 
 def test_a_continuation_chain_converts_in_linear_time(tmp_path: Path) -> None:
