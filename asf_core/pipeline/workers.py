@@ -177,6 +177,12 @@ def _serve(conn: Connection, inherited: list[Connection]) -> None:
             conn.send(function(*args))
     except (KeyboardInterrupt, BrokenPipeError, EOFError):
         code = 1
+    except Exception:  # a defect: shown as one process would show it; its jobs fail as died
+        import traceback
+
+        sys.stderr.write("asf: a worker process failed:\n" + traceback.format_exc())
+        sys.stderr.flush()
+        code = 1
     finally:
         # Never run what the host registered to run at exit (it was forked with us).
         os._exit(code)

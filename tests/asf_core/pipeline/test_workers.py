@@ -26,6 +26,10 @@ def _die(n: int) -> tuple[int, int]:
     os._exit(3)
 
 
+def _fail(n: int) -> tuple[int, int]:
+    raise ZeroDivisionError(f"defect number {n}")
+
+
 @pytest.fixture(autouse=True)
 def _never_hang() -> Iterator[None]:
     """A host stuck waiting for workers that are gone fails the test instead of hanging it."""
@@ -67,6 +71,24 @@ def test_calls_come_back_by_ticket_from_every_worker() -> None:
 def test_when_every_worker_dies_every_job_fails_and_the_host_goes_on() -> None:
     results = _run(Workers(2, died=DIED), [(_die, n) for n in range(7)])
     assert results == dict.fromkeys(range(7), DIED)
+    assert not multiprocessing.active_children()
+
+
+def test_a_defect_in_a_worker_is_shown_and_fails_only_its_jobs(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """An exception out of a job is a defect: the worker prints it as one process would
+    (it used to end silently, its traceback lost) and ends; the other worker runs the rest."""
+    calls = [(_square, 0), (_fail, 7), *((_square, n) for n in range(2, 9))]
+    results = _run(Workers(2, died=DIED), calls)
+    assert results[1] == DIED
+    assert {t: r[0] for t, r in results.items() if r != DIED} == {
+        t: t * t for t in range(9) if results[t] != DIED
+    }
+    assert sum(r != DIED for r in results.values()) >= 6  # what the failed worker held, at most
+    err = capfd.readouterr().err
+    assert err.startswith("asf: a worker process failed:\nTraceback"), err
+    assert err.rstrip().endswith("ZeroDivisionError: defect number 7"), err
     assert not multiprocessing.active_children()
 
 
