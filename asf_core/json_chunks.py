@@ -30,6 +30,12 @@ BLOCK: Final = 64 * 1024
 #: What :func:`_size` says of a value orjson must not write.
 _UNSAFE: Final = -1
 _INF: Final = float("inf")
+#: Nesting orjson refuses beyond (its limit is 255 levels): :func:`_size` stops there.
+_ORJSON_DEPTH: Final = 254
+#: The level from which :func:`_chunks` gives what is left to ``json`` in one piece, whose
+#: C encoder nests on Python's recursion limit (about 900 levels under this one) and spots a
+#: circular value; walked here, each level costs two Python frames and a cycle never ends.
+_HAND_OVER: Final = 64
 _OPTIONS: Final = (
     orjson.OPT_PASSTHROUGH_SUBCLASS
     | orjson.OPT_PASSTHROUGH_DATETIME
@@ -41,11 +47,14 @@ def _refuse(value: Any) -> Any:
     raise TypeError
 
 
-def _size(value: Any, budget: int) -> int:
+def _size(value: Any, budget: int, depth: int = 0) -> int:
     """About how long ``value``'s text is, when orjson writes it as ``json`` does: a number
     above ``budget`` once it is known to be larger (the rest is not looked at), or
-    :data:`_UNSAFE`. A container's strings, nearly all of its values, are counted in its loop;
-    its other scalars by :func:`_scalar_size`."""
+    :data:`_UNSAFE` (also for nesting deeper than orjson writes, and so for a circular value).
+    A container's strings, nearly all of its values, are counted in its loop; its other
+    scalars by :func:`_scalar_size`."""
+    if depth > _ORJSON_DEPTH:
+        return _UNSAFE
     kind = type(value)
     if kind is dict:
         if not all(type(key) is str for key in value):
@@ -62,7 +71,7 @@ def _size(value: Any, budget: int) -> int:
         if kind is str:
             total += len(member)
         elif kind is dict or kind is list or kind is tuple:
-            found = _size(member, budget - total)
+            found = _size(member, budget - total, depth + 1)
             if found < 0:
                 return _UNSAFE
             total += found
@@ -98,6 +107,9 @@ def chunks(value: Any, *, indent: int | None = 2) -> Iterator[str]:
 
 
 def _chunks(value: Any, level: int, indent: int | None) -> Iterator[str]:
+    if level >= _HAND_OVER:
+        yield _stdlib(value, level, indent)
+        return
     size = _size(value, BLOCK)
     if 0 <= size <= BLOCK:
         text = _orjson(value, level, indent)

@@ -101,3 +101,30 @@ def test_no_chunk_is_much_larger_than_a_block(doc: Any) -> None:
         parts = list(chunks(doc, indent=indent))
         assert "".join(parts) == _stdlib(doc, indent)
         assert max(map(len, parts)) <= json_chunks.BLOCK
+
+
+def _nested(levels: int) -> Any:
+    value: Any = "leaf"
+    for n in range(levels):
+        value = [{"k": value} if n % 2 else value, n]
+    return value
+
+
+@pytest.mark.parametrize("levels", [42, 43, 44, 200, 350, 450])
+@pytest.mark.parametrize("indent", [2, None])
+def test_deep_nesting_is_written_as_json_writes_it(levels: int, indent: int | None) -> None:
+    """Up to past orjson's 255 levels and the reader's 512 (525 containers: a list per level
+    and a dict every other); around 64 containers the rest is handed to ``json`` whole. It
+    was a RecursionError from about 625 containers on, and is now ``json``'s own limit."""
+    value = _nested(levels)
+    separators = None if indent else (",", ":")
+    expected = json.dumps(value, ensure_ascii=False, indent=indent, separators=separators)
+    assert "".join(chunks(value, indent=indent)) == expected
+
+
+@pytest.mark.parametrize("indent", [2, None])
+def test_a_circular_value_is_refused_as_json_refuses_it(indent: int | None) -> None:
+    looped: list[Any] = [1]
+    looped.append({"again": looped})
+    with pytest.raises(ValueError, match="^Circular reference detected$"):
+        "".join(chunks(looped, indent=indent))
