@@ -126,5 +126,5 @@ def test_deep_nesting_is_written_as_json_writes_it(levels: int, indent: int | No
 def test_a_circular_value_is_refused_as_json_refuses_it(indent: int | None) -> None:
     looped: list[Any] = [1]
     looped.append({"again": looped})
-    with pytest.raises(ValueError, match="^Circular reference detected$"):
+    with pytest.raises(ValueError, match=r"^Circular reference detected$"):
         "".join(chunks(looped, indent=indent))
