@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from typing import Final
+from urllib.parse import quote
 
 from asf_core.export.items import Part
 from asf_core.export.transcript import Block, Transcript
@@ -52,10 +53,16 @@ def _marks(block: Block) -> str:
     return "".join(f" *({m})*" for m in block.marks)
 
 
+def _target(href: str) -> str:
+    """A link target the export made from file names, percent-encoded but for blanks and
+    parentheses (which the angle brackets hold): it can only be a relative path, one link."""
+    return quote(href, safe="/._-#~ ()")
+
+
 def _links(block: Block) -> str:
     out = []
     for label, href in block.links:
-        target = f"[{_escape(label)}](<{href}>)" if href else _escape(label)
+        target = f"[{_escape(label)}](<{_target(href)}>)" if href else _escape(label)
         out.append(target)
     return ", ".join(out)
 

@@ -13,14 +13,14 @@ from asf_core.writer import SessionBuilder, write_session
 CHILD = "child-1"
 
 
-def _sessions(folder: Path) -> Path:
+def _sessions(folder: Path, child_file: str = "child (1).jsonl") -> Path:
     """A parent whose call spawned a sub-agent, and the sub-agent's session in the file
-    beside it (a name with a space and parentheses, as a copied file gets)."""
+    beside it (by default a name with a space and parentheses, as a copied file gets)."""
     folder.mkdir()
     child = SessionBuilder(Header(id=CHILD, created_at="2026-01-01T00:00:00Z"))
     answer = {"type": "message", "role": "assistant", "content": "done"}
     child.append(Item(ts="2026-01-01T00:00:01Z", item=answer), parent=None)
-    write_session(folder / "child (1).jsonl", child.header, child.entries)
+    write_session(folder / child_file, child.header, child.entries)
     parent = SessionBuilder(Header(id="parent-1", created_at="2026-01-01T00:00:00Z"))
     call = {"type": "function_call", "call_id": "c1", "name": "delegate", "arguments": "{}"}
     parent.append(Item(ts="2026-01-01T00:00:02Z", response="r1", item=call), parent=None)
@@ -43,6 +43,21 @@ def test_a_directory_export_links_the_sub_agent_page(tmp_path: Path) -> None:
     assert main(["export", str(parent.parent), "--to", "html", "-o", str(html)]) == 0
     page = (html / "parent.html").read_text()
     assert f'<a href="child%20%281%29.html">sub-agent session {CHILD}</a>' in page
+
+
+def test_a_file_name_cannot_add_links_or_headings_to_the_markdown(tmp_path: Path) -> None:
+    """The link target is made from a file name, which may hold anything but a slash: it
+    is percent-encoded, so the name can neither end the link nor start a line."""
+    hostile = "javascript:x>) [evil](<https:evil.example>) <\n# Fake heading\n.jsonl"
+    parent = _sessions(tmp_path / "in", hostile)
+    out = tmp_path / "md"
+    assert main(["export", str(parent.parent), "--to", "markdown", "-o", str(out)]) == 0
+    md = (out / "parent.md").read_text()
+    assert re.findall(r"\]\(", md) == ["]("]  # one link, to the sub-agent's page
+    target = "javascript%3Ax%3E) %5Bevil%5D(%3Chttps%3Aevil.example%3E) %3C%0A# Fake heading%0A.md"
+    assert f"[sub-agent session {CHILD}](<{target}>)" in md
+    assert not [line for line in md.splitlines() if line.startswith("# Fake")]
+    assert (out / hostile.replace(".jsonl", ".md")).is_file()  # where the link goes
 
 
 def test_a_single_file_export_names_a_sibling_sub_agent_without_a_link(tmp_path: Path) -> None:
