@@ -4,8 +4,8 @@ A rendered page must not fetch anything and must not pass a session's text throu
 markup, so an image reaches a page only as a ``data:`` URL of one of the four common image
 types whose payload is plain base64 (nothing else can hide in it). A ``sidecar:sha256:<hex>``
 reference is read from the session's sidecar directory (named after the session id, beside
-the file), its type told from its first bytes, and inlined the same way. Remote URLs are
-never loaded: renderers show them as text.
+the file; an id that is a path names none), its type told from its first bytes, and inlined
+the same way. Remote URLs are never loaded: renderers show them as text.
 """
 
 from __future__ import annotations
@@ -39,13 +39,19 @@ def _sniff(data: bytes) -> str | None:
     return next((kind for magic, kind in _MAGIC if data.startswith(magic)), None)
 
 
+def _one_name(session_id: str) -> bool:
+    """Whether the session id (from the file) names one directory beside it, not a path to
+    elsewhere (as for the verifier's blob check)."""
+    return session_id not in ("", ".", "..") and not any(c in session_id for c in "/\\\0")
+
+
 def inline_image(url: str, session_file: Path | None, session_id: str) -> str | None:
     """A ``data:`` URL safe to put in ``src``, or None when the image cannot be shown inline."""
     match = _DATA.fullmatch(url.strip())
     if match is not None:
         return match[0] if match[1] in IMAGE_TYPES else None
     sidecar = _SIDECAR.fullmatch(url.strip())
-    if sidecar is None or session_file is None:
+    if sidecar is None or session_file is None or not _one_name(session_id):
         return None
     blob = session_file.parent / session_id / sidecar[1]
     try:

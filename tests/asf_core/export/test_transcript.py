@@ -352,3 +352,31 @@ def test_sidecar_images_are_inlined_from_the_session_directory(tmp_path: Path) -
     (tmp_path / "with-media" / digest).write_bytes(b"<svg onload=alert(1)>")
     page = "".join(render_html(transcript(_view(path))))
     assert "<img" not in page  # not an image we can vouch for: shown as text
+
+
+@pytest.mark.parametrize("session_id", ["../elsewhere", "ABSOLUTE", "a/../../elsewhere", ".."])
+def test_a_session_id_that_is_a_path_reads_no_blob_outside(session_id: str, tmp_path: Path) -> None:
+    """The sidecar directory is named by the session id, which comes from the file: an id
+    that is not one directory name (a relative or absolute path) names no directory, as for
+    the verifier, so a page never inlines an image from elsewhere on the disk."""
+    import hashlib
+
+    png = _png(8, 8, (0, 0, 255))
+    digest = hashlib.sha256(png).hexdigest()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / digest).write_bytes(png)
+    (tmp_path / digest).write_bytes(png)  # what ".." would name
+    sid = str(elsewhere) if session_id == "ABSOLUTE" else session_id
+    b = SessionBuilder(Header(id=sid, created_at="2026-01-01T00:00:00Z", media="sidecar"))
+    image = {"type": "input_image", "image_url": f"sidecar:sha256:{digest}"}
+    message = {"type": "message", "role": "user", "content": [_text("look"), image]}
+    b.append(Item(ts="2026-01-01T00:00:01Z", item=message), parent=None)
+    (tmp_path / "in" / "a").mkdir(parents=True)
+    path = tmp_path / "in" / "s.jsonl"
+    write_session(path, b.header, b.entries)
+    page = "".join(render_html(transcript(_view(path))))
+    assert "<img" not in page
+    assert f"[image not inlined: sidecar:sha256:{digest}]" in page
+    md = "".join(render_markdown(transcript(_view(path))))
+    assert "data:image" not in md
