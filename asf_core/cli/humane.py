@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import unicodedata
 from datetime import datetime
 
 from asf_core.safe_text import printable
@@ -63,11 +64,34 @@ def flat(text: str) -> str:
     return printable(" ".join(text.split()))
 
 
+def _cells(ch: str) -> int:
+    """The columns a terminal gives one character: two for wide and fullwidth ones (CJK,
+    most emoji), none for combining marks and invisible format characters."""
+    if ch.isascii():
+        return 1
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
 def clip(text: str, width: int) -> str:
-    """``text`` cut to ``width`` characters with an ellipsis (whole when it fits)."""
+    """``text`` cut to ``width`` terminal columns with an ellipsis (whole when it fits)."""
     if width <= 0:
         return ""
-    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+    if text.isascii():
+        return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+    used = 0
+    for n, ch in enumerate(text):
+        used += _cells(ch)
+        if used > width:  # it does not fit: cut where the ellipsis still does
+            kept, room = [], width - 1
+            for c in text[:n]:
+                room -= _cells(c)
+                if room < 0:
+                    break
+                kept.append(c)
+            return "".join(kept) + "…"
+    return text
 
 
 def terminal_width() -> int | None:

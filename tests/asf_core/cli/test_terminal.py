@@ -75,6 +75,32 @@ def test_list_fits_a_terminal(home: Path) -> None:
     assert any(line.rstrip().endswith("…") for line in lines)  # long titles are cut
 
 
+def _cells(line: str) -> int:
+    """How many columns a terminal gives ``line``: wide and fullwidth characters take two."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+
+def test_list_fits_a_terminal_with_wide_titles(home: Path, tmp_path: Path) -> None:
+    """A title in Chinese or of emoji takes two columns a character: cut to fit all the same,
+    not wrapped onto the next lines."""
+    import sqlite3
+
+    copy = tmp_path / "hermes-home"
+    shutil.copytree(home, copy)
+    with sqlite3.connect(copy / "state.db") as con:
+        con.execute("UPDATE sessions SET title = ? WHERE id = 'fx-tools'", ("文件和说明🙂" * 40,))
+    con.close()
+    code, screen = _in_terminal(["list", str(copy)], columns=80)
+    assert code == 0
+    lines = [line for line in screen.replace("\r", "").splitlines() if line]
+    (wide,) = [line for line in lines if line.startswith("fx-tools ")]
+    assert "文件和说明🙂" in wide
+    assert wide.endswith("…")
+    assert [line for line in lines if _cells(line) > 80] == []
+
+
 def test_show_markdown_in_a_terminal(home: Path) -> None:
     argv = ["show", str(home), "--session", "fx-tools", "--format", "markdown"]
     code, screen = _in_terminal(argv)
