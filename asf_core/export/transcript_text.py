@@ -1,11 +1,11 @@
 """Transcripts as Markdown and as plain text (``asf export --to markdown``, ``asf show``).
 
 Message text is written as it is: what an agent and its user write is usually Markdown
-already. Everything the transcript adds around it (headings, labels, the title, names from
-the session) is escaped, and tool arguments and outputs go in code fences longer than any
-run of backticks inside them, so a tool's output cannot end its fence. A Markdown viewer that
-renders raw HTML renders it from the messages too: for a page safe to open anywhere, use the
-HTML transcript.
+already (a code fence it leaves open is closed at its end). Everything the transcript adds
+around it (headings, labels, the title, names from the session) is escaped, and tool
+arguments and outputs go in code fences longer than any run of backticks inside them, so a
+tool's output cannot end its fence. A Markdown viewer that renders raw HTML renders it from
+the messages too: for a page safe to open anywhere, use the HTML transcript.
 """
 
 from __future__ import annotations
@@ -49,6 +49,30 @@ def _fenced(text: str, lang: str = "") -> str:
     return f"{fence}{lang}\n{text}\n{fence}\n"
 
 
+#: A line opening or closing a code fence: container marks (quotes, list items) and the
+#: indentation, the fence and what follows it. Each blank belongs to one ``[ ]*`` only, so
+#: matching takes time linear in the line, whatever it holds.
+_FENCE: Final = re.compile(r"((?:[ ]*(?:>|[-+*](?=[ ])|\d{1,9}[.)](?=[ ])))*[ ]*)(`{3,}|~{3,})(.*)")
+
+
+def _closed(text: str) -> str:
+    """Message text whose last code fence is closed: a message cut off inside a code block
+    would otherwise hold the rest of the transcript in it."""
+    opened: tuple[str, str] | None = None  # the fence left open and where its lines start
+    for line in text.splitlines():
+        match = _FENCE.fullmatch(line)
+        if match is None:
+            continue
+        lead, fence, rest = match.groups()
+        if opened is None and not (fence[0] == "`" and "`" in rest):
+            opened = fence, re.sub(r"[^>]", " ", lead)
+        elif opened is not None and fence[0] == opened[0][0] and len(fence) >= len(opened[0]):
+            opened = opened if rest.strip() else None
+    if opened is None:
+        return text
+    return f"{text}\n{opened[1]}{opened[0]}"
+
+
 def _marks(block: Block) -> str:
     return "".join(f" *({m})*" for m in block.marks)
 
@@ -75,7 +99,7 @@ class _Markdown:
         out: list[str] = []
         for part in parts:
             if part.kind == "text":
-                out.append(_fenced(part.text).rstrip("\n") if code else part.text)
+                out.append(_fenced(part.text).rstrip("\n") if code else _closed(part.text))
             elif part.kind == "image":
                 src = self.t.image(part)
                 out.append(f"![image](<{src}>)" if src else f"*\\[image: {_escape(part.url)}\\]*")

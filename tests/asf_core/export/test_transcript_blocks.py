@@ -294,3 +294,58 @@ def test_built_session_in_plain_text(tmp_path: Path) -> None:
     empty = text.split("call_empty]", 1)[1].split("\n[", 1)[0]
     assert "--- output ---" in empty
     assert not [line for line in text.splitlines() if line != line.rstrip()]
+
+
+def _view_of(path: Path) -> PathView:
+    session = read_session(path)
+    return SessionTree(session).view(str(session.resume_leaf()))
+
+
+def test_a_message_cut_inside_a_code_block_keeps_the_turns_after_it(tmp_path: Path) -> None:
+    """An answer cut off inside a code block (out of tokens) leaves its fence open: it is
+    closed where the message ends, so the turns after it are not swallowed into it and a
+    tool's output stays fenced (its heading and link are not rendered)."""
+    b = SessionBuilder(Header(id="cut", created_at="2026-01-01T00:00:00Z"))
+    cut = "Here is the fix:\n```python\ndef f():"
+    listed = "Steps:\n\n1. Run\n   ```sh\n   make"
+    for n, text in enumerate((cut, listed)):
+        answer = {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": text}],
+        }
+        b.append(Item(ts=f"2026-01-01T00:00:0{n}Z", item=answer))
+    call = {"type": "function_call", "call_id": "c1", "name": "shell", "arguments": ""}
+    b.append(Item(ts="2026-01-01T00:00:03Z", item=call))
+    output = "# Heading from a file\n[click](https://evil.example)"
+    b.append(
+        Item(
+            ts="2026-01-01T00:00:04Z",
+            item={"type": "function_call_output", "call_id": "c1", "output": output},
+        )
+    )
+    b.append(
+        Item(ts="2026-01-01T00:00:05Z", item={"type": "message", "role": "user", "content": "ok"})
+    )
+    path = tmp_path / "cut.jsonl"
+    write_session(path, b.header, b.entries)
+    md = "".join(render_markdown(transcript(_view_of(path))))
+    assert f"\n\n{cut}\n```\n" in md
+    assert f"\n\n{listed}\n   ```\n" in md
+    # Outside fences, only the transcript's own headings; the output is fenced.
+    fence, outside = "", []
+    for line in md.splitlines():
+        bare = line.lstrip(" ")
+        if fence and bare.rstrip() == fence[0] * len(fence):
+            fence = ""
+        elif not fence and bare.startswith(("```", "~~~")):
+            fence = re.match(r"`+|~+", bare)[0]  # type: ignore[index]
+        elif not fence:
+            outside.append(line)
+    assert [line for line in outside if line.startswith("#")] == [
+        "# Session cut",
+        "### Assistant · 2026-01-01T00:00:00Z",
+        "### Assistant · 2026-01-01T00:00:01Z",
+        "### User · 2026-01-01T00:00:05Z",
+    ]
+    assert "[click]" not in "\n".join(outside)
