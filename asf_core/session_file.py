@@ -14,10 +14,21 @@ from attrs import field, frozen
 from asf_core.findings import Finding
 from asf_core.model import Entry, Header, Label, Response
 
-__all__ = ["HASHED_FROM", "SessionFile", "id_of"]
+__all__ = ["HASHED_FROM", "SessionFile", "id_of", "sidecar_dir_name"]
 
 #: Files older than this have opaque ids, migrated in memory; their labels predate ``leaf``.
 HASHED_FROM: Final = (0, 5)
+
+
+def sidecar_dir_name(session_id: object) -> str | None:
+    """The session's sidecar directory (its blobs), beside the file and named after its id;
+    None when the id is not one directory name (empty, ``.``, ``..``, a path): read from a
+    file, it must never lead a reader elsewhere on disk."""
+    if not isinstance(session_id, str) or session_id in ("", ".", ".."):
+        return None
+    if any(c in session_id for c in "/\\\0"):
+        return None
+    return session_id
 
 
 def id_of(entry: Entry) -> str:

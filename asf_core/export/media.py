@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from asf_core.export.items import IMAGE_TYPES
+from asf_core.session_file import sidecar_dir_name
 
 __all__ = ["inline_image"]
 
@@ -39,19 +40,13 @@ def _sniff(data: bytes) -> str | None:
     return next((kind for magic, kind in _MAGIC if data.startswith(magic)), None)
 
 
-def _one_name(session_id: str) -> bool:
-    """Whether the session id (from the file) names one directory beside it, not a path to
-    elsewhere (as for the verifier's blob check)."""
-    return session_id not in ("", ".", "..") and not any(c in session_id for c in "/\\\0")
-
-
 def inline_image(url: str, session_file: Path | None, session_id: str) -> str | None:
     """A ``data:`` URL safe to put in ``src``, or None when the image cannot be shown inline."""
     match = _DATA.fullmatch(url.strip())
     if match is not None:
         return match[0] if match[1] in IMAGE_TYPES else None
     sidecar = _SIDECAR.fullmatch(url.strip())
-    if sidecar is None or session_file is None or not _one_name(session_id):
+    if sidecar is None or session_file is None or sidecar_dir_name(session_id) is None:
         return None
     blob = session_file.parent / session_id / sidecar[1]
     try:

@@ -24,6 +24,7 @@ from typing import Any, Final
 import attrs
 
 from asf_core.model import BranchSummary, Compaction, Entry, Item, Queued
+from asf_core.session_file import sidecar_dir_name
 from asf_core.verify.common import INFO, WARNING, Finding, SessionView, member, prefix_ids
 
 __all__ = ["SIDECAR", "BlobCheck", "media_findings", "media_refs"]
@@ -79,15 +80,6 @@ def media_refs(entry: Entry) -> Iterator[tuple[str, str]]:
             return
 
 
-def _dir_name(session_id: str | None) -> str | None:
-    """A session id usable as one directory name beside the file, or None."""
-    if not isinstance(session_id, str) or session_id in ("", ".", ".."):
-        return None
-    if any(c in session_id for c in "/\\\0"):
-        return None
-    return session_id
-
-
 class BlobCheck:
     """Checks blobs in some directories, hashing each file once."""
 
@@ -137,8 +129,8 @@ def media_findings(session: SessionView) -> Iterable[Finding]:
     """Findings for every ``sidecar:`` reference in the session's payloads."""
     header = session.header
     sidecar = header.media == "sidecar"
-    own = _dir_name(header.id)
-    origin = _dir_name(header.parent_session)
+    own = sidecar_dir_name(header.id)
+    origin = sidecar_dir_name(header.parent_session)
     here = session.path.parent if session.path is not None else None
     prefix = prefix_ids(session)
     blobs = BlobCheck()
