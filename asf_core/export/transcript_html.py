@@ -7,7 +7,9 @@ escaped (``&``, ``<``, ``>``, both quotes) before it reaches the page and is sho
 never as markup; the only attribute values the page carries are its own (class names, entry
 anchors made of hex digits, links it made to other transcript files, and image data URLs
 checked to be plain base64), so nothing a session says can open an element, an attribute or
-a script. Reasoning and long tool output are folded into ``<details>``.
+a script, and session text set inline among the page's words is isolated (``<bdi>``), so
+no direction mark in it can reorder them. Reasoning and long tool output are folded into
+``<details>``.
 """
 
 from __future__ import annotations
@@ -85,6 +87,14 @@ def _e(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+def _i(text: str) -> str:
+    """Session text inline beside the page's own, escaped and isolated (``<bdi>``): a
+    direction override or isolate it holds (U+202E, U+2066) ends with it, so it can reorder
+    neither the page's words nor the time beside it. A block (a message, an output) is a
+    paragraph of its own, which the same marks cannot leave."""
+    return f"<bdi>{_e(text)}</bdi>"
+
+
 def _anchor(entry: str) -> str:
     """An element id from an entry id: hex digits (and a prefix), nothing else."""
     return "e-" + re.sub(r"[^0-9A-Za-z_-]", "", entry.removeprefix("sha256:"))[:16]
@@ -111,19 +121,19 @@ class _Page:
                 if src is not None:
                     out.append(f'<img alt="[image that cannot be displayed]" src="{_e(src)}">')
                 else:
-                    out.append(f'<div class="note">[image not inlined: {_e(part.url[:200])}]</div>')
+                    out.append(f'<div class="note">[image not inlined: {_i(part.url[:200])}]</div>')
             else:
-                out.append(f'<div class="note">[{_e(part.kind)}: {_e(part.text)}]</div>')
+                out.append(f'<div class="note">[{_i(part.kind)}: {_i(part.text)}]</div>')
         return "".join(out)
 
     def head(self, b: Block, label: str) -> str:
-        marks = "".join(f'<span class="mark {_e(m)}">{_e(m)}</span>' for m in b.marks)
-        stamp = f"<time>{_e(b.ts)}</time>" if b.ts else ""
+        marks = "".join(f'<span class="mark {_e(m)}">{_i(m)}</span>' for m in b.marks)
+        stamp = f"<time>{_i(b.ts)}</time>" if b.ts else ""
         return f'<div class="who"><span>{label}</span>{stamp}{marks}</div>'
 
     def links(self, b: Block) -> str:
         items = [
-            f'<a href="{_href(href)}">{_e(label)}</a>' if href else _e(label)
+            f'<a href="{_href(href)}">{_i(label)}</a>' if href else _i(label)
             for label, href in b.links
         ]
         return ", ".join(items)
@@ -132,7 +142,7 @@ class _Page:
         anchor = _anchor(b.entry)
         if b.kind == "message":
             role = b.role if b.role in _ROLES else "system"
-            label = _ROLES.get(b.role, _e(b.role or "Message"))
+            label = _ROLES.get(b.role, _i(b.role or "Message"))
             return (
                 f'<section class="turn {role}" id="{anchor}">{self.head(b, label)}'
                 f"{self.parts(b.parts)}</section>"
@@ -152,19 +162,19 @@ class _Page:
             )
         if b.kind == "fork":
             others = self.links(b) or "none"
-            said = f"Branch point: {_e(b.text)}. Other branches: {others}"
+            said = f"Branch point: {_i(b.text)}. Other branches: {others}"
             return f'<div class="fork" id="{anchor}">{said}</div>'
         if b.kind == "link":
-            title = _e(b.title)
+            title = _i(b.title)
             return (
                 f'<div class="link" id="{anchor}">Linked session ({title}): {self.links(b)}</div>'
             )
-        marks = "".join(f" ({_e(m)})" for m in b.marks)
-        return f'<div class="{_e(b.kind)}" id="{anchor}">{_e(b.text)}{marks}</div>'
+        marks = "".join(f" ({_i(m)})" for m in b.marks)
+        return f'<div class="{_e(b.kind)}" id="{anchor}">{_i(b.text)}{marks}</div>'
 
     def tool(self, b: Block, anchor: str) -> str:
-        label = f"Tool call <code>{_e(b.title)}</code>" if b.title else "Tool output"
-        body = self.head(b, f'{label} <span class="call">{_e(b.call_id)}</span>')
+        label = f"Tool call <code>{_i(b.title)}</code>" if b.title else "Tool output"
+        body = self.head(b, f'{label} <span class="call">{_i(b.call_id)}</span>')
         if b.text:
             body += f"<pre>{_e(b.text)}</pre>"
         if b.output is not None:

@@ -42,7 +42,7 @@ def test_a_directory_export_links_the_sub_agent_page(tmp_path: Path) -> None:
     html = tmp_path / "html"
     assert main(["export", str(parent.parent), "--to", "html", "-o", str(html)]) == 0
     page = (html / "parent.html").read_text()
-    assert f'<a href="child%20%281%29.html">sub-agent session {CHILD}</a>' in page
+    assert f'<a href="child%20%281%29.html"><bdi>sub-agent session {CHILD}</bdi></a>' in page
 
 
 def test_a_file_name_cannot_add_links_or_headings_to_the_markdown(tmp_path: Path) -> None:

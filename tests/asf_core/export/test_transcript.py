@@ -377,6 +377,68 @@ def test_a_session_id_that_is_a_path_reads_no_blob_outside(session_id: str, tmp_
     write_session(path, b.header, b.entries)
     page = "".join(render_html(transcript(_view(path))))
     assert "<img" not in page
-    assert f"[image not inlined: sidecar:sha256:{digest}]" in page
+    assert f"[image not inlined: <bdi>sidecar:sha256:{digest}</bdi>]" in page
     md = "".join(render_markdown(transcript(_view(path))))
     assert "data:image" not in md
+
+
+#: Direction marks that reorder what follows them on the same line, up to the end of their
+#: element's paragraph (U+202E right-to-left override, U+2066 left-to-right isolate).
+_BIDI = ("\u202e", "\u2066")
+#: Where session text holding them may sit: isolated inline (``bdi``) or a block of its own.
+_ISOLATED = {"bdi", "pre", "title", "h1", "dd", "dt", "div.text", "div.note"}
+
+
+class _Stack(HTMLParser):
+    """Each text node with the element it sits in (``tag`` or ``tag.class``)."""
+
+    _VOID = frozenset({"meta", "img", "br"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.open: list[str] = []
+        self.nodes: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in self._VOID:
+            cls = dict(attrs).get("class")
+            self.open.append(f"{tag}.{cls.split()[0]}" if cls else tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        while self.open and self.open.pop().split(".")[0] != tag:
+            pass
+
+    def handle_data(self, data: str) -> None:
+        self.nodes.append((self.open[-1] if self.open else "", data))
+
+
+def test_direction_marks_in_session_text_cannot_reorder_the_page(tmp_path: Path) -> None:
+    """A role, a tool's name, a call id, a link's label: session text set inline beside the
+    page's own words and the time. An override in it would run on over them (a hostile role
+    made the time read backwards); each such piece is a ``bdi`` now, blocks stay blocks."""
+    rlo, lri = _BIDI
+    header = Header(id="bidi", created_at="2026-01-01T00:00:00Z", cwd=rlo + "/home/x")
+    b = SessionBuilder(header)
+    ts = iter(f"2026-01-01T00:00:{n:02d}Z" for n in range(60))
+    b.append(Config(ts=next(ts), model=rlo + "model"), parent=None)
+    b.append(Info(ts=next(ts), name=lri + "title"))
+    said = {"type": "message", "role": rlo + "role", "content": [_text(rlo + "said")]}
+    b.append(Item(ts=next(ts), item=said))
+    call = {"type": "function_call", "call_id": "c" + rlo, "name": rlo + "t", "arguments": "{}"}
+    b.append(Item(ts=next(ts), response="r", item=call))
+    b.append(Response(ts=next(ts), response_id="r", model="m"))
+    b.append(Link(ts=next(ts), rel="subsession", session=rlo + "kid", call_id=call["call_id"]))
+    output = {"type": "function_call_output", "call_id": call["call_id"], "output": lri + "out"}
+    b.append(Item(ts=next(ts), item=output))
+    image = {"type": "input_image", "image_url": "https://x.example/" + rlo}
+    b.append(Item(ts=next(ts), item={"type": "message", "role": "user", "content": [image]}))
+    path = tmp_path / "bidi.jsonl"
+    write_session(path, b.header, b.entries)
+    page = "".join(render_html(transcript(_view(path), href=lambda s, leaf: f"{s}.html")))
+    parsed = _Stack()
+    parsed.feed(page)
+    marked = [(where, text) for where, text in parsed.nodes if any(c in text for c in _BIDI)]
+    assert len(marked) >= 8, marked  # every piece above, and all of it in the page
+    for where, text in marked:
+        assert where in _ISOLATED, (where, text)
+    assert "<span><bdi>\u202erole</bdi></span><time><bdi>2026-01-01T00:00:02Z</bdi>" in page

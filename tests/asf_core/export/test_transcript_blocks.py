@@ -281,7 +281,8 @@ def test_built_session_in_html_folds_long_outputs(tmp_path: Path) -> None:
     view = _built(tmp_path / "built.jsonl")
     page = "".join(render_html(transcript(view)))
     for call_id, lines in (("call_12", 12), ("call_13", 13), ("call_json", 1)):
-        section = page.split(f'<span class="call">{call_id}</span>', 1)[1].split("</section>")[0]
+        call = f'<span class="call"><bdi>{call_id}</bdi></span>'
+        section = page.split(call, 1)[1].split("</section>")[0]
         count = f"{lines} line{'s' if lines > 1 else ''}"
         opened = " open" if lines <= 12 else ""
         assert f"<details{opened}><summary>Output ({count})</summary>" in section
