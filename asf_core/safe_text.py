@@ -2,9 +2,11 @@
 
 Session files, titles and paths are written by others. An escape sequence in a title can
 recolour, retitle or clear the terminal of whoever lists it, a bidirectional override can
-make a line read backwards, and a lone surrogate cannot even be encoded. So everything
-``asf`` prints for people goes through :func:`printable`, and every JSON document it prints
-or writes through :func:`json_safe`: the data is shown, its controls are not obeyed.
+make a line read backwards, Unicode tag characters (U+E0000 to U+E007F, an invisible copy of
+ASCII) hide text that a model reads and a person does not see, and a lone surrogate cannot
+even be encoded. So everything ``asf`` prints for people goes through :func:`printable`, and
+every JSON document it prints or writes through :func:`json_safe`: the data is shown, its
+controls are not obeyed.
 """
 
 from __future__ import annotations
@@ -15,17 +17,20 @@ from typing import Final
 __all__ = ["json_safe", "printable"]
 
 #: C0 and C1 controls, DEL, the invisible bidirectional controls (ALM, LRM, RLM, LRE ... RLO,
-#: LRI ... PDI), the Unicode line and paragraph separators, and lone surrogates.
+#: LRI ... PDI), the Unicode line and paragraph separators, lone surrogates and the tag
+#: characters.
 _UNSAFE: Final = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff"
+    "\U000e0000-\U000e007f]"
 )
 #: What :func:`json_safe` escapes: JSON already escapes C0 inside strings, and its layout
 #: (newlines, spaces) lies outside them.
 _UNSAFE_IN_LAYOUT: Final = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff"
+    "\U000e0000-\U000e007f]"
 )
 _JSON_TERMINAL: Final = re.compile(
-    "[\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+    "[\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff\U000e0000-\U000e007f]"
 )
 #: Only lone surrogates: the characters UTF-8 cannot encode at all.
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
@@ -38,11 +43,14 @@ def _escape(match: re.Match[str]) -> str:
     if named is not None:
         return named
     code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def printable(text: str, *, layout: bool = False) -> str:
-    """``text`` with every control character spelled out (``\\x1b``, ``\\u202e``, ``\\n``).
+    """``text`` with every control character spelled out (``\\x1b``, ``\\u202e``, ``\\n``,
+    ``\\U000e0041``).
 
     Safe to write to a terminal and always encodable as UTF-8; plain text comes back as is.
     With ``layout``, line feeds and tabs stay (text of many lines, such as a transcript).
@@ -55,7 +63,11 @@ def printable(text: str, *, layout: bool = False) -> str:
 
 
 def _json_escape(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # beyond the BMP, JSON spells a character as its UTF-16 surrogate pair
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def json_safe(document: str, *, terminal: bool = False) -> str:

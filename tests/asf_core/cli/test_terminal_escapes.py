@@ -29,16 +29,18 @@ from asf_core.writer import SessionBuilder, write_session
 
 ASF = ROOT / ".venv" / "bin" / "asf"
 #: What a hostile title holds: retitle the window, clear the screen, colour, reverse the line,
-#: a C1 CSI, a NUL, DEL, a line separator.
-HOSTILE = "\x1b]0;owned\x07\x1b[2J\x1b[31mred\u202eevil\u2066\x9b1m\x00\x7f\u2028end"
-SHOWN = "\\x1b]0;owned\\x07\\x1b[2J\\x1b[31mred\\u202eevil\\u2066\\x9b1m\\x00\\x7f\\u2028end"
+#: a C1 CSI, a NUL, DEL, a line separator, a hidden (tag) "A".
+HOSTILE = "\x1b]0;owned\x07\x1b[2J\x1b[31mred\u202eevil\u2066\x9b1m\x00\x7f\u2028end\U000e0041"
+SHOWN = (
+    "\\x1b]0;owned\\x07\\x1b[2J\\x1b[31mred\\u202eevil\\u2066\\x9b1m\\x00\\x7f\\u2028end\\U000e0041"
+)
 #: The same in a file name (which cannot hold NUL).
 NAME = HOSTILE.replace("\x00", "")
 #: Bytes a terminal would obey: C0 but TAB/LF/CR (a pty turns LF into CR LF), DEL, C1 and bidi
-#: controls and line separators in UTF-8.
+#: controls and line separators in UTF-8; and tag characters, which it shows as nothing.
 _OBEYED = re.compile(
     rb"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f]"
-    rb"|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]|\xd8\x9c"
+    rb"|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]|\xd8\x9c|\xf3\xa0[\x80\x81]"
 )
 
 
@@ -54,6 +56,19 @@ def test_printable_escapes_what_a_terminal_obeys_and_nothing_else() -> None:
     safe = json_safe(document, terminal=True)
     assert json.loads(safe) == {"t": HOSTILE, "s": "\udc80"}
     assert not _OBEYED.search(safe.encode("utf-8"))
+    # Tag characters, an invisible copy of ASCII ("ignore previous" hidden in a message), are
+    # shown, in printable text and in JSON (as the surrogate pair JSON spells them with).
+    hidden = "see" + "".join(chr(0xE0000 + ord(c)) for c in "ignore previous") + "\U000e007f"
+    assert (
+        printable(hidden)
+        == "see" + "".join(f"\\U{0xE0000 + ord(c):08x}" for c in "ignore previous") + "\\U000e007f"
+    )
+    document = json.dumps({"t": hidden}, ensure_ascii=False)
+    safe = json_safe(document, terminal=True)
+    assert json.loads(safe) == {"t": hidden}
+    assert safe.isascii()
+    assert "\\udb40\\udc69" in safe  # U+E0069, the tag "i"
+    assert printable("flag 🏴 and variation 🙂\ufe0f") == "flag 🏴 and variation 🙂\ufe0f"
     # DEL is ASCII: a document of ASCII alone is not taken as safe on a screen for that.
     assert json_safe('{"t": "a\x7fb"}', terminal=True) == '{"t": "a\\u007fb"}'
     assert json_safe('{"t": "a\x7fb"}') == '{"t": "a\x7fb"}'
@@ -146,7 +161,7 @@ def test_show_and_verify_escape_what_the_file_holds(
         captured = capsys.readouterr()
         _no_raw(captured.out + captured.err)
     assert main(["show", str(path)]) == 0
-    assert f"user: {SHOWN[:-11]}" in capsys.readouterr().out  # a summary folds \u2028 (a space)
+    assert f"user: {SHOWN[:-21]}" in capsys.readouterr().out  # a summary folds \u2028 (a space)
 
 
 class _Titles:
