@@ -68,9 +68,14 @@ _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
         _SCHEME_START + _SCHEME_RUN + r"*://[^\s:/@\"'<>]+:(?P<s>[^\s@/\"'<>]+)@",
     ),
     (
+        # The name may carry a prefix (DB_PASSWORD, PGPASSWORD, client_secret) and follow an
+        # escaped line break (``\npassword=`` in JSON text kept inside a string); its quotes
+        # may be escaped (``\"password\": \"...\"``), and an escaped quote or line break ends
+        # the value.
         "secret",
-        r"(?i:\b(?:api[_\-]?key|secret(?:[_\-]?key)?|access[_\-]?token|auth[_\-]?token|password"
-        r"|passwd))[\"']?\s*[:=]\s*[\"']?(?P<s>[^\s\"',;&]{8,})",
+        r"(?i:(?:api[_\-]?key|secret(?:[_\-]?(?:access[_\-]?)?key)?|access[_\-]?token"
+        r"|auth[_\-]?token|password|passwd))(?:\\?[\"'])?\s*[:=]\s*(?:\\?[\"'])?"
+        r"(?P<s>(?:[^\s\"',;&\\]|\\(?![\"'nrt])){8,})",
     ),
     (
         "email",

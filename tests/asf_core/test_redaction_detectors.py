@@ -225,3 +225,35 @@ def test_the_secrets_are_looked_for_with_the_run_finders() -> None:
     used = {kind: finditer for kind, _, finditer in _FINDERS if kind in _RUNS}
     assert used == {kind: finder.finditer for kind, finder in _RUNS.items()}
     assert set(used) == {"email", "url_password"}
+
+
+# --- a value after its name: names with a prefix, JSON text inside a JSON string -------------
+
+
+@pytest.mark.parametrize(
+    ("around", "value"),
+    [
+        ("export DB_PASSWORD={} && run", "DbPassw0rdZz"),
+        ("PGPASSWORD={} psql", "DbPassw0rdZz"),
+        ('{{"client_secret": "{}"}}', "DbPassw0rdZz"),
+        ('{{"SecretAccessKey": "{}"}}', "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq3kLm9Abc"),
+        # JSON text inside a JSON string, as tool call arguments are kept: escaped quotes,
+        # and an escaped line break right before the name
+        ('{{\\"password\\": \\"{}\\"}}', "HunterTwo2024x"),
+        ('{{\\"DB_PASSWORD\\": \\"{}\\", \\"x\\": 1}}', "DbPassw0rdZz"),
+        ("host=db\\npassword={}\\nport=5432", "HunterTwo2024x"),
+    ],
+)
+def test_a_value_after_its_name_is_found_wherever_the_name_is_spelled(
+    around: str, value: str
+) -> None:
+    text = around.format(value)
+    start = text.index(value)
+    assert find_secrets(text) == [(start, start + len(value), "secret")]
+
+
+def test_an_aws_secret_in_json_text_inside_a_json_string() -> None:
+    value = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq3kLm9Abc"
+    text = f'{{\\"aws_secret_access_key\\": \\"{value}\\"}}'
+    start = text.index(value)
+    assert find_secrets(text) == [(start, start + len(value), "aws_secret_key")]
