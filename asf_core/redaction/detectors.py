@@ -18,7 +18,9 @@ __all__ = ["KINDS", "Span", "find_secrets", "phone_finder"]
 #: A found secret: where it starts and ends in the text, and what kind it is.
 Span = tuple[int, int, str]
 
-_B = r"(?<![A-Za-z0-9_])"  # not in the middle of a word
+#: Not in the middle of a word: after no word character, or after an escaped line break or
+#: tab (``\\n``: JSON text kept inside a string), but never its letter.
+_B = r"(?:(?<![A-Za-z0-9_\\])|(?<=\\[nrt])|(?<=\\)(?![nrt]))"
 _E = r"(?![A-Za-z0-9_])"
 
 #: The run of characters an e-mail address's local part and a URL's scheme are made of, and

@@ -151,8 +151,8 @@ def test_ids_hashes_and_words_are_left_alone(text: str) -> None:
 
 #: Characters the run-anchored patterns turn on: run characters of both, their anchors, word
 #: characters ``_`` and non-ASCII ones that ``\b`` and the case-blind ``[a-z]`` read (U+212A
-#: KELVIN SIGN and U+017F LONG S are ``k`` and ``s`` to it).
-_RUN_ALPHABET = "ab.-+%_:/@ \u212a\u017fé1"
+#: KELVIN SIGN and U+017F LONG S are ``k`` and ``s`` to it), and an escaped line break ``\\n``.
+_RUN_ALPHABET = "ab.-+%_:/@ \u212a\u017fé1\\n"
 
 
 @settings(max_examples=400, deadline=None)
@@ -257,3 +257,15 @@ def test_an_aws_secret_in_json_text_inside_a_json_string() -> None:
     text = f'{{\\"aws_secret_access_key\\": \\"{value}\\"}}'
     start = text.index(value)
     assert find_secrets(text) == [(start, start + len(value), "aws_secret_key")]
+
+
+@pytest.mark.parametrize(("kind", "around", "secret"), _samples(_WORD_BOUNDED | {"email"}))
+@pytest.mark.parametrize("escape", ["\\n", "\\r\\n", "\\t"])
+def test_a_shape_after_an_escaped_line_break_is_found(
+    kind: str, around: str, secret: str, escape: str
+) -> None:
+    """JSON text kept inside a string (tool call arguments) spells a line break ``\\n``: a
+    token starting the next line starts after a letter, yet not inside a word."""
+    text = around.format(f"{escape}{secret}")
+    start = text.index(secret)
+    assert find_secrets(text) == [(start, start + len(secret), kind)]
