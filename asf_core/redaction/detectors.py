@@ -67,7 +67,7 @@ _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
     ("bearer_token", r"(?i:\bbearer)\s+(?P<s>[A-Za-z0-9\-._~+/]{16,}=*)"),
     (
         "url_password",
-        _SCHEME_START + _SCHEME_RUN + r"*://[^\s:/@\"'<>]+:(?P<s>[^\s@/\"'<>]+)@",
+        _SCHEME_START + _SCHEME_RUN + r"*://[^\s:/@\"'<>]*:(?P<s>[^\s@/\"'<>]+)@",
     ),
     (
         # The name may carry a prefix (DB_PASSWORD, PGPASSWORD, client_secret) and follow an

@@ -269,3 +269,13 @@ def test_a_shape_after_an_escaped_line_break_is_found(
     text = around.format(f"{escape}{secret}")
     start = text.index(secret)
     assert find_secrets(text) == [(start, start + len(secret), kind)]
+
+
+@pytest.mark.parametrize(
+    "around",
+    ["redis://:{}@cache.internal:6379/0", "REDIS_URL=rediss://:{}@10.0.0.7:6380"],
+)
+def test_a_url_password_without_a_user_name_is_found(around: str) -> None:
+    text = around.format("S3cr3tPassw0rd")
+    start = text.index("S3cr3tPassw0rd")
+    assert find_secrets(text) == [(start, start + len("S3cr3tPassw0rd"), "url_password")]
