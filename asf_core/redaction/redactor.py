@@ -51,7 +51,9 @@ class Redactor:
                 "redacting phone numbers needs the phonenumbers package: "
                 "pip install 'asf-sessions[redact]'"
             )
-        self._placeholders: dict[tuple[str, str], str] = {}
+        #: value -> (its kind, its placeholder): a value found again as another kind (a
+        #: URL's password after ``password=``) keeps the placeholder it was given first.
+        self._placeholders: dict[str, tuple[str, str]] = {}
         self._numbers: Counter[str] = Counter()
         self._personal: dict[str, str] = {}
         self._personal_re: re.Pattern[str] | None = None
@@ -81,14 +83,14 @@ class Redactor:
     # -- replacing -------------------------------------------------------------------
 
     def placeholder(self, kind: str, value: str) -> str:
-        """The placeholder of a value (a new one the first time it is met), counted."""
-        key = (kind, value)
-        found = self._placeholders.get(key)
+        """The placeholder of a value (a new one of ``kind`` the first time it is met, of
+        whatever kind it was met as first after that), counted under its kind."""
+        found = self._placeholders.get(value)
         if found is None:
             self._numbers[kind] += 1
-            found = self._placeholders[key] = f"[REDACTED:{kind}:{self._numbers[kind]}]"
-        self.counts[kind] += 1
-        return found
+            found = self._placeholders[value] = (kind, f"[REDACTED:{kind}:{self._numbers[kind]}]")
+        self.counts[found[0]] += 1
+        return found[1]
 
     def text(self, text: str) -> str:
         """``text`` with every secret and personal value replaced."""

@@ -62,3 +62,12 @@ def test_a_kind_is_spelled_as_a_placeholder_spells_it() -> None:
     r = Redactor(phones=False)
     r.learn({"User ID": ["u-77821-ada"]})
     assert r.text("u-77821-ada") == "[REDACTED:user_id:1]"
+
+
+def test_a_value_found_as_two_kinds_gets_one_placeholder() -> None:
+    """The same password as a URL's and after ``PGPASSWORD=``: one value, one placeholder,
+    counted under the kind it was first met as."""
+    r = Redactor(phones=False)
+    out = r.text("postgres://ada:Sup3rS3cretPw@db.example.org/main PGPASSWORD=Sup3rS3cretPw")
+    assert out.count("[REDACTED:url_password:1]") == 2
+    assert r.take_counts() == {"url_password": 2}
