@@ -26,6 +26,8 @@ from asf_core.writer import seal
 
 __all__ = ["SessionRedaction"]
 
+#: Members of a ``parents`` reference that are ids, never redacted.
+_REF_IDS = ("entry", "session")
 #: Members of a header that are ids, never redacted.
 _HEADER_IDS = frozenset({"id", "parent_session", "base", "type", "format", "payload", "created_at"})
 
@@ -101,11 +103,18 @@ class SessionRedaction:
             self.redactor.counts["request_hash_dropped"] += dropped
 
     def _ref(self, ref: Any, moved: dict[str, str]) -> Any:
+        """A ``parents`` reference: its entry moved to its new id, its session id kept, any
+        other member redacted."""
         if not isinstance(ref, dict):
             return ref
         entry, other = ref.get("entry"), ref.get("session")
         table = moved if other is None else self.leaves.get(str(other), {})
-        return {**ref, "entry": table.get(entry, entry) if isinstance(entry, str) else entry}
+        rest = {k: v for k, v in ref.items() if k not in _REF_IDS}
+        return {
+            **{k: ref[k] for k in _REF_IDS if k in ref},
+            **self.redactor.value(rest),
+            "entry": table.get(entry, entry) if isinstance(entry, str) else entry,
+        }
 
     def _body(self, value: Any, moved: dict[str, str]) -> Any:
         """A body member: strings naming an entry of the session moved, the rest redacted."""

@@ -137,3 +137,19 @@ def test_a_findings_unit_session_and_message_are_redacted() -> None:
     assert placeholder_pattern().fullmatch(out.session)
     assert email not in out.message
     assert out.code == "bad-row"
+
+
+def test_the_members_of_a_reference_beside_its_ids_are_redacted() -> None:
+    """A ``parents`` reference may carry members of its own (a plugin's note, a file shown
+    with ``show --redact``): redacted like any other member, ``entry`` and ``session`` kept."""
+    email = "ada.lovelace@example.org"
+    sub = _vector("basic.jsonl")
+    leaf = str(list(sub.entries)[-1].id)
+    session = _spawner(sub.header.id, leaf)
+    entries = list(session.entries)
+    ref = ParentRef(entry=leaf, session=sub.header.id, unknown={"note": f"asked by {email}"})
+    entries[0] = attrs.evolve(entries[0], parents=(ref,))
+    spawner = _redact(_redaction(), attrs.evolve(session, entries=entries))
+    [out] = next(iter(spawner.entries)).parents
+    assert (out.entry, out.session) == (leaf, sub.header.id)
+    assert out.unknown == {"note": "asked by [REDACTED:email:1]"}
