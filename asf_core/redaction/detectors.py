@@ -67,7 +67,8 @@ _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
     ("bearer_token", r"(?i:\bbearer)\s+(?P<s>[A-Za-z0-9\-._~+/]{16,}=*)"),
     (
         "url_password",
-        _SCHEME_START + _SCHEME_RUN + r"*://[^\s:/@\"'<>]*:(?P<s>[^\s@/\"'<>]+)@",
+        # ``:\/\/``: the slashes escaped in JSON text (PHP's json_encode, a string in a string)
+        _SCHEME_START + _SCHEME_RUN + r"*:(?:\\?/){2}[^\s:/@\"'<>]*:(?P<s>[^\s@/\"'<>]+)@",
     ),
     (
         # The name may carry a prefix (DB_PASSWORD, PGPASSWORD, client_secret) and follow an
@@ -89,7 +90,7 @@ _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
 #: kind -> (a character of the run, the anchor ending it, where a match may start in it), for
 #: the patterns whose matches all start in such a run (see :class:`_RunFinder`).
 _RUN_SHAPES: Final[dict[str, tuple[str, str, str]]] = {
-    "url_password": (_SCHEME_RUN, "://", _SCHEME_START),
+    "url_password": (_SCHEME_RUN, ":", _SCHEME_START),
     "email": (_EMAIL_RUN, "@", _EMAIL_START),
 }
 
@@ -138,7 +139,7 @@ class _RunFinder:
 
 
 #: The patterns a run of characters before an anchor would make quadratic, by kind: the
-#: e-mail address's local part before ``@``, the URL's scheme before ``://``.
+#: e-mail address's local part before ``@``, the URL's scheme before ``://`` (or ``:\/\/``).
 _RUNS: Final[dict[str, _RunFinder]] = {
     kind: _RunFinder(pattern, *_RUN_SHAPES[kind])
     for kind, pattern in _COMPILED

@@ -202,7 +202,8 @@ class _Counting:
 
 @pytest.mark.parametrize("kind", ["email", "url_password"])
 @pytest.mark.parametrize(
-    "unit", ["a.", "-", "ab-", ".", "%", "+a", "a.b@", "a.b://", "a-@", "x-://", "a.@b"]
+    "unit",
+    ["a.", "-", "ab-", ".", "%", "+a", "a.b@", "a.b://", "a-@", "x-://", "a.@b", "a:", "a.b:\\/"],
 )
 def test_a_long_run_is_read_a_bounded_number_of_times(
     kind: str, unit: str, monkeypatch: pytest.MonkeyPatch
@@ -277,5 +278,13 @@ def test_a_shape_after_an_escaped_line_break_is_found(
 )
 def test_a_url_password_without_a_user_name_is_found(around: str) -> None:
     text = around.format("S3cr3tPassw0rd")
+    start = text.index("S3cr3tPassw0rd")
+    assert find_secrets(text) == [(start, start + len("S3cr3tPassw0rd"), "url_password")]
+
+
+def test_a_url_password_behind_escaped_slashes_is_found() -> None:
+    """JSON that escapes ``/`` (PHP's ``json_encode``, JSON text kept inside a string) spells
+    a URL ``postgres:\\/\\/user:password@host\\/db``: still a URL with a password."""
+    text = '{"dsn": "postgres:\\/\\/ada:S3cr3tPassw0rd@localhost:5432\\/main"}'
     start = text.index("S3cr3tPassw0rd")
     assert find_secrets(text) == [(start, start + len("S3cr3tPassw0rd"), "url_password")]
