@@ -190,13 +190,18 @@ def find_secrets(text: str, phones: Callable[[str], list[Span]] | None = None) -
 
 
 _DIGITS = re.compile(r"\d[\d\s().\-/]{5,}\d")
+#: Digits, one dot, digits: a decimal number (a duration, the seconds of a timestamp with
+#: nanoseconds), which libphonenumber may read as a national number; no one writes a phone
+#: number so.
+_DECIMAL = re.compile(r"\d+\.\d+")
 
 
 def phone_finder(regions: tuple[str, ...] = ("US",)) -> Callable[[str], list[Span]] | None:
     """A finder of phone numbers, or None when the ``phonenumbers`` package is missing.
 
     Numbers written with a ``+`` and country code are found anywhere; national numbers as
-    dialled in ``regions``. Only numbers valid in their country's plan count.
+    dialled in ``regions``. Only numbers valid in their country's plan count, and never a
+    decimal number.
     """
     try:
         import phonenumbers
@@ -210,7 +215,8 @@ def phone_finder(regions: tuple[str, ...] = ("US",)) -> Callable[[str], list[Spa
         spans: dict[tuple[int, int], Span] = {}
         for region in regions:
             for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=leniency):
-                spans[(match.start, match.end)] = (match.start, match.end, "phone")
+                if not _DECIMAL.fullmatch(match.raw_string):
+                    spans[(match.start, match.end)] = (match.start, match.end, "phone")
         return list(spans.values())
 
     return find

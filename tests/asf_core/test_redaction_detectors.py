@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asf_core.redaction.detectors import _COMPILED, _RUNS, KINDS, find_secrets
+from asf_core.redaction.detectors import _COMPILED, _RUNS, KINDS, find_secrets, phone_finder
 
 _PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX\n"
@@ -288,3 +288,33 @@ def test_a_url_password_behind_escaped_slashes_is_found() -> None:
     text = '{"dsn": "postgres:\\/\\/ada:S3cr3tPassw0rd@localhost:5432\\/main"}'
     start = text.index("S3cr3tPassw0rd")
     assert find_secrets(text) == [(start, start + len("S3cr3tPassw0rd"), "url_password")]
+
+
+# --- phone numbers: libphonenumber's, less the decimal numbers ------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "elapsed: 27.29327182",
+        '"created_at":"2026-02-10T22:40:13.297848579+01:00"',
+        "lat 17.723950503 ok",
+    ],
+)
+def test_a_decimal_number_is_not_a_phone_number(text: str) -> None:
+    """A duration or the seconds of a timestamp with nanoseconds: digits, one dot, digits. It
+    may read as a valid national number, but redacting it destroys the data."""
+    phones = phone_finder()
+    assert phones is not None
+    assert find_secrets(text, phones) == []
+
+
+@pytest.mark.parametrize(
+    "number", ["+44 20 7946 0958", "+1 650.253.0000", "650.253.0000", "+16502530000"]
+)
+def test_phone_numbers_are_found(number: str) -> None:
+    phones = phone_finder()
+    assert phones is not None
+    text = f"call {number} today"
+    start = text.index(number)
+    assert find_secrets(text, phones) == [(start, start + len(number), "phone")]
