@@ -45,8 +45,9 @@ _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
     ("aws_access_key", _B + r"(?:AKIA|ASIA|ABIA|ACCA|AROA|AIDA)[A-Z0-9]{16}" + _E),
     (
         "aws_secret_key",
-        r"(?i:aws.{0,20}?(?:secret|private).{0,20}?)[\"'=:\s]{1,6}(?P<s>[A-Za-z0-9/+]{40})"
-        + r"(?![A-Za-z0-9/+])",
+        r"(?i:aws.{0,20}?(?:secret|private).{0,20}?)[\"'=:\s]{1,6}"
+        # 40 lowercase hex digits are a SHA-1 (a git commit), not a key (base64)
+        + r"(?![0-9a-f]{40}(?![A-Za-z0-9/+]))(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
     ),
     ("github_token", _B + r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,255}" + _E),
     ("github_token", _B + r"github_pat_[A-Za-z0-9_]{22,255}" + _E),

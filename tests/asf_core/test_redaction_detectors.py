@@ -318,3 +318,15 @@ def test_phone_numbers_are_found(number: str) -> None:
     text = f"call {number} today"
     start = text.index(number)
     assert find_secrets(text, phones) == [(start, start + len(number), "phone")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "aws-secret-rotation 4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+        "AWS private key fingerprint: 4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+    ],
+)
+def test_a_git_hash_after_an_aws_secret_name_is_not_a_key(text: str) -> None:
+    """40 lowercase hex digits are a SHA-1 (a git commit); an AWS secret key is base64."""
+    assert find_secrets(text) == []
