@@ -69,8 +69,9 @@ class _Progress:
         self.done += max(len(session.native_ids), 1)
         text = f"{self.label}: {self.done}"
         if self.total:
+            # Sessions no listed one stands for (sub-agents) are written too: not past the total.
             done = min(self.done, self.total)
-            text += f" of {self.total} sessions"
+            text = f"{self.label}: {done} of {self.total} sessions"
             elapsed = time.monotonic() - self.started
             if 0 < done < self.total and elapsed > 1:
                 left = int(elapsed / done * (self.total - done))

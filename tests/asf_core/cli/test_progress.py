@@ -65,6 +65,20 @@ def test_a_session_without_native_ids_still_counts_one() -> None:
     assert lines == ["hermes home: 1 sessions (0 files written)"]
 
 
+def test_sessions_done_never_pass_the_total() -> None:
+    """Sub-agent files (Claude Code's carry no native id) are written beside the one listed
+    session that holds them: the line said ``4 of 1 sessions``; it stops at the total."""
+    lines: list[str] = []
+    display: Any = SimpleNamespace(show=lambda text, force=False: lines.append(text))
+    counter = _Progress(display)
+    counter.label, counter.total = "claude-code proj", 1
+    report: Any = SimpleNamespace(files_written=0)
+    for written in range(1, 5):
+        report.files_written = written
+        counter.session(report, SimpleNamespace(native_ids=()))  # type: ignore[arg-type]
+    assert lines[-1] == "claude-code proj: 1 of 1 sessions (4 files written)"
+
+
 @pytest.mark.parametrize("text", ["0", "-2", "many"])
 def test_jobs_must_be_a_positive_number(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError):
