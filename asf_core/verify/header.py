@@ -93,8 +93,8 @@ def header_findings(header: Header, problems: Sequence[Finding] = ()) -> Iterabl
     if header.redacted is True:
         yield _finding(
             "redacted",
-            "redacted: the file verifies against itself only; not a claim about the original "
-            "(its request_hash values are the original's and are not checked)",
+            "the file verifies against itself only, not a claim about the original "
+            "(redaction recomputed its ids and hashes, which are checked as usual)",
             INFO,
         )
     if not header.id.strip() and not _flagged(problems, "id"):
