@@ -92,6 +92,24 @@ def _counts(group: Group, index: FileIndex | None) -> dict[str, int]:
     return counts
 
 
+def _model(index: FileIndex | None) -> str | None:
+    """The model of the session's first response (its own, not a sub-agent's; not the
+    ``<synthetic>`` messages Claude Code writes itself)."""
+    if index is None:
+        return None
+    return next(
+        (
+            line.model
+            for line in index.lines
+            if line.role == "assistant"
+            and not line.sidechain
+            and line.model
+            and line.model != "<synthetic>"
+        ),
+        None,
+    )
+
+
 def _native(store: ClaudeStore, group: Group) -> NativeSession:
     files = group.files
     findings: list[Finding] = []
@@ -148,6 +166,7 @@ def _native(store: ClaudeStore, group: Group) -> NativeSession:
         counts=_counts(group, index),
         rows=len(index.lines) if index is not None else None,
         cwd=shown.cwds[0] if shown is not None and shown.cwds else None,
+        model=_model(index),
         details=details,
         findings=findings,
         native=Native(group=group, index=index, agents=agents),

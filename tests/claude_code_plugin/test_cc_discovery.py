@@ -169,6 +169,19 @@ def test_list_shows_title_times_counts_cwd_branch_version(
     assert len(stdout.splitlines()) == 1 + len(listed)
 
 
+def test_list_gives_the_model_so_model_picks(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without a model, 'asf list ~/.claude --model opus' picked nothing, whatever ran."""
+    code, stdout, _ = run(capsys, "list", A0Y, "--json")
+    (session,) = json.loads(stdout)["stores"][0]["sessions"]
+    assert session["model"] == "claude-opus-4-6"  # the first response's (not its agents')
+    code, stdout, _ = run(capsys, "list", A0Y, "--model", "OPUS-4", "--json")
+    assert code == ExitCode.OK
+    assert [s["id"] for st in json.loads(stdout)["stores"] for s in st["sessions"]] == [F1.stem]
+    code, stdout, _ = run(capsys, "list", A0Y, "--model", "sonnet", "--json")
+    assert code == ExitCode.OK
+    assert [s for st in json.loads(stdout)["stores"] for s in st["sessions"]] == []
+
+
 def test_list_of_a_session_whose_file_is_missing_tells_when_and_where_its_agents_ran(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
