@@ -67,7 +67,6 @@ class _Progress:
 
     def session(self, report: StoreReport, session: ConvertedSession) -> None:
         self.done += max(len(session.native_ids), 1)
-        text = f"{self.label}: {self.done}"
         if self.total:
             # Sessions no listed one stands for (sub-agents) are written too: not past the total.
             done = min(self.done, self.total)
@@ -77,8 +76,9 @@ class _Progress:
                 left = int(elapsed / done * (self.total - done))
                 text += f", {left // 60}:{left % 60:02d} left"
         else:
-            text += " sessions"
-        self.display.show(text + f" ({report.files_written} files written)")
+            text = f"{self.label}: {plural(self.done, 'session')}"
+        written = plural(report.files_written, "file")
+        self.display.show(f"{text} ({written} written)")
 
 
 def redaction_for(args: argparse.Namespace) -> SessionRedaction | None:

@@ -292,7 +292,7 @@ def run_export(args: argparse.Namespace) -> ExitCode:
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     export = sub.add_parser(
         "export",
-        help="export sessions as ATIF, OpenTelemetry traces, Markdown or HTML",
+        help="export sessions as ATIF, OpenTelemetry traces, Markdown, HTML or plain text",
         description="Export the path to a session's resume leaf (or --leaf, or every leaf) of "
         "one ASF file, or of every *.jsonl file under a directory: an ATIF-v1.8 trajectory, "
         "an OpenTelemetry trace (OTLP/JSON), or a Markdown, HTML or plain-text transcript. "

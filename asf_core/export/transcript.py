@@ -86,6 +86,10 @@ class Transcript:
         return inline_image(part.url, session.path, session.header.id)
 
 
+def _entries(n: int) -> str:
+    return f"{n} entry" if n == 1 else f"{n} entries"
+
+
 def transcript(view: PathView, *, href: Href | None = None) -> Transcript:
     """The transcript of one path; ``href`` links sub-agents and other branches."""
     header = view.session.header
@@ -98,7 +102,7 @@ def transcript(view: PathView, *, href: Href | None = None) -> Transcript:
         ("created", header.created_at),
         ("directory", header.cwd or ""),
         ("format", header.format),
-        ("path ends at", f"{view.name(view.leaf)} ({len(view.path)} entries)"),
+        ("path ends at", f"{view.name(view.leaf)} ({_entries(len(view.path))})"),
         ("parent session", header.parent_session or ""),
         ("abandoned at", view.name(view.abandoned_at) if view.abandoned_at else ""),
     ):

@@ -62,7 +62,10 @@ def test_a_session_without_native_ids_still_counts_one() -> None:
     counter.label = "hermes home"
     report: Any = SimpleNamespace(files_written=0)
     counter.session(report, SimpleNamespace(native_ids=()))  # type: ignore[arg-type]
-    assert lines == ["hermes home: 1 sessions (0 files written)"]
+    assert lines == ["hermes home: 1 session (0 files written)"]
+    report.files_written = 1
+    counter.session(report, SimpleNamespace(native_ids=("a", "b")))  # type: ignore[arg-type]
+    assert lines[-1] == "hermes home: 3 sessions (1 file written)"
 
 
 def test_sessions_done_never_pass_the_total() -> None:
