@@ -138,7 +138,7 @@ class Store:
 
     def native_sessions(self, selection: Selection | None = None) -> Iterator[NativeSession]:
         """The store's sessions as its plugin reads them, or those ``selection`` picks (its
-        ``limit`` keeps the newest); findings are left out."""
+        ``limit`` keeps the newest, in the store's order); findings are left out."""
         wanted = selection or Selection()
         with host.opened(self.plugins, self.candidate) as store:
             items = host.read(self.plugins, self.candidate.plugin, store, wanted)
