@@ -27,6 +27,13 @@ _E = r"(?![A-Za-z0-9_])"
 #: where each may start: shared by the patterns and by :class:`_RunFinder`.
 _EMAIL_RUN = r"[A-Za-z0-9._%+\-]"
 _EMAIL_START = _B + _EMAIL_RUN
+#: The local part of an address whose ``@`` is percent-encoded (``jane%40example.org`` in a
+#: URL's query): no ``%`` in it, so that the run ends where its ``%40`` begins.
+_ENCODED_RUN = r"[A-Za-z0-9._+\-]"
+_DOMAIN = (
+    r"[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}"
+)
 _SCHEME_RUN = r"(?i:[a-z0-9+.\-])"
 _SCHEME_START = r"(?i:\b[a-z])"
 
@@ -83,16 +90,19 @@ _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
     ),
     (
         "email",
-        _EMAIL_START + _EMAIL_RUN + r"*@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?"
-        r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}" + _E,
+        _EMAIL_START + _EMAIL_RUN + r"*@" + _DOMAIN + _E,
     ),
+    ("email_encoded", _B + _ENCODED_RUN + _ENCODED_RUN + r"*%40" + _DOMAIN + _E),
 )
+#: Patterns reported under another kind's name.
+_REPORTED_AS: Final = {"email_encoded": "email"}
 
 #: kind -> (a character of the run, the anchor ending it, where a match may start in it), for
 #: the patterns whose matches all start in such a run (see :class:`_RunFinder`).
 _RUN_SHAPES: Final[dict[str, tuple[str, str, str]]] = {
     "url_password": (_SCHEME_RUN, ":", _SCHEME_START),
     "email": (_EMAIL_RUN, "@", _EMAIL_START),
+    "email_encoded": (_ENCODED_RUN, "%40", _B + _ENCODED_RUN),
 }
 
 _COMPILED: Final = tuple((kind, re.compile(pattern)) for kind, pattern in _PATTERNS)
@@ -195,13 +205,16 @@ def _finditer(kind: str, pattern: re.Pattern[str]) -> Callable[[str], Iterator[r
 _FINDERS: Final = tuple((kind, pattern, _finditer(kind, pattern)) for kind, pattern in _COMPILED)
 
 #: Every kind the detectors report (``phone`` when phone numbers are looked for).
-KINDS: Final[tuple[str, ...]] = (*dict.fromkeys(kind for kind, _ in _PATTERNS), "phone")
+KINDS: Final[tuple[str, ...]] = (
+    *dict.fromkeys(_REPORTED_AS.get(kind, kind) for kind, _ in _PATTERNS),
+    "phone",
+)
 
 #: Characters one of the patterns needs, to skip most text without running them.
 _HINTS = re.compile(
     r"-----BEGIN|sk-|sk_|rk_|whsec_|A[KSBCRI][IBCOD]A|ghp_|gho_|ghu_|ghs_|ghr_"
     r"|github_pat_|glpat-|AIza|ya29\.|xox|hooks\.slack|hf_|npm_|pypi-|SG\.|:AA"
-    r"|eyJ|(?i:bearer)|://|@|(?i:key|secret|token|passw)|(?i:aws)"
+    r"|eyJ|(?i:bearer)|://|@|%40|(?i:key|secret|token|passw)|(?i:aws)"
 )
 
 
@@ -213,7 +226,7 @@ def _spans(text: str) -> Iterator[tuple[int, int, Span]]:
         for match in finditer(text):
             start, end = match.span("s") if "s" in pattern.groupindex else match.span()
             if end > start:
-                yield (start, rank, (start, end, kind))
+                yield (start, rank, (start, end, _REPORTED_AS.get(kind, kind)))
 
 
 def find_secrets(text: str, phones: Callable[[str], list[Span]] | None = None) -> list[Span]:
