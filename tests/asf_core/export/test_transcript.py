@@ -354,11 +354,14 @@ def test_sidecar_images_are_inlined_from_the_session_directory(tmp_path: Path) -
     assert "<img" not in page  # not an image we can vouch for: shown as text
 
 
-@pytest.mark.parametrize("session_id", ["../elsewhere", "ABSOLUTE", "a/../../elsewhere", ".."])
+@pytest.mark.parametrize(
+    "session_id", ["../elsewhere", "ABSOLUTE", "a/../../elsewhere", "..", ".", ""]
+)
 def test_a_session_id_that_is_a_path_reads_no_blob_outside(session_id: str, tmp_path: Path) -> None:
     """The sidecar directory is named by the session id, which comes from the file: an id
-    that is not one directory name (a relative or absolute path) names no directory, as for
-    the verifier, so a page never inlines an image from elsewhere on the disk."""
+    that is not one directory name (a relative or absolute path, or ``.`` and the empty id,
+    which name the file's own directory) names no directory, as for the verifier, so a page
+    never inlines an image from elsewhere on the disk."""
     import hashlib
 
     png = _png(8, 8, (0, 0, 255))
@@ -367,6 +370,8 @@ def test_a_session_id_that_is_a_path_reads_no_blob_outside(session_id: str, tmp_
     elsewhere.mkdir()
     (elsewhere / digest).write_bytes(png)
     (tmp_path / digest).write_bytes(png)  # what ".." would name
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / digest).write_bytes(png)  # what "." and "" would name
     sid = str(elsewhere) if session_id == "ABSOLUTE" else session_id
     b = SessionBuilder(Header(id=sid, created_at="2026-01-01T00:00:00Z", media="sidecar"))
     image = {"type": "input_image", "image_url": f"sidecar:sha256:{digest}"}

@@ -309,9 +309,10 @@ def test_a_sidecar_string_with_any_whitespace_is_prose(tmp_path: Path, space: st
     assert verify_path(path) == []
 
 
-@pytest.mark.parametrize("session_id", ["..", ".", "a\\b"])
+@pytest.mark.parametrize("session_id", ["..", ".", "a\\b", "a\x00b"])
 def test_more_session_ids_that_cannot_name_a_directory(tmp_path: Path, session_id: str) -> None:
-    """``..`` would leave the file's directory and a backslash is a separator elsewhere."""
+    """``..`` would leave the file's directory, a backslash is a separator elsewhere, and no
+    path holds a NUL (opening one raises)."""
     head = Header(id=session_id, created_at="2026-10-01T09:00:00Z", media="sidecar")
     (tmp_path / hashlib.sha256(PNG).hexdigest()).write_bytes(PNG)  # what ``..`` would reach
     path = tmp_path / "sub" / "s.jsonl"
