@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from fixture_paths import ROOT
 
+from asf_core.cli.humane import clip
 from asf_core.formats import NativeSession, Selection
 from asf_core.redaction import Redactor
 from asf_core.selecting import parse_time, selected
@@ -99,6 +100,30 @@ def test_list_fits_a_terminal_with_wide_titles(home: Path, tmp_path: Path) -> No
     assert "文件和说明🙂" in wide
     assert wide.endswith("…")
     assert [line for line in lines if _cells(line) > 80] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "width", "shown"),
+    [
+        ("abcd", 4, "abcd"),  # exactly as wide as the room: whole
+        ("abcde", 4, "abc…"),
+        ("文件", 4, "文件"),  # two wide characters, four columns
+        ("文件", 3, "文…"),
+        ("\uff21\uff22", 4, "\uff21\uff22"),  # fullwidth forms take two columns too
+        ("\uff21\uff22", 3, "\uff21…"),
+        ("café", 4, "café"),  # a narrow letter outside ASCII takes one
+        ("cafés", 4, "caf…"),
+        ("e\u0301" * 4, 4, "e\u0301" * 4),  # a combining accent takes none
+        ("a\u20dd" * 4, 4, "a\u20dd" * 4),  # nor does an enclosing mark
+        ("👩\u200d💻", 4, "👩\u200d💻"),  # nor the joiner between two emoji
+        ("abc", 0, ""),
+        ("文件", 0, ""),
+    ],
+)
+def test_clip_counts_the_columns_a_terminal_gives(text: str, width: int, shown: str) -> None:
+    """A title is cut to the columns it takes on screen, not to its characters: what fits
+    is whole, what does not ends in an ellipsis within the width."""
+    assert clip(text, width) == shown
 
 
 def test_show_markdown_in_a_terminal(home: Path) -> None:
