@@ -123,6 +123,18 @@ def test_deep_nesting_is_written_as_json_writes_it(levels: int, indent: int | No
 
 
 @pytest.mark.parametrize("indent", [2, None])
+def test_a_small_value_as_deep_as_orjson_writes_is_one_chunk(indent: int | None) -> None:
+    """orjson writes up to 254 nested containers: a small value that deep is still written
+    in one call, not member by member (as it would be were the depth limit set too low)."""
+    value: Any = []
+    for _ in range(253):
+        value = [value]
+    parts = list(chunks(value, indent=indent))
+    assert "".join(parts) == _stdlib(value, indent)
+    assert len(parts) == 1
+
+
+@pytest.mark.parametrize("indent", [2, None])
 def test_a_circular_value_is_refused_as_json_refuses_it(indent: int | None) -> None:
     looped: list[Any] = [1]
     looped.append({"again": looped})
