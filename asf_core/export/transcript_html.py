@@ -101,8 +101,9 @@ def _anchor(entry: str) -> str:
 
 
 def _href(href: str) -> str:
-    """A relative link the export made, percent-encoded so it can only be a path."""
-    return _e(quote(href, safe="/._-#~"))
+    """A relative link the export made, percent-encoded so it can only be a path (a ``#``
+    in a file name too: it would start a fragment)."""
+    return _e(quote(href, safe="/._-~"))
 
 
 class _Page:

@@ -79,8 +79,9 @@ def _marks(block: Block) -> str:
 
 def _target(href: str) -> str:
     """A link target the export made from file names, percent-encoded but for blanks and
-    parentheses (which the angle brackets hold): it can only be a relative path, one link."""
-    return quote(href, safe="/._-#~ ()")
+    parentheses (which the angle brackets hold): it can only be a relative path, one link
+    (a ``#`` in a name is encoded too: it would start a fragment)."""
+    return quote(href, safe="/._-~ ()")
 
 
 def _links(block: Block) -> str:

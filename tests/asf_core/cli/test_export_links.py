@@ -54,10 +54,27 @@ def test_a_file_name_cannot_add_links_or_headings_to_the_markdown(tmp_path: Path
     assert main(["export", str(parent.parent), "--to", "markdown", "-o", str(out)]) == 0
     md = (out / "parent.md").read_text()
     assert re.findall(r"\]\(", md) == ["]("]  # one link, to the sub-agent's page
-    target = "javascript%3Ax%3E) %5Bevil%5D(%3Chttps%3Aevil.example%3E) %3C%0A# Fake heading%0A.md"
+    target = (
+        "javascript%3Ax%3E) %5Bevil%5D(%3Chttps%3Aevil.example%3E) %3C%0A%23 Fake heading%0A.md"
+    )
     assert f"[sub-agent session {CHILD}](<{target}>)" in md
     assert not [line for line in md.splitlines() if line.startswith("# Fake")]
     assert (out / hostile.replace(".jsonl", ".md")).is_file()  # where the link goes
+
+
+def test_a_hash_in_a_file_name_is_part_of_the_link_target(tmp_path: Path) -> None:
+    """A ``#`` in a file name is encoded (``%23``): left as it is, it would start the link's
+    fragment, and the link would lead to ``notes`` instead of the sub-agent's page."""
+    parent = _sessions(tmp_path / "in", "notes#2.jsonl")
+    out = tmp_path / "md"
+    assert main(["export", str(parent.parent), "--to", "markdown", "-o", str(out)]) == 0
+    assert (out / "notes#2.md").is_file()
+    md = (out / "parent.md").read_text()
+    assert f"[sub-agent session {CHILD}](<notes%232.md>)" in md
+    html = tmp_path / "html"
+    assert main(["export", str(parent.parent), "--to", "html", "-o", str(html)]) == 0
+    page = (html / "parent.html").read_text()
+    assert f'<a href="notes%232.html"><bdi>sub-agent session {CHILD}</bdi></a>' in page
 
 
 def test_a_single_file_export_names_a_sibling_sub_agent_without_a_link(tmp_path: Path) -> None:
