@@ -62,6 +62,22 @@ def test_a_file_name_cannot_add_links_or_headings_to_the_markdown(tmp_path: Path
     assert (out / hostile.replace(".jsonl", ".md")).is_file()  # where the link goes
 
 
+def test_a_sub_agent_in_another_folder_is_linked_by_its_relative_path(tmp_path: Path) -> None:
+    """The target is a relative path: its slashes stay separators (not ``%2F``)."""
+    parent = _sessions(tmp_path / "in")
+    (parent.parent / "agents").mkdir()
+    (parent.parent / "child (1).jsonl").rename(parent.parent / "agents" / "child (1).jsonl")
+    out = tmp_path / "md"
+    assert main(["export", str(parent.parent), "--to", "markdown", "-o", str(out)]) == 0
+    assert (out / "agents" / "child (1).md").is_file()
+    md = (out / "parent.md").read_text()
+    assert f"[sub-agent session {CHILD}](<agents/child (1).md>)" in md
+    html = tmp_path / "html"
+    assert main(["export", str(parent.parent), "--to", "html", "-o", str(html)]) == 0
+    page = (html / "parent.html").read_text()
+    assert f'<a href="agents/child%20%281%29.html"><bdi>sub-agent session {CHILD}</bdi></a>' in page
+
+
 def test_a_hash_in_a_file_name_is_part_of_the_link_target(tmp_path: Path) -> None:
     """A ``#`` in a file name is encoded (``%23``): left as it is, it would start the link's
     fragment, and the link would lead to ``notes`` instead of the sub-agent's page."""

@@ -302,6 +302,57 @@ def _view_of(path: Path) -> PathView:
     return SessionTree(session).view(str(session.resume_leaf()))
 
 
+def _answer_in_markdown(tmp_path: Path, text: str) -> str:
+    """The Markdown an assistant's message ``text`` is written as, between its heading and
+    the next turn's."""
+    b = SessionBuilder(Header(id="one", created_at="2026-01-01T00:00:00Z"))
+    answer = {"type": "message", "role": "assistant", "content": [_text_part(text)]}
+    b.append(Item(ts="2026-01-01T00:00:01Z", item=answer))
+    user = {"type": "message", "role": "user", "content": "ok"}
+    b.append(Item(ts="2026-01-01T00:00:02Z", item=user))
+    path = tmp_path / "one.jsonl"
+    write_session(path, b.header, b.entries)
+    md = "".join(render_markdown(transcript(_view_of(path))))
+    after = md.split("### Assistant · 2026-01-01T00:00:01Z\n\n", 1)[1]
+    return after.split("\n\n### User", 1)[0]
+
+
+def _text_part(text: str) -> dict[str, str]:
+    return {"type": "output_text", "text": text}
+
+
+@pytest.mark.parametrize(
+    ("text", "closing"),
+    [
+        ("plain text", ""),
+        ("~~~\ncode", "~~~"),  # a fence of tildes is closed by tildes
+        ("```\ncode\n~~~", "```"),  # which do not close one of backticks
+        ("````\ncode\n```", "````"),  # nor does a shorter fence
+        ("```\ncode\n```", ""),  # closed already
+        ("```\ncode\n````", ""),  # a longer fence closes it too
+        ("```\ncode\n``` not closing", "```"),  # a closing fence has no info string
+        ("```\na\n```\n\n```\nb", "```"),  # the second block is left open
+        ("```a`b\ncode", ""),  # a backtick in the info string: not a fence at all
+        ("~~~a`b\ncode", "~~~"),  # which a fence of tildes may hold
+        ("> ```sh\n> code", "> ```"),  # inside a quote: closed inside it
+        ("1. ```sh\n   make", "   ```"),  # in a list item: closed inside it, not a new item
+        ("1) ```sh\n   make", "   ```"),
+        ("1234. ```sh\n      make", "      ```"),
+        ("+ ```sh\n  make", "  ```"),
+        ("-```x", ""),  # no blank after the mark: not a list item, no fence
+        ("1.```x", ""),
+    ],
+)
+def test_a_message_is_closed_only_where_its_code_fence_is_left_open(
+    tmp_path: Path, text: str, closing: str
+) -> None:
+    """The fence a message leaves open, as CommonMark reads it (backticks or tildes, inside a
+    quote or list item), is closed after it, where its lines start; nothing is added when
+    none is left open, or to text that only looks like a fence."""
+    expected = f"{text}\n{closing}" if closing else text
+    assert _answer_in_markdown(tmp_path, text) == expected
+
+
 def test_a_message_cut_inside_a_code_block_keeps_the_turns_after_it(tmp_path: Path) -> None:
     """An answer cut off inside a code block (out of tokens) leaves its fence open: it is
     closed where the message ends, so the turns after it are not swallowed into it and a
