@@ -391,7 +391,8 @@ def test_a_session_id_that_is_a_path_reads_no_blob_outside(session_id: str, tmp_
 #: element's paragraph (U+202E right-to-left override, U+2066 left-to-right isolate).
 _BIDI = ("\u202e", "\u2066")
 #: Where session text holding them may sit: isolated inline (``bdi``) or a block of its own.
-_ISOLATED = {"bdi", "pre", "title", "h1", "dd", "dt", "div.text", "div.note"}
+#: (Not ``div.note``: a note sets session text among the page's words, "[refusal: ...]".)
+_ISOLATED = {"bdi", "pre", "title", "h1", "dd", "dt", "div.text"}
 
 
 class _Stack(HTMLParser):
@@ -427,23 +428,27 @@ def test_direction_marks_in_session_text_cannot_reorder_the_page(tmp_path: Path)
     ts = iter(f"2026-01-01T00:00:{n:02d}Z" for n in range(60))
     b.append(Config(ts=next(ts), model=rlo + "model"), parent=None)
     b.append(Info(ts=next(ts), name=lri + "title"))
-    said = {"type": "message", "role": rlo + "role", "content": [_text(rlo + "said")]}
+    refused = {"type": "refusal", "refusal": rlo + "no"}
+    said = {"type": "message", "role": rlo + "role", "content": [_text(rlo + "said"), refused]}
     b.append(Item(ts=next(ts), item=said))
     call = {"type": "function_call", "call_id": "c" + rlo, "name": rlo + "t", "arguments": "{}"}
     b.append(Item(ts=next(ts), response="r", item=call))
-    b.append(Response(ts=next(ts), response_id="r", model="m"))
+    b.append(Response(ts=next(ts), response_id="r", model=rlo + "m"))
     b.append(Link(ts=next(ts), rel="subsession", session=rlo + "kid", call_id=call["call_id"]))
+    b.append(Link(ts=next(ts), rel=rlo + "rel", session="other"))
     output = {"type": "function_call_output", "call_id": call["call_id"], "output": lri + "out"}
     b.append(Item(ts=next(ts), item=output))
     image = {"type": "input_image", "image_url": "https://x.example/" + rlo}
     b.append(Item(ts=next(ts), item={"type": "message", "role": "user", "content": [image]}))
     path = tmp_path / "bidi.jsonl"
     write_session(path, b.header, b.entries)
+    unlinked = "".join(render_html(transcript(_view(path))))  # labels without a page to link
     page = "".join(render_html(transcript(_view(path), href=lambda s, leaf: f"{s}.html")))
-    parsed = _Stack()
-    parsed.feed(page)
-    marked = [(where, text) for where, text in parsed.nodes if any(c in text for c in _BIDI)]
-    assert len(marked) >= 8, marked  # every piece above, and all of it in the page
-    for where, text in marked:
-        assert where in _ISOLATED, (where, text)
+    for html in (unlinked, page):
+        parsed = _Stack()
+        parsed.feed(html)
+        marked = [(where, text) for where, text in parsed.nodes if any(c in text for c in _BIDI)]
+        assert len(marked) >= 11, marked  # every piece above, and all of it in the page
+        for where, text in marked:
+            assert where in _ISOLATED, (where, text)
     assert "<span><bdi>\u202erole</bdi></span><time><bdi>2026-01-01T00:00:02Z</bdi>" in page
