@@ -353,6 +353,18 @@ def test_a_message_is_closed_only_where_its_code_fence_is_left_open(
     assert _answer_in_markdown(tmp_path, text) == expected
 
 
+def test_the_path_length_is_counted_in_entries_and_one_is_one_entry(tmp_path: Path) -> None:
+    b = SessionBuilder(Header(id="short", created_at="2026-01-01T00:00:00Z"))
+    said = {"type": "message", "role": "user", "content": "hi"}
+    b.append(Item(ts="2026-01-01T00:00:01Z", item=said))
+    path = tmp_path / "short.jsonl"
+    write_session(path, b.header, b.entries)
+    assert "(1 entry)" in "".join(render_markdown(transcript(_view_of(path))))
+    b.append(Item(ts="2026-01-01T00:00:02Z", item=said))
+    write_session(path, b.header, b.entries)
+    assert "(2 entries)" in "".join(render_markdown(transcript(_view_of(path))))
+
+
 def test_a_message_cut_inside_a_code_block_keeps_the_turns_after_it(tmp_path: Path) -> None:
     """An answer cut off inside a code block (out of tokens) leaves its fence open: it is
     closed where the message ends, so the turns after it are not swallowed into it and a
