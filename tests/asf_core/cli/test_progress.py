@@ -82,6 +82,23 @@ def test_sessions_done_never_pass_the_total() -> None:
     assert lines[-1] == "claude-code proj: 1 of 1 sessions (4 files written)"
 
 
+def test_the_time_left_is_told_until_the_last_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sessions still to write are given a time (at the pace so far); when all are written
+    there is none to tell."""
+    lines: list[str] = []
+    display: Any = SimpleNamespace(show=lambda text, force=False: lines.append(text))
+    clock = iter([100.0, 130.0, 160.0])
+    monkeypatch.setattr("asf_core.cli.convert.time.monotonic", lambda: next(clock))
+    counter = _Progress(display)
+    counter.label, counter.total = "hermes home", 2
+    report: Any = SimpleNamespace(files_written=1)
+    counter.session(report, SimpleNamespace(native_ids=("a",)))  # type: ignore[arg-type]
+    assert lines[-1] == "hermes home: 1 of 2 sessions, 0:30 left (1 file written)"
+    report.files_written = 2
+    counter.session(report, SimpleNamespace(native_ids=("b",)))  # type: ignore[arg-type]
+    assert lines[-1] == "hermes home: 2 of 2 sessions (2 files written)"
+
+
 @pytest.mark.parametrize("text", ["0", "-2", "many"])
 def test_jobs_must_be_a_positive_number(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError):
