@@ -182,6 +182,25 @@ def test_list_gives_the_model_so_model_picks(capsys: pytest.CaptureFixture[str])
     assert [s for st in json.loads(stdout)["stores"] for s in st["sessions"]] == []
 
 
+def test_the_model_listed_is_the_first_the_session_itself_answered_with(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not a sub-agent's line (sidechain) nor a ``<synthetic>`` message Claude Code wrote
+    itself (an API error it shows), nor a line that names no model."""
+    s = Lines()
+    u = s.user(None, "hello")
+    a = s.text(u, "msg_0", "from a sidechain", model="claude-haiku-4-5", isSidechain=True)
+    a = s.text(a, "msg_1", "API Error", model="<synthetic>")
+    a = s.text(a, "msg_2", "no model named")
+    s.objects[-1]["message"].pop("model")
+    s.text(a, "msg_3", "Done.", model="claude-sonnet-4-5")
+    s.write(tmp_path / "-work")
+    code, stdout, _ = run(capsys, "list", tmp_path / "-work", "--json")
+    assert code == ExitCode.OK
+    (session,) = json.loads(stdout)["stores"][0]["sessions"]
+    assert session["model"] == "claude-sonnet-4-5"
+
+
 def test_list_of_a_session_whose_file_is_missing_tells_when_and_where_its_agents_ran(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
