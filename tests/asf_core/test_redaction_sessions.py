@@ -108,6 +108,22 @@ def test_a_reference_into_an_unknown_session_is_kept() -> None:
     assert next(iter(spawner.entries)).parents == (ParentRef(entry=leaf, session=sub.header.id),)
 
 
+def test_the_session_a_reference_names_is_never_redacted() -> None:
+    """A reference's ``session`` is an id, kept as written even when its text is a personal
+    value (a Hermes session key), as the header's ``parent_session`` is."""
+    name = "agent:main:telegram:dm:owner-4471"
+    sub = _vector("basic.jsonl")
+    leaf = str(list(sub.entries)[-1].id)
+    session = _spawner(sub.header.id, leaf)
+    entries = list(session.entries)
+    entries[0] = attrs.evolve(entries[0], parents=(ParentRef(entry=leaf, session=name),))
+    redaction = _redaction()
+    redaction.redactor.learn({"session_key": [name]})
+    spawner = _redact(redaction, attrs.evolve(session, entries=entries))
+    [out] = next(iter(spawner.entries)).parents
+    assert (out.entry, out.session) == (leaf, name)
+
+
 def test_the_header_ids_are_never_redacted() -> None:
     """``parent_session`` names another session: kept as written even when its text is a
     personal value (a hand-written file shown with ``show --redact``), while ``cwd`` is
