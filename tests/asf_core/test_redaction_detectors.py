@@ -393,3 +393,21 @@ def test_phone_numbers_are_found(number: str) -> None:
 def test_a_git_hash_after_an_aws_secret_name_is_not_a_key(text: str) -> None:
     """40 lowercase hex digits are a SHA-1 (a git commit); an AWS secret key is base64."""
     assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        # after a backslash that escapes no line break: a Windows account, an escaped one
+        ("logged in as CORP\\jane.doe@example.org", "jane.doe@example.org"),
+        ('"user": "CORP\\\\jane.doe@example.org"', "jane.doe@example.org"),
+        # percent-encoded: the address only, not the encoded text before it
+        ("open mailto%3Ajane%40example.org now", "jane%40example.org"),
+    ],
+)
+def test_an_address_after_a_backslash_or_an_escape_is_found_alone(text: str, address: str) -> None:
+    [(start, end, kind)] = find_secrets(text)
+    assert kind == "email"
+    assert text[start:end].endswith(address)
+    assert "\\" not in text[start:end]
+    assert "mailto" not in text[start:end]
