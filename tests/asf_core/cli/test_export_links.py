@@ -31,18 +31,23 @@ def _sessions(folder: Path, child_file: str = "child (1).jsonl") -> Path:
     return folder / "parent.jsonl"
 
 
-def test_a_directory_export_links_the_sub_agent_page(tmp_path: Path) -> None:
-    parent = _sessions(tmp_path / "in")
+def _linked(tmp_path: Path, parent: Path, markdown: str, html: str) -> Path:
+    """Export the parent's folder as Markdown (into ``md``, returned) and as HTML: the parent
+    links the sub-agent's page by ``markdown`` and by ``html``, the target in each."""
     out = tmp_path / "md"
     assert main(["export", str(parent.parent), "--to", "markdown", "-o", str(out)]) == 0
-    assert (out / "child (1).md").is_file()
-    md = (out / "parent.md").read_text()
+    assert f"[sub-agent session {CHILD}](<{markdown}>)" in (out / "parent.md").read_text()
+    pages = tmp_path / "html"
+    assert main(["export", str(parent.parent), "--to", "html", "-o", str(pages)]) == 0
+    page = (pages / "parent.html").read_text()
+    assert f'<a href="{html}"><bdi>sub-agent session {CHILD}</bdi></a>' in page
+    return out
+
+
+def test_a_directory_export_links_the_sub_agent_page(tmp_path: Path) -> None:
     # Angle brackets keep a target with blanks and parentheses one link (CommonMark).
-    assert f"[sub-agent session {CHILD}](<child (1).md>)" in md
-    html = tmp_path / "html"
-    assert main(["export", str(parent.parent), "--to", "html", "-o", str(html)]) == 0
-    page = (html / "parent.html").read_text()
-    assert f'<a href="child%20%281%29.html"><bdi>sub-agent session {CHILD}</bdi></a>' in page
+    out = _linked(tmp_path, _sessions(tmp_path / "in"), "child (1).md", "child%20%281%29.html")
+    assert (out / "child (1).md").is_file()
 
 
 def test_a_file_name_cannot_add_links_or_headings_to_the_markdown(tmp_path: Path) -> None:
@@ -67,30 +72,16 @@ def test_a_sub_agent_in_another_folder_is_linked_by_its_relative_path(tmp_path: 
     parent = _sessions(tmp_path / "in")
     (parent.parent / "agents").mkdir()
     (parent.parent / "child (1).jsonl").rename(parent.parent / "agents" / "child (1).jsonl")
-    out = tmp_path / "md"
-    assert main(["export", str(parent.parent), "--to", "markdown", "-o", str(out)]) == 0
+    out = _linked(tmp_path, parent, "agents/child (1).md", "agents/child%20%281%29.html")
     assert (out / "agents" / "child (1).md").is_file()
-    md = (out / "parent.md").read_text()
-    assert f"[sub-agent session {CHILD}](<agents/child (1).md>)" in md
-    html = tmp_path / "html"
-    assert main(["export", str(parent.parent), "--to", "html", "-o", str(html)]) == 0
-    page = (html / "parent.html").read_text()
-    assert f'<a href="agents/child%20%281%29.html"><bdi>sub-agent session {CHILD}</bdi></a>' in page
 
 
 def test_a_hash_in_a_file_name_is_part_of_the_link_target(tmp_path: Path) -> None:
     """A ``#`` in a file name is encoded (``%23``): left as it is, it would start the link's
     fragment, and the link would lead to ``notes`` instead of the sub-agent's page."""
     parent = _sessions(tmp_path / "in", "notes#2.jsonl")
-    out = tmp_path / "md"
-    assert main(["export", str(parent.parent), "--to", "markdown", "-o", str(out)]) == 0
+    out = _linked(tmp_path, parent, "notes%232.md", "notes%232.html")
     assert (out / "notes#2.md").is_file()
-    md = (out / "parent.md").read_text()
-    assert f"[sub-agent session {CHILD}](<notes%232.md>)" in md
-    html = tmp_path / "html"
-    assert main(["export", str(parent.parent), "--to", "html", "-o", str(html)]) == 0
-    page = (html / "parent.html").read_text()
-    assert f'<a href="notes%232.html"><bdi>sub-agent session {CHILD}</bdi></a>' in page
 
 
 def test_a_single_file_export_names_a_sibling_sub_agent_without_a_link(tmp_path: Path) -> None:
