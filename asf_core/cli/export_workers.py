@@ -22,9 +22,9 @@ __all__ = ["export_chunk", "export_files"]
 #: stopped the run there (None: it went on).
 Done = tuple[list[str], ExitCode, str | None]
 
-#: The export this process runs its files with: the host's own, which forked workers inherit
-#: with its index of the directory (made once, not once a worker), or one made from the
-#: arguments where workers start afresh.
+#: The export this process runs its files with during a run: the host's own, set for the run
+#: (forked workers inherit it with its index of the directory, made once, not once a worker);
+#: made from the arguments where none was set (a worker started afresh).
 _here: Exporter | None = None
 
 
@@ -32,7 +32,7 @@ def export_chunk(files: tuple[Path, ...], args: argparse.Namespace) -> list[Done
     """A worker's call (or this process's, for all the files): each file exported, its
     outcome in the order given."""
     global _here
-    if _here is None or _here.args != args:
+    if _here is None:
         _here = Exporter(args)
     export = _here
     kept = export.say, export.code  # the host's, when it runs the files itself
@@ -63,4 +63,7 @@ def export_files(export: Exporter, files: list[Path]) -> list[Done]:
 
     global _here
     _here = export
-    return over_files(export_chunk, files, export.args.jobs, export.args, lost=_lost)
+    try:
+        return over_files(export_chunk, files, export.args.jobs, export.args, lost=_lost)
+    finally:
+        _here = None

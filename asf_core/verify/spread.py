@@ -11,7 +11,6 @@ whatever finished first.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,23 +19,19 @@ from asf_core.verify.session import SessionIndex, verify_failed, verify_file
 
 __all__ = ["spread", "verify_chunk"]
 
-#: Tells one run from the next in a process (a library may verify the same files again once
-#: they have changed: its index must not outlive the run).
-_RUNS = itertools.count()
-#: The index this process looks subsessions up in, for the run it was made for.
-_index: tuple[int, SessionIndex] | None = None
+#: The index this process looks subsessions up in during a run: the host's, set for the run
+#: (forked workers inherit it, still unread); made from the arguments where none was set (a
+#: worker started afresh).
+_index: SessionIndex | None = None
 
 
-def verify_chunk(
-    files: tuple[Path, ...], candidates: tuple[Path, ...], run: int
-) -> list[list[Finding]]:
+def verify_chunk(files: tuple[Path, ...], candidates: tuple[Path, ...]) -> list[list[Finding]]:
     """A worker's call (or this process's, for all the files): each file's findings, in the
     order given."""
     global _index
-    if _index is None or _index[0] != run:
-        _index = (run, SessionIndex(candidates))
-    index = _index[1]
-    return [verify_file(file, index) for file in files]
+    if _index is None:
+        _index = SessionIndex(candidates)
+    return [verify_file(file, _index) for file in files]
 
 
 def _lost(file: Path) -> list[Finding]:
@@ -49,4 +44,9 @@ def spread(files: Sequence[Path], candidates: Sequence[Path], jobs: int) -> list
     ``verify-failed`` finding on each file it held, and the others are verified."""
     from asf_core.pipeline.workers import over_files
 
-    return over_files(verify_chunk, files, jobs, tuple(candidates), next(_RUNS), lost=_lost)
+    global _index
+    _index = SessionIndex(candidates)  # this run's, never a later one's (the files change)
+    try:
+        return over_files(verify_chunk, files, jobs, tuple(candidates), lost=_lost)
+    finally:
+        _index = None
