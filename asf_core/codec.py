@@ -132,7 +132,7 @@ def typed_members(cls: type) -> frozenset[str]:
     return _typed_members(cls)
 
 
-@cache
+@cache  # behind a plain function: the cache's typed signature takes a class as unhashable
 def _typed_members(cls: type) -> frozenset[str]:
     return frozenset(_fields_of(cls))
 

@@ -80,17 +80,13 @@ def clip(text: str, width: int) -> str:
         return ""
     if text.isascii():
         return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
-    used = 0
+    used, cut = 0, None  # ``cut``: where the text stops if an ellipsis (one column) follows
     for n, ch in enumerate(text):
         used += _cells(ch)
-        if used > width:  # it does not fit: cut where the ellipsis still does
-            kept, room = [], width - 1
-            for c in text[:n]:
-                room -= _cells(c)
-                if room < 0:
-                    break
-                kept.append(c)
-            return "".join(kept) + "…"
+        if cut is None and used > width - 1:
+            cut = n
+        if used > width:
+            return text[:cut] + "…"
     return text
 
 

@@ -300,7 +300,7 @@ class Workers(Generic[R]):
             if self._send(self._idle.pop(), *queue[0]):
                 queue.popleft()
         # Behind the job each busy worker runs, its next one (when small: see the module).
-        for conn, tickets in list(self._busy.items()):
+        for conn, tickets in self._busy.items():  # sending adds no worker to it
             if not queue or len(queue[0][1]) > self._queued:
                 break
             if len(tickets) == 1 and self._send(conn, *queue[0]):
