@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import quote
 
 from attrs import frozen
 
@@ -33,11 +34,18 @@ from asf_core.model import (
     Response,
 )
 
-__all__ = ["Block", "Href", "Transcript", "transcript"]
+__all__ = ["Block", "Href", "Transcript", "link_target", "transcript"]
 
 #: Where another session's (or another path's) transcript is: ``(session id, leaf or None)``
 #: -> a relative link, or None when it is not part of the export.
 Href = Callable[[str, str | None], str | None]
+
+
+def link_target(href: str, *, keep: str = "") -> str:
+    """A link :data:`Href` gave, percent-encoded so it can only be that relative path: made
+    from file names, which may hold anything but a slash (a ``#`` would start a fragment, a
+    ``:`` a scheme). ``keep``: characters a renderer's own syntax already holds in the link."""
+    return quote(href, safe="/._-~" + keep)
 
 
 @frozen(kw_only=True)

@@ -18,10 +18,9 @@ import html
 import re
 from collections.abc import Iterator
 from typing import Final
-from urllib.parse import quote
 
 from asf_core.export.items import Part
-from asf_core.export.transcript import Block, Transcript
+from asf_core.export.transcript import Block, Transcript, link_target
 
 __all__ = ["render_html"]
 
@@ -100,12 +99,6 @@ def _anchor(entry: str) -> str:
     return "e-" + re.sub(r"[^0-9A-Za-z_-]", "", entry.removeprefix("sha256:"))[:16]
 
 
-def _href(href: str) -> str:
-    """A relative link the export made, percent-encoded so it can only be a path (a ``#``
-    in a file name too: it would start a fragment)."""
-    return _e(quote(href, safe="/._-~"))
-
-
 class _Page:
     def __init__(self, t: Transcript) -> None:
         self.t = t
@@ -134,7 +127,7 @@ class _Page:
 
     def links(self, b: Block) -> str:
         items = [
-            f'<a href="{_href(href)}">{_i(label)}</a>' if href else _i(label)
+            f'<a href="{_e(link_target(href))}">{_i(label)}</a>' if href else _i(label)
             for label, href in b.links
         ]
         return ", ".join(items)

@@ -13,10 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from typing import Final
-from urllib.parse import quote
 
 from asf_core.export.items import Part
-from asf_core.export.transcript import Block, Transcript
+from asf_core.export.transcript import Block, Transcript, link_target
 
 __all__ = ["render_markdown", "render_text"]
 
@@ -77,17 +76,13 @@ def _marks(block: Block) -> str:
     return "".join(f" *({m})*" for m in block.marks)
 
 
-def _target(href: str) -> str:
-    """A link target the export made from file names, percent-encoded but for blanks and
-    parentheses (which the angle brackets hold): it can only be a relative path, one link
-    (a ``#`` in a name is encoded too: it would start a fragment)."""
-    return quote(href, safe="/._-~ ()")
-
-
 def _links(block: Block) -> str:
     out = []
     for label, href in block.links:
-        target = f"[{_escape(label)}](<{_target(href)}>)" if href else _escape(label)
+        # Angle brackets hold blanks and parentheses in a target (CommonMark).
+        target = (
+            f"[{_escape(label)}](<{link_target(href, keep=' ()')}>)" if href else _escape(label)
+        )
         out.append(target)
     return ", ".join(out)
 
