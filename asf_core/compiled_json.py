@@ -19,7 +19,7 @@ import json.encoder
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["MAX_DEPTH", "fast_encoder"]
+__all__ = ["MAX_DEPTH", "PASSTHROUGH", "fast_encoder", "refuse"]
 
 _TWO53: Final = 2**53
 
@@ -32,12 +32,14 @@ MAX_DEPTH: Final = 512
 quote: Final[Callable[[str], str]] = json.encoder.encode_basestring
 
 
-def _no_default(value: Any) -> Any:
+def refuse(value: Any) -> Any:
+    """``default`` for a C encoder: a value of no JSON type is refused, never written its
+    own way (the caller then takes an exact path)."""
     raise TypeError
 
 
 _c_encoder: Final = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
-    None, _no_default, quote, None, ":", ",", True, False, False
+    None, refuse, quote, None, ":", ",", True, False, False
 )
 
 try:
@@ -52,18 +54,19 @@ def _stdlib_bytes(value: Any) -> bytes:
 
 if orjson is not None:
     #: Anything but plain JSON types (a subclass, a date, a dataclass) goes to ``default``,
-    #: which refuses it, so orjson never writes a value its own way.
-    _ORJSON_OPTIONS: Final = (
-        orjson.OPT_SORT_KEYS
-        | orjson.OPT_PASSTHROUGH_SUBCLASS
+    #: which refuses it, so orjson never writes a value its own way (here and in
+    #: :mod:`asf_core.json_chunks`).
+    PASSTHROUGH: Final = (
+        orjson.OPT_PASSTHROUGH_SUBCLASS
         | orjson.OPT_PASSTHROUGH_DATETIME
         | orjson.OPT_PASSTHROUGH_DATACLASS
     )
+    _ORJSON_OPTIONS: Final = orjson.OPT_SORT_KEYS | PASSTHROUGH
 
     def _compiled(value: Any) -> bytes:
         """JCS bytes of a value :func:`_scan` found :data:`_C_OK`; ``ValueError`` or
         ``TypeError`` for what it cannot write (a lone surrogate, nesting beyond 255)."""
-        return orjson.dumps(value, default=_no_default, option=_ORJSON_OPTIONS)
+        return orjson.dumps(value, default=refuse, option=_ORJSON_OPTIONS)
 
 else:  # pragma: no cover
     _compiled = _stdlib_bytes

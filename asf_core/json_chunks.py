@@ -23,6 +23,8 @@ from typing import Any, Final
 
 import orjson
 
+from asf_core.compiled_json import PASSTHROUGH, refuse
+
 __all__ = ["BLOCK", "chunks"]
 
 #: The largest text (estimated, in characters) encoded in one call.
@@ -36,15 +38,6 @@ _ORJSON_DEPTH: Final = 254
 #: C encoder nests on Python's recursion limit (about 900 levels under this one) and spots a
 #: circular value; walked here, each level costs two Python frames and a cycle never ends.
 _HAND_OVER: Final = 64
-_OPTIONS: Final = (
-    orjson.OPT_PASSTHROUGH_SUBCLASS
-    | orjson.OPT_PASSTHROUGH_DATETIME
-    | orjson.OPT_PASSTHROUGH_DATACLASS
-)
-
-
-def _refuse(value: Any) -> Any:
-    raise TypeError
 
 
 def _size(value: Any, budget: int, depth: int = 0) -> int:
@@ -155,8 +148,8 @@ def _orjson(value: Any, level: int, indent: int | None) -> str | None:
     try:
         data = orjson.dumps(
             value,
-            default=_refuse,
-            option=_OPTIONS if indent is None else _OPTIONS | orjson.OPT_INDENT_2,
+            default=refuse,
+            option=PASSTHROUGH if indent is None else PASSTHROUGH | orjson.OPT_INDENT_2,
         )
     except (TypeError, ValueError):
         return None
