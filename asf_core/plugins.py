@@ -11,16 +11,15 @@ which plugin is to blame when one fails.
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pluggy
 from attrs import frozen
 
-from asf_core import hookspecs
+from asf_core import entry_points, hookspecs
 from asf_core.errors import one_line
 from asf_core.safe_text import printable
 
@@ -135,19 +134,19 @@ def _env_names(value: str | None) -> list[str] | None:
     return [name.strip() for name in value.split(",") if name.strip()]
 
 
-def _entry_points() -> Iterator[tuple[importlib.metadata.EntryPoint, str | None, str | None]]:
-    """Entry points of our group, each once, with the distribution that declares it."""
+def _entry_points() -> list[entry_points.Declared]:
+    """Entry points of our group, each once per distribution; a distribution whose list
+    cannot be read is a warning."""
+    found = entry_points.declared(ENTRY_POINT_GROUP)
+    for problem in found.problems:
+        _say(f"warning: {problem}")
     seen: set[tuple[str, str | None]] = set()
-    for dist in importlib.metadata.distributions():
-        ours = [ep for ep in dist.entry_points if ep.group == ENTRY_POINT_GROUP]
-        if not ours:  # most: their metadata (name, version) is not read
-            continue
-        dist_name: str | None = dist.name
-        for ep in ours:
-            if (ep.name, dist_name) in seen:
-                continue
-            seen.add((ep.name, dist_name))
-            yield ep, dist_name, dist.version
+    unique = []
+    for point in found.points:
+        if (point.name, point.distribution) not in seen:
+            seen.add((point.name, point.distribution))
+            unique.append(point)
+    return unique
 
 
 def _say(line: str) -> None:
@@ -193,11 +192,11 @@ def make_plugin_manager(
     disabled = bool(os.environ.get(DISABLE_AUTOLOAD_ENV))
     if autoload and (only is not None or not disabled):
         found: set[str] = set()
-        for ep, dist, version in sorted(_entry_points(), key=lambda e: (e[0].name, e[1] or "")):
+        for ep in sorted(_entry_points(), key=lambda e: (e.name, e.distribution or "")):
             if only is not None and ep.name not in only:
                 continue
             found.add(ep.name)
-            pm.add_plugin(ep.name, ep.load, distribution=dist, version=version)
+            pm.add_plugin(ep.name, ep.load, distribution=ep.distribution, version=ep.version)
         for name in sorted(set(only or ()) - found):
             _say(f"warning: {ONLY_ENV} names {name!r}, which is not installed")
     pm.check_pending()

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from fixture_paths import ROOT
+from plugin_stubs import FakeDist, installed_only
 
 from asf_core import plugins
 from asf_core.cli.main import ExitCode, main
@@ -33,24 +34,13 @@ SAMPLE = EXAMPLE / "samples" / "sample.chat.jsonl"
 INSTALL = "pip install --no-deps --no-build-isolation -e examples/asf-format-example"
 
 
-class FakeDist:
-    def __init__(self) -> None:
-        self.name = "asf-format-example"
-        self.version = "0.1.0"
-        self.entry_points = [
-            importlib.metadata.EntryPoint(
-                "chatlog", "asf_format_example.plugin", plugins.ENTRY_POINT_GROUP
-            )
-        ]
-
-
 @pytest.fixture
 def pm(monkeypatch: pytest.MonkeyPatch) -> AsfPluginManager:
     """A manager whose only plugin is the example, loaded from source by its entry point."""
     monkeypatch.syspath_prepend(str(EXAMPLE))
-    monkeypatch.setattr(importlib.metadata, "distributions", lambda: iter([FakeDist()]))
-    for var in (plugins.DISABLE_AUTOLOAD_ENV, plugins.ONLY_ENV, plugins.TRACE_ENV):
-        monkeypatch.delenv(var, raising=False)
+    installed_only(
+        monkeypatch, [FakeDist("asf-format-example", {"chatlog": "asf_format_example.plugin"})]
+    )
     return make_plugin_manager()
 
 

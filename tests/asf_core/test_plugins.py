@@ -14,6 +14,7 @@ import pytest
 from fixture_paths import ROOT
 from hypothesis import given
 from hypothesis import strategies as st
+from plugin_stubs import FakeDist, installed_only
 
 from asf_core import hookimpl, plugins
 from asf_core.errors import AmbiguousFormat, PluginError
@@ -147,26 +148,11 @@ class Greedy:
         return iter([Finding(kind="info", message="greedy")])
 
 
-class FakeDist:
-    """Just enough of ``importlib.metadata.Distribution`` for the host's entry-point scan."""
-
-    def __init__(self, name: str, points: dict[str, str], version: str = "1.0") -> None:
-        self.name = name
-        self.version = version
-        self.metadata = {"name": name}
-        self.entry_points = [
-            importlib.metadata.EntryPoint(n, v, plugins.ENTRY_POINT_GROUP)
-            for n, v in points.items()
-        ]
-
-
 @pytest.fixture
 def dists(monkeypatch: pytest.MonkeyPatch) -> list[FakeDist]:
     """The installed distributions the host sees: only the ones a test adds."""
     installed: list[FakeDist] = []
-    monkeypatch.setattr(importlib.metadata, "distributions", lambda: iter(list(installed)))
-    for var in (plugins.DISABLE_AUTOLOAD_ENV, plugins.ONLY_ENV, plugins.TRACE_ENV):
-        monkeypatch.delenv(var, raising=False)
+    installed_only(monkeypatch, installed)
     return installed
 
 

@@ -16,8 +16,9 @@ from typing import Any
 import attrs
 import pytest
 from fixture_paths import ROOT, SHARED
+from plugin_stubs import FakeDist, installed_only
 
-from asf_core import DISTRIBUTION, hookimpl, plugins, writer
+from asf_core import DISTRIBUTION, hookimpl, writer
 from asf_core.cli.main import ExitCode, main
 from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreError
 from asf_core.layout import store_label
@@ -105,26 +106,13 @@ class Toy:
             )
 
 
-class FakeDist:
-    def __init__(self, name: str, points: dict[str, str]) -> None:
-        self.name = name
-        self.version = "1.0"
-        self.metadata = {"name": name}
-        self.entry_points = [
-            importlib.metadata.EntryPoint(n, v, plugins.ENTRY_POINT_GROUP)
-            for n, v in points.items()
-        ]
-
-
 class Installed:
     """The plugins the command sees in a test: fake distributions only."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.monkeypatch = monkeypatch
         self.dists: list[FakeDist] = []
-        monkeypatch.setattr(importlib.metadata, "distributions", lambda: iter(list(self.dists)))
-        for var in (plugins.DISABLE_AUTOLOAD_ENV, plugins.ONLY_ENV, plugins.TRACE_ENV):
-            monkeypatch.delenv(var, raising=False)
+        installed_only(monkeypatch, self.dists)
 
     def add(self, name: str, plugin: object) -> None:
         module = types.ModuleType(f"asf_cli_fake_{name}")
