@@ -21,7 +21,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import NamedTuple
 
-__all__ = ["Declared", "Found", "declared"]
+__all__ = ["Declared", "Found", "declared", "installed_version"]
 
 #: The one finder whose distributions this module lists itself.
 _PATH_FINDER = "_frozen_importlib_external.PathFinder"
@@ -74,17 +74,51 @@ def declared(group: str) -> Found:
     return found
 
 
+def installed_version(distribution: str) -> str | None:
+    """The version of the first distribution of that name on ``sys.path``, as
+    :func:`importlib.metadata.version` finds it; None when none is installed (or it names
+    no version)."""
+    try:
+        return _first_version(distribution)
+    except _NotPlain:
+        import importlib.metadata
+
+        try:
+            return importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+
+def _first_version(distribution: str) -> str | None:
+    _plain_finders()
+    wanted = _SEPARATORS.sub("-", distribution).lower()
+    for entry in list(sys.path):
+        for info in _infos(entry):
+            if _key(info.name.lower()) == wanted:
+                try:
+                    return _name_and_version(info)[1]
+                except UnicodeDecodeError:
+                    return None
+    return None
+
+
 class _NotPlain(Exception):
     """``sys.path`` or ``sys.meta_path`` holds what only ``importlib.metadata`` reads."""
 
 
-def _scan(group: str, found: Found) -> None:
+def _plain_finders() -> None:
+    """Raise :class:`_NotPlain` when an import finder other than Python's own lists
+    distributions."""
     for finder in sys.meta_path:
         kind = finder if isinstance(finder, type) else type(finder)
         if f"{kind.__module__}.{kind.__qualname__}" == _PATH_FINDER:
             continue
         if getattr(finder, "find_distributions", None) is not None:
             raise _NotPlain
+
+
+def _scan(group: str, found: Found) -> None:
+    _plain_finders()
     for entry in list(sys.path):
         for info in _infos(entry):
             try:
@@ -117,11 +151,15 @@ def _infos(entry: str) -> list[Path]:
     for child in children:
         low = child.name.lower()
         if low.endswith((".dist-info", ".egg-info")):
-            key = _SEPARATORS.sub("-", low.rpartition(".")[0].partition("-")[0])
-            infos.setdefault(key, []).append(child)
+            infos.setdefault(_key(low), []).append(child)
         elif base_is_egg and low == "egg-info":
             eggs.append(child)
     return [path for paths in infos.values() for path in paths] + eggs
+
+
+def _key(low: str) -> str:
+    """The name a metadata directory's (lower-cased) name gives, normalized."""
+    return _SEPARATORS.sub("-", low.rpartition(".")[0].partition("-")[0])
 
 
 def _read(info: Path, name: str) -> str | None:

@@ -14,6 +14,7 @@ from asf_core.cli.jobs import add_jobs_option
 from asf_core.cli.output import ExitCode, Fail, Troubles, err, out, out_json, worst
 from asf_core.cli.picking import add_selection_options, selection_from
 from asf_core.cli.progress import Progress, progress_for
+from asf_core.cli.redacting import redaction_for
 from asf_core.errors import OutputError
 from asf_core.layout import REPORT_NAME
 from asf_core.pipeline.conversion import convert_paths
@@ -24,9 +25,8 @@ if TYPE_CHECKING:  # what only some runs need loads when they need it (see main'
     from asf_core.pipeline.host import Candidate
     from asf_core.pipeline.report import RunReport, StoreReport
     from asf_core.plugins import AsfPluginManager
-    from asf_core.redaction import SessionRedaction
 
-__all__ = ["DEFAULT_OUT", "add_parser", "redaction_for", "run_convert"]
+__all__ = ["DEFAULT_OUT", "add_parser", "run_convert"]
 
 DEFAULT_OUT = Path("asf-out")
 STDOUT = "-"
@@ -79,18 +79,6 @@ class _Progress:
             text = f"{self.label}: {plural(self.done, 'session')}"
         written = plural(report.files_written, "file")
         self.display.show(f"{text} ({written} written)")
-
-
-def redaction_for(args: argparse.Namespace) -> SessionRedaction | None:
-    """The run's redaction when ``--redact`` is given; a missing detector is a usage error."""
-    if not getattr(args, "redact", False):
-        return None
-    from asf_core.redaction import MissingDetector, Redactor, SessionRedaction
-
-    try:
-        return SessionRedaction(Redactor())
-    except MissingDetector as exc:
-        raise Fail(str(exc)) from None
 
 
 def _to_stdout(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:

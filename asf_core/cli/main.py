@@ -31,14 +31,10 @@ __all__ = ["ExitCode", "build_parser", "console", "main"]
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     from asf_core import DISTRIBUTION
+    from asf_core.entry_points import installed_version
 
-    try:
-        return version(DISTRIBUTION)
-    except PackageNotFoundError:
-        return "unknown"
+    return installed_version(DISTRIBUTION) or "unknown"
 
 
 # --- parser and main ---------------------------------------------------------------------
@@ -149,11 +145,11 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace | ExitCode:
 
 
 def _dispatch(args: argparse.Namespace) -> ExitCode:
+    run: Callable[..., ExitCode] = args.run
+    if not getattr(args, "plugins", True):  # works on ASF files alone: no plugin is loaded
+        return run(args)
     from asf_core import plugins
 
-    run: Callable[..., ExitCode] = args.run
-    if not getattr(args, "plugins", True):  # works on ASF files alone
-        return run(args)
     return run(args, plugins.make_plugin_manager())
 
 

@@ -10,20 +10,18 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from attrs import frozen
 
-from asf_core.canonical import JsonError
-from asf_core.cli.convert import redaction_for
 from asf_core.cli.output import ExitCode, Fail, Troubles, exit_code_for
 from asf_core.cli.picking import selection_from
-from asf_core.formats import ConvertedSession
-from asf_core.ids import IdError
-from asf_core.pipeline.single import convert_one
-from asf_core.plugins import make_plugin_manager
+from asf_core.cli.redacting import redaction_for
 from asf_core.reader import FormatError, SessionFile, parse_session, read_session
-from asf_core.redaction import SessionRedaction
-from asf_core.writer import session_lines
+
+if TYPE_CHECKING:
+    from asf_core.formats import ConvertedSession
+    from asf_core.redaction import SessionRedaction
 
 __all__ = ["Shown", "load"]
 
@@ -39,6 +37,8 @@ class Shown:
 
 
 def _parsed(session: ConvertedSession, name: Path) -> SessionFile:
+    from asf_core.writer import session_lines
+
     return parse_session(b"".join(session_lines(session.header, session.entries)), path=name)
 
 
@@ -46,6 +46,10 @@ def _redacted(session: SessionFile, redaction: SessionRedaction | None) -> Sessi
     """An ASF file redacted as ``convert --redact`` would have written it."""
     if redaction is None:
         return session
+    from asf_core.canonical import JsonError
+    from asf_core.formats import ConvertedSession
+    from asf_core.ids import IdError
+
     converted = ConvertedSession(header=session.header, entries=session.entries, name="shown")
     name = session.path or Path(STDIN)
     try:
@@ -72,6 +76,11 @@ def _stdin() -> SessionFile:
 
 
 def _native(args: argparse.Namespace, path: Path) -> Shown:
+    """A session of a native store, converted in memory (the plugins and the pipeline are
+    loaded here: an ASF file is shown without them)."""
+    from asf_core.pipeline.single import convert_one
+    from asf_core.plugins import make_plugin_manager
+
     single, problems = convert_one(
         make_plugin_manager(),
         [path],

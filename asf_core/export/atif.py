@@ -9,7 +9,7 @@ decisions, queued inputs, labels, ...) make no step: they ride in the ``extra`` 
 step, or of the document when no step follows. Every step keeps the raw items it was built
 from under ``extra.openresponses``, so the path's items can be rebuilt from the document.
 
-The builder walks the context once; :mod:`asf_core.export.atif_document` adds what needs the
+The builder walks the context once; :mod:`asf_core.export.atif_assembly` adds what needs the
 whole path (totals, notes, links, sub-agents).
 """
 

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import urllib.error
-import urllib.request
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from asf_core import DISTRIBUTION
+from asf_core.entry_points import installed_version
 
 __all__ = ["SendError", "attributes", "envelope", "send", "span_id", "trace_id"]
 
@@ -56,16 +54,9 @@ def attributes(values: dict[str, Any]) -> list[JSON]:
     return [{"key": k, "value": _value(v)} for k, v in values.items() if v is not None]
 
 
-def _version() -> str:
-    try:
-        return version(DISTRIBUTION)
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def envelope(resource: dict[str, Any], spans: list[JSON]) -> JSON:
     """An ``ExportTraceServiceRequest`` of one resource and this library's scope."""
-    scope = {"name": "asf", "version": _version()}
+    scope = {"name": "asf", "version": installed_version(DISTRIBUTION) or "unknown"}
     return {
         "resourceSpans": [
             {
@@ -86,6 +77,9 @@ def send(endpoint: str, request: JSON, *, timeout: float = 30.0) -> None:
     ``endpoint`` is the full URL (a collector listens on ``http://host:4318/v1/traces``).
     Raises :class:`SendError` for anything but a 2xx answer.
     """
+    import urllib.error  # only here: http.client and the rest are not loaded otherwise
+    import urllib.request
+
     if not endpoint.lower().startswith(("http://", "https://")):
         raise SendError(f"{endpoint}: not an http:// or https:// URL")
     data = json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode()

@@ -213,3 +213,21 @@ def test_any_metadata_names_as_importlib_names_it(tmp_path: Path, headers: list[
 def _plain(value: str | None) -> str | None:
     """A header's value as a person reads it: folded lines joined, the ends trimmed."""
     return None if value is None else " ".join(value.split())
+
+
+@pytest.mark.parametrize("name", ["asf-sessions", "ASF_Sessions", "pluggy", "attrs", "pytest"])
+def test_an_installed_version_as_importlib_finds_it(name: str) -> None:
+    assert entry_points.installed_version(name) == importlib.metadata.version(name)
+
+
+def test_the_first_version_on_the_path_counts(path: list[str], tmp_path: Path) -> None:
+    _dist(tmp_path / "one", "Some.Thing-2.0.dist-info", None, name="Some.Thing", version="2.0")
+    _dist(tmp_path / "two", "some_thing-1.0.dist-info", None, name="some_thing", version="1.0")
+    _dist(tmp_path / "two", "other-3.0.dist-info", None, name="other", version="3.0")
+    path.extend([str(tmp_path / "missing"), str(tmp_path / "one"), str(tmp_path / "two")])
+    for name in ("some-thing", "Some_Thing", "other"):
+        assert entry_points.installed_version(name) == importlib.metadata.version(name)
+    assert entry_points.installed_version("some-thing") == "2.0"
+    assert entry_points.installed_version("absent") is None
+    with pytest.raises(importlib.metadata.PackageNotFoundError):
+        importlib.metadata.version("absent")

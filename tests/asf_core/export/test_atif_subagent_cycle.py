@@ -1,4 +1,4 @@
-"""Sub-agent trajectories embedded in an ATIF document (asf_core/export/atif_document.py) when
+"""Sub-agent trajectories embedded in an ATIF document (asf_core/export/atif_assembly.py) when
 the files' ``subsession`` links loop: each session is embedded once on the way down, and the
 link back to one being embedded names its document instead of embedding it again (which would
 never end)."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from asf_core.export import SessionTree, atif_document
-from asf_core.export.atif_document import main_document_name
+from asf_core.export.atif_assembly import main_document_name
 from asf_core.model import Header, Item, Link
 from asf_core.reader import SessionFile, parse_session
 from asf_core.writer import SessionBuilder, session_lines
