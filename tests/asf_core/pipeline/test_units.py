@@ -11,7 +11,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import plan_toy
@@ -715,3 +715,12 @@ def test_an_unchanged_run_that_cannot_write_its_report_says_so(
     monkeypatch.setattr(store_run, "write_report", read_only)
     with pytest.raises(OutputError, match=r"cannot write in .*Permission denied"):
         _run(pm, src, out)
+
+
+@given(st.text(alphabet="/.a\0", max_size=12))
+def test_a_recorded_name_is_read_as_a_path_would_be(name: str) -> None:
+    """The record's file names are judged on their text (quick enough to check every file of
+    an unchanged store); the rule is the path's: relative, never climbing out."""
+    path = PurePosixPath(name)
+    as_path = bool(name) and "\0" not in name and not path.is_absolute() and ".." not in path.parts
+    assert fingerprints._inside(name) == as_path
