@@ -5,10 +5,14 @@ query per session before the first unit could start."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
+from fixture_homes import HOMES, home_ids
 from fixture_paths import SHARED
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from asf_core.cli.main import main
 from asf_core.formats import NativeSession
@@ -74,3 +78,84 @@ def test_picking_a_session_to_convert_or_show_reads_no_preview(
     assert main(["show", str(home), "--session", first]) == 0
     capsys.readouterr()
     assert asked == []
+
+
+def _plain(store: SqliteStore, session_id: str) -> str | None:
+    """The preview read the plain way (every row of the session, sorted by id)."""
+    store._id_key = False
+    try:
+        return store.first_prompt(session_id)
+    finally:
+        store._id_key = None
+
+
+@pytest.mark.parametrize("home", HOMES, ids=home_ids())
+def test_a_preview_read_by_id_is_the_plain_one(home: Path, tmp_path: Path) -> None:
+    """Every session of every release's database: the rows found through the ids of the
+    session's index give the preview that sorting all its rows gives."""
+    shutil.copyfile(home / "state.db", tmp_path / "state.db")
+    with SqliteStore(tmp_path / "state.db") as store:
+        ids = [s.id for s in native_sessions(store, previews=False) if isinstance(s, NativeSession)]
+        assert store._ids_are_keys()
+        assert ids
+        assert [store.first_prompt(i) for i in ids] == [_plain(store, i) for i in ids]
+
+
+def test_a_preview_reads_a_few_rows_not_the_whole_session(tmp_path: Path) -> None:
+    """SQLite's plan: the session's ids from its index, then rows by key in id order, no sort
+    of the session's rows (which read them all: 24 s to list an 80k-row home from disk)."""
+    with SqliteStore(_home(tmp_path) / "state.db") as store:
+        store.first_prompt("x")
+        plan = store.db.query(f"EXPLAIN QUERY PLAN {_FAST}", ("x", "x"))
+    details = [str(row[-1]) for row in plan]
+    assert any("INTEGER PRIMARY KEY (rowid=?)" in d for d in details), details
+    assert any("COVERING INDEX" in d for d in details), details
+    assert not any("TEMP B-TREE" in d for d in details), details
+
+
+_FAST = (
+    'SELECT "content" FROM messages WHERE "id" IN (SELECT "id" FROM messages WHERE'
+    ' "session_id" = ?) AND +"session_id" = ? AND "role" = \'user\' AND "content" IS NOT'
+    ' NULL AND "content" != \'\' ORDER BY "id" LIMIT 5'
+)
+
+_ROW = st.tuples(
+    st.sampled_from(["a", "b"]),
+    st.sampled_from(["user", "assistant", "tool", "USER"]),
+    st.sampled_from([None, "", " ", "hi", "  there ", '[{"type": "text", "text": "x"}]']),
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=st.lists(st.tuples(st.integers(1, 10**6), _ROW), unique_by=lambda r: r[0], max_size=14),
+    key=st.sampled_from(["INTEGER PRIMARY KEY", "INTEGER PRIMARY KEY DESC", "INTEGER"]),
+    null_id=st.booleans(),
+)
+def test_any_session_previews_as_the_plain_read(
+    tmp_path: Path, rows: list[tuple[int, tuple[str, str, str | None]]], key: str, null_id: bool
+) -> None:
+    """Ids out of time order, rows that do not count (other roles, empty, blank text), and
+    tables whose ``id`` is not the rowid (then the plain read, which also finds NULL ids)."""
+    path = tmp_path / f"{abs(hash((tuple(rows), key, null_id)))}.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT, started_at REAL)")
+        db.execute(
+            f"CREATE TABLE messages (id {key}, session_id TEXT, role TEXT, content TEXT,"
+            " timestamp REAL)"
+        )
+        db.execute("CREATE INDEX m_session ON messages(session_id, timestamp)")
+        db.executemany("INSERT INTO sessions VALUES (?, 'cli', 1.0)", [("a",), ("b",)])
+        for n, (rid, (session, role, content)) in enumerate(rows):
+            db.execute(
+                "INSERT INTO messages VALUES (?, ?, ?, ?, ?)", (rid, session, role, content, -n)
+            )
+        if null_id and key != "INTEGER PRIMARY KEY":
+            db.execute("INSERT INTO messages VALUES (NULL, 'a', 'user', 'the null one', 99)")
+    with SqliteStore(path) as store:
+        assert store._ids_are_keys() == (key == "INTEGER PRIMARY KEY")
+        for session in ("a", "b"):
+            assert store.first_prompt(session) == _plain(store, session)
+    path.unlink()
