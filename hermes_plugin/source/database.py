@@ -78,6 +78,9 @@ class SqliteStore(ClosesOnExit):
         self._rows = RowReader(self._name)
         self._sessions: tuple[tuple[Session, ...], tuple[Stray, ...]] | None = None
         self._id_key: bool | None = None
+        #: Read once per snapshot: ``read`` lists the strays and the run's end counts the rows.
+        self._keys: list[Cell] | None = None
+        self._counts: list[tuple[Cell, ...]] | None = None
         self.db = ReadOnlyConnection(self.path)
         try:
             self._tables = self._read_tables()
@@ -269,7 +272,9 @@ class SqliteStore(ClosesOnExit):
                 message_stray(self._rows.message(c, i), "no session") for i, c in enumerate(rows)
             )
         known = set(known_ids)
-        keys = [k for (k,) in self.db.query('SELECT DISTINCT "session_id" FROM messages')]
+        if self._keys is None:
+            self._keys = [k for (k,) in self.db.query('SELECT DISTINCT "session_id" FROM messages')]
+        keys = self._keys
         strays: list[Stray] = []
         for group, key in enumerate(keys):
             if isinstance(key, str) and not isinstance(key, RawText) and key in known:
@@ -305,7 +310,9 @@ class SqliteStore(ClosesOnExit):
         sql = f'SELECT "session_id", sum({active}), count(*) FROM messages'
         rows: list[tuple[Cell, ...]] = []
         if ids is None:
-            rows = self.db.query(f'{sql} GROUP BY "session_id"')
+            if self._counts is None:
+                self._counts = self.db.query(f'{sql} GROUP BY "session_id"')
+            rows = self._counts
         else:
             wanted = sorted(set(ids))
             for start in range(0, len(wanted), _BATCH):
@@ -359,7 +366,7 @@ class SqliteStore(ClosesOnExit):
     def refresh(self) -> None:
         """Move to the newest committed state (the store reads from one snapshot)."""
         self.db.refresh()
-        self._sessions = None
+        self._sessions = self._keys = self._counts = None
 
     def close(self) -> None:
         """Close the database and remove a private copy; safe to call twice."""
