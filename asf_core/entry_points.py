@@ -77,7 +77,7 @@ def declared(group: str) -> Found:
 def installed_version(distribution: str) -> str | None:
     """The version of the first distribution of that name on ``sys.path``, as
     :func:`importlib.metadata.version` finds it; None when none is installed (or it names
-    no version)."""
+    no version, or its metadata is not UTF-8)."""
     try:
         return _first_version(distribution)
     except _NotPlain:
@@ -85,7 +85,7 @@ def installed_version(distribution: str) -> str | None:
 
         try:
             return importlib.metadata.version(distribution)
-        except importlib.metadata.PackageNotFoundError:
+        except (importlib.metadata.PackageNotFoundError, UnicodeDecodeError):
             return None
 
 
@@ -214,10 +214,16 @@ def _from_importlib(group: str, found: Found) -> None:
     for dist in importlib.metadata.distributions():
         try:
             ours = [ep for ep in dist.entry_points if ep.group == group]
-        except (UnicodeDecodeError, ValueError) as exc:
+        except (TypeError, UnicodeDecodeError, ValueError) as exc:  # no '=': a TypeError there
             where = getattr(dist, "_path", "a distribution")
             found.problems.append(f"cannot read the entry points in {where}: {exc}")
             continue
-        if ours:
+        if not ours:
+            continue
+        name: str | None
+        version: str | None
+        try:
             name, version = dist.name, dist.version
-            found.points.extend(Declared(ep.name, ep.value, name, version) for ep in ours)
+        except UnicodeDecodeError:  # as the scan takes it: a METADATA that names nothing
+            name = version = None
+        found.points.extend(Declared(ep.name, ep.value, name, version) for ep in ours)

@@ -143,6 +143,35 @@ def test_an_unreadable_list_is_a_problem_and_the_others_are_found(
     assert err.count("bad-1.0.dist-info") == 1
 
 
+@pytest.mark.parametrize("zipped", [False, True], ids=["scanned", "by-importlib"])
+def test_a_broken_distribution_is_a_problem_with_a_zip_on_the_path_too(
+    path: list[str], tmp_path: Path, zipped: bool
+) -> None:
+    site = tmp_path / "site"
+    bad = _dist(site, "bad-1.0.dist-info", None, name="bad")
+    (bad / "entry_points.txt").write_bytes(b"[asf.formats]\nbad = bad\xff\n")
+    _dist(site, "nokey-1.0.dist-info", _ours("just a line"), name="nokey")
+    latin = _dist(site, "latin-1.0.dist-info", _ours("latin = latin.plugin"), name="latin")
+    (latin / "METADATA").write_bytes(b"Metadata-Version: 2.1\nName: caf\xe9\nVersion: 1.0\n")
+    _dist(site, "good-1.0.dist-info", _ours("good = good.plugin"), name="good")
+    if zipped:  # first, so that both the scan and the version are importlib's
+        archive = tmp_path / "empty.zip"
+        zipfile.ZipFile(archive, "w").close()
+        path.append(str(archive))
+    path.append(str(site))
+    found = entry_points.declared(GROUP)
+    assert sorted(found.points) == [
+        Declared("good", "good.plugin", "good", "1.0"),
+        Declared("latin", "latin.plugin", None, None),  # its METADATA is not UTF-8
+    ]
+    assert sorted(p.partition(".dist-info")[0].rpartition("/")[2] for p in found.problems) == [
+        "bad-1.0",
+        "nokey-1.0",
+    ]
+    assert entry_points.installed_version("latin") is None
+    assert entry_points.installed_version("good") == "1.0"
+
+
 def test_load_follows_the_value(monkeypatch: pytest.MonkeyPatch) -> None:
     assert Declared("x", "asf_core.entry_points", None, None).load() is entry_points
     assert Declared("x", "asf_core.entry_points:Declared.load", None, None).load() is (
