@@ -31,6 +31,8 @@ _VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras
 _SEPARATORS = re.compile(r"[-_.]+")
 #: A header line's name, as ``email`` takes it.
 _HEADER = re.compile(r"([\x21-\x39\x3b-\x7e]*):")
+#: The ends of lines for ``email`` (``str.splitlines`` ends them at form feeds, U+2028, ...).
+_LINE_END = re.compile(r"\r\n|\r|\n")
 #: What ``importlib.metadata`` takes for a missing metadata file.
 _ABSENT = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 
@@ -188,14 +190,18 @@ def _section(text: str, group: str) -> Iterator[tuple[str, str]]:
 def _name_and_version(info: Path) -> tuple[str | None, str | None]:
     """``Name`` and ``Version`` from the headers of ``METADATA`` (or an egg's ``PKG-INFO``),
     read as ``email`` reads them: the first of each counts, a folded line goes on the one
-    before, and the headers end at the first line that is none."""
+    before, an mbox ``From`` line is skipped, and the headers end at the first line that is
+    none."""
     text = _read(info, "METADATA") or _read(info, "PKG-INFO") or ""
     headers: dict[str, str] = {}
     key: str | None = None
-    for line in text.splitlines():
+    for line in _LINE_END.split(text):
         if line[:1] in (" ", "\t"):
             if key is not None:
                 headers[key] += " " + line.strip()
+            continue
+        if line.startswith("From "):  # email: the envelope, or a misplaced one it ignores
+            key = None
             continue
         header = _HEADER.match(line)
         if header is None:

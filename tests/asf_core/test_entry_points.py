@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from asf_core import entry_points, plugins
@@ -214,25 +214,34 @@ def test_any_list_reads_as_importlib_reads_it(
     assert list(entry_points._section((info / "entry_points.txt").read_text(), GROUP)) == (expected)
 
 
+#: What ``str.splitlines`` ends a line at and ``email`` does not (it ends them at CR and LF).
+_NOT_LINE_ENDS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
 _HEADER = st.one_of(
     st.builds(
         "{}:{}{}".format,
-        st.sampled_from(["Name", "name", "NAME", "Version", "version", "Summary"]),
+        st.sampled_from(["Name", "name", "NAME", "Version", "version", "Summary", ""]),
         st.sampled_from(["", " ", "  "]),
-        st.text("abc-_.0123", max_size=6),
+        st.text("abc-_.0123" + _NOT_LINE_ENDS, max_size=6),
     ),
-    st.sampled_from([" folded", "\tfolded", "Not a header"]),
+    st.sampled_from([" folded", "\tfolded", "Not a header", "From someone"]),
 )
 
 
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(headers=st.lists(_HEADER, max_size=6))
-def test_any_metadata_names_as_importlib_names_it(tmp_path: Path, headers: list[str]) -> None:
+@given(headers=st.lists(_HEADER, max_size=6), newline=st.sampled_from(["\n", "\r\n", "\r"]))
+@example(headers=["Name: x", "Summary: one\u2028two", "Version: 1.0"], newline="\n")
+@example(headers=["Name: x", "Summary: one\x0ctwo", "Version: 1.0"], newline="\n")
+@example(headers=["From someone", "Name: x", "Version: 1.0"], newline="\n")
+def test_any_metadata_names_as_importlib_names_it(
+    tmp_path: Path, headers: list[str], newline: str
+) -> None:
     info = tmp_path / "x-1.0.dist-info"
     info.mkdir(exist_ok=True)
-    (info / "METADATA").write_text("\n".join([*headers, "", "Name: body"]) + "\n")
+    text = newline.join([*headers, "", "Name: body", ""])
+    (info / "METADATA").write_bytes(text.encode())
     dist = importlib.metadata.PathDistribution(info)
     name, version = entry_points._name_and_version(info)
     ours = (_plain(name), _plain(version))
