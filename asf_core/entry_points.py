@@ -94,9 +94,13 @@ def installed_version(distribution: str) -> str | None:
 def _first_version(distribution: str) -> str | None:
     _plain_finders()
     wanted = _SEPARATORS.sub("-", distribution).lower()
+    egg = distribution.lower().replace("-", "_")
     for entry in list(sys.path):
         for info in _infos(entry):
-            if _key(info.name.lower()) == wanted:
+            low = info.name.lower()
+            # An .egg's EGG-INFO is named by the .egg, as importlib matches it.
+            match = _egg_key(info) == egg if low == "egg-info" else _key(low) == wanted
+            if match:
                 try:
                     return _name_and_version(info)[1]
                 except UnicodeDecodeError:
@@ -164,6 +168,11 @@ def _key(low: str) -> str:
     return _SEPARATORS.sub("-", low.rpartition(".")[0].partition("-")[0])
 
 
+def _egg_key(info: Path) -> str:
+    """The name an ``.egg`` directory gives its ``EGG-INFO`` (importlib's legacy matching)."""
+    return info.parent.name.lower().rpartition(".")[0].partition("-")[0]
+
+
 def _read(info: Path, name: str) -> str | None:
     try:
         return (info / name).read_text(encoding="utf-8")
@@ -192,7 +201,8 @@ def _name_and_version(info: Path) -> tuple[str | None, str | None]:
     read as ``email`` reads them: the first of each counts, a folded line goes on the one
     before, an mbox ``From`` line is skipped, and the headers end at the first line that is
     none."""
-    text = _read(info, "METADATA") or _read(info, "PKG-INFO") or ""
+    # An old egg-info (distutils) is a file, PKG-INFO itself.
+    text = _read(info, "METADATA") or _read(info, "PKG-INFO") or _read(info, "") or ""
     headers: dict[str, str] = {}
     key: str | None = None
     for line in _LINE_END.split(text):

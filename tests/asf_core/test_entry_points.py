@@ -269,3 +269,27 @@ def test_the_first_version_on_the_path_counts(path: list[str], tmp_path: Path) -
     assert entry_points.installed_version("absent") is None
     with pytest.raises(importlib.metadata.PackageNotFoundError):
         importlib.metadata.version("absent")
+
+
+def _importlib_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def test_an_installed_version_in_the_old_layouts_as_importlib_finds_it(
+    path: list[str], tmp_path: Path
+) -> None:
+    site, egg = tmp_path / "site", tmp_path / "Some_Egg-3.0-py3.11.egg"
+    site.mkdir()
+    flat = site / "Flat-1.0-py3.11.egg-info"  # distutils': a file, PKG-INFO itself
+    flat.write_text("Metadata-Version: 1.0\nName: Flat\nVersion: 1.0\n")
+    _dist(egg, "EGG-INFO", None, name="Some-Egg", version="3.0")  # easy_install's, unzipped
+    path.extend([str(site), str(egg)])
+    names = ("flat", "FLAT", "some-egg", "Some_Egg", "some.egg", "some")
+    assert [entry_points.installed_version(n) for n in names] == [
+        _importlib_version(n) for n in names
+    ]
+    assert entry_points.installed_version("flat") == "1.0"
+    assert entry_points.installed_version("some-egg") == "3.0"
