@@ -35,6 +35,9 @@ _HEADER = re.compile(r"([\x21-\x39\x3b-\x7e]*):")
 _LINE_END = re.compile(r"\r\n|\r|\n")
 #: What ``importlib.metadata`` takes for a missing metadata file.
 _ABSENT = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
+#: What a metadata file that is there but cannot be read raises (a symlink loop, an I/O
+#: error, bytes that are not UTF-8): that distribution's problem, not the run's.
+_UNREADABLE = (OSError, UnicodeDecodeError)
 
 
 class Declared(NamedTuple):
@@ -79,7 +82,7 @@ def declared(group: str) -> Found:
 def installed_version(distribution: str) -> str | None:
     """The version of the first distribution of that name on ``sys.path``, as
     :func:`importlib.metadata.version` finds it; None when none is installed (or it names
-    no version, or its metadata is not UTF-8)."""
+    no version, or its metadata cannot be read)."""
     try:
         return _first_version(distribution)
     except _NotPlain:
@@ -87,7 +90,7 @@ def installed_version(distribution: str) -> str | None:
 
         try:
             return importlib.metadata.version(distribution)
-        except (importlib.metadata.PackageNotFoundError, UnicodeDecodeError):
+        except (importlib.metadata.PackageNotFoundError, *_UNREADABLE):
             return None
 
 
@@ -103,7 +106,7 @@ def _first_version(distribution: str) -> str | None:
             if match:
                 try:
                     return _name_and_version(info)[1]
-                except UnicodeDecodeError:
+                except _UNREADABLE:
                     return None
     return None
 
@@ -130,14 +133,14 @@ def _scan(group: str, found: Found) -> None:
             try:
                 text = _read(info, "entry_points.txt")
                 points = list(_section(text, group)) if text is not None else []
-            except (UnicodeDecodeError, ValueError) as exc:
+            except (*_UNREADABLE, ValueError) as exc:
                 found.problems.append(f"cannot read the entry points in {info}: {exc}")
                 continue
             if not points:  # most distributions: their metadata is not read
                 continue
             try:
                 name, version = _name_and_version(info)
-            except UnicodeDecodeError:
+            except _UNREADABLE:
                 name = version = None
             found.points.extend(Declared(n, value, name, version) for n, value in points)
 
@@ -230,7 +233,7 @@ def _from_importlib(group: str, found: Found) -> None:
     for dist in importlib.metadata.distributions():
         try:
             ours = [ep for ep in dist.entry_points if ep.group == group]
-        except (TypeError, UnicodeDecodeError, ValueError) as exc:  # no '=': a TypeError there
+        except (*_UNREADABLE, TypeError, ValueError) as exc:  # no '=': a TypeError there
             where = getattr(dist, "_path", "a distribution")
             found.problems.append(f"cannot read the entry points in {where}: {exc}")
             continue
@@ -240,6 +243,6 @@ def _from_importlib(group: str, found: Found) -> None:
         version: str | None
         try:
             name, version = dist.name, dist.version
-        except UnicodeDecodeError:  # as the scan takes it: a METADATA that names nothing
+        except _UNREADABLE:  # as the scan takes it: a METADATA that names nothing
             name = version = None
         found.points.extend(Declared(ep.name, ep.value, name, version) for ep in ours)

@@ -154,6 +154,12 @@ def test_a_broken_distribution_is_a_problem_with_a_zip_on_the_path_too(
     latin = _dist(site, "latin-1.0.dist-info", _ours("latin = latin.plugin"), name="latin")
     (latin / "METADATA").write_bytes(b"Metadata-Version: 2.1\nName: caf\xe9\nVersion: 1.0\n")
     _dist(site, "good-1.0.dist-info", _ours("good = good.plugin"), name="good")
+    # A read that fails (a symlink loop here; an I/O error alike) is no absent file.
+    loop = _dist(site, "loop-1.0.dist-info", None, name="loop")
+    (loop / "entry_points.txt").symlink_to("entry_points.txt")
+    blind = _dist(site, "blind-1.0.dist-info", _ours("blind = blind.plugin"), name="blind")
+    (blind / "METADATA").unlink()
+    (blind / "METADATA").symlink_to("METADATA")
     if zipped:  # first, so that both the scan and the version are importlib's
         archive = tmp_path / "empty.zip"
         zipfile.ZipFile(archive, "w").close()
@@ -161,14 +167,17 @@ def test_a_broken_distribution_is_a_problem_with_a_zip_on_the_path_too(
     path.append(str(site))
     found = entry_points.declared(GROUP)
     assert sorted(found.points) == [
+        Declared("blind", "blind.plugin", None, None),  # its METADATA cannot be read
         Declared("good", "good.plugin", "good", "1.0"),
         Declared("latin", "latin.plugin", None, None),  # its METADATA is not UTF-8
     ]
     assert sorted(p.partition(".dist-info")[0].rpartition("/")[2] for p in found.problems) == [
         "bad-1.0",
+        "loop-1.0",
         "nokey-1.0",
     ]
     assert entry_points.installed_version("latin") is None
+    assert entry_points.installed_version("blind") is None
     assert entry_points.installed_version("good") == "1.0"
 
 
