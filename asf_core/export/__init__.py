@@ -47,3 +47,8 @@ def __getattr__(name: str) -> Any:
     value = getattr(import_module(f"{__name__}.{home}"), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    """The names as if they were loaded (``dir()`` and ``help()`` list them)."""
+    return sorted({*globals(), *__all__})

@@ -233,3 +233,16 @@ def test_bool_attributes_are_bool_values() -> None:
     values = request.resource_spans[0].resource.attributes
     assert [v.value.WhichOneof("value") for v in values] == ["bool_value", "bool_value"]
     assert [v.value.bool_value for v in values] == [True, False]
+
+
+def test_the_package_names_its_exporters_before_they_load() -> None:
+    """The exporters load when used, yet ``dir()`` lists them; and a name that is both a
+    module's and a function's would be the module once that module loads: none is."""
+    import asf_core.export as package
+    from asf_core.export import atif_assembly, otel, paths
+
+    assert set(package.__all__) <= set(dir(package))
+    for name in package.__all__:
+        assert not isinstance(getattr(package, name), type(paths)), name
+    assert package.atif_document is atif_assembly.atif_document
+    assert package.otel_request is otel.otel_request
