@@ -253,6 +253,8 @@ _WORD_ALPHABET = st.sampled_from(
         "npm_",
         "eyJ",
         "ghp_",
+        "Bearer ",
+        "bEARER\t",
         "A1b2C3d4E5f6G7h8I9j0",
         "Zz9",
     ]
@@ -272,6 +274,17 @@ def test_word_start_finders_find_what_the_patterns_find(text: str) -> None:
         assert finditer != pattern.finditer
         expected = [m.span() for m in pattern.finditer(text)]
         assert [m.span() for m in finditer(text)] == expected, (kind, text)
+
+
+def test_a_case_blind_word_opens_with_every_letter_its_first_letter_matches() -> None:
+    """``[Bb](?i:earer)``, spelt so for a fast scan, matches what ``(?i:bearer)`` matches:
+    no other character is ``b`` to a case-blind pattern (``s`` would need U+017F LONG S too)."""
+    opening = re.compile(r"\[([A-Z])([a-z])\]\(\?i:")
+    letters = {m.groups() for _, p in _COMPILED for m in opening.finditer(p.pattern)}
+    assert letters
+    for upper, lower in letters:
+        blind = re.compile(f"(?i:{lower})")
+        assert {c for c in map(chr, range(0x110000)) if blind.fullmatch(c)} == {upper, lower}
 
 
 @pytest.mark.parametrize(
@@ -333,6 +346,22 @@ def test_a_shape_after_an_escaped_line_break_is_found(
     text = around.format(f"{escape}{secret}")
     start = text.index(secret)
     assert find_secrets(text) == [(start, start + len(secret), kind)]
+
+
+@pytest.mark.parametrize(
+    "around",
+    [
+        # JSON text kept inside a string: the header on the line after an escaped line break
+        '{{\\"headers\\": \\"Accept: */*\\nBearer {}\\"}}',
+        "token type\\tbearer {}",
+        # glued to a word of a script written without spaces: still a word of its own
+        "请求头加上Bearer {}",
+    ],
+)
+def test_a_bearer_token_is_found_after_an_escape_or_any_word(around: str) -> None:
+    text = around.format("tok3n_Xy9Zw8Vu7Ts6Rq5Po4")
+    start = text.index("tok3n_")
+    assert find_secrets(text) == [(start, start + len("tok3n_Xy9Zw8Vu7Ts6Rq5Po4"), "bearer_token")]
 
 
 @pytest.mark.parametrize(
