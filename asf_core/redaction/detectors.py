@@ -76,6 +76,30 @@ _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
     ("jwt", _B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _E),
     ("bearer_token", _B + r"[Bb](?i:earer)\s+(?P<s>[A-Za-z0-9\-._~+/]{16,}=*)"),
     (
+        # HTTP Basic credentials, base64 of user:password as RFC 7617 sends them (padded,
+        # 8 characters or more), after an Authorization header's name: in a header line, in
+        # JSON text, as a call passes them (``"Authorization", "Basic ..."``). Not after
+        # "Basic" alone (as a token after "Bearer"): "basic" is an English word, and base64
+        # spells every word.
+        "basic_auth",
+        _B + r"[Aa](?i:uthorization)(?:(?:\\?[\"'])?\s*[:=]|\\?[\"']\s*,)\s*(?:\\?[\"'])?"
+        r"[Bb](?i:asic)\s+(?P<s>(?=[A-Za-z0-9+/=]{8})(?:[A-Za-z0-9+/]{4})+"
+        r"(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)(?![A-Za-z0-9+/=_\-:])",
+    ),
+    (
+        # The user:password curl sends as Basic credentials (-u, --user; -U, --proxy-user),
+        # the whole of it as the header's base64 holds it, or the user alone when the
+        # password is empty (an API key: -u KEY:). Only after "curl" on its command line,
+        # within 400 characters (to a line break, but one a backslash continues, or to ; |
+        # & and &&): docker's -u and others take a uid:gid. A shell variable is no secret
+        # ($PASS, ${PASS}, $(cmd)), nor a URL (-u lacking its value).
+        "basic_auth",
+        _B + r"curl(?:\.exe)?(?=\s)(?:\\\r?\n|(?![;|&]\s|&&)[^\r\n]){0,400}?\s"
+        r"(?:-[A-Za-z]*[uU]|--(?:proxy-)?user[=\s])\s*(?:\\?[\"'])?"
+        r"(?P<s>(?!\$)(?:[^\s:\"'\\]*:(?!\$|//)(?:[^\s\"'\\]|\\(?![\"'nrt]))+"
+        r"|[^\s:\"'\\]+(?=:(?:[\s\"'\\]|$))))",
+    ),
+    (
         "url_password",
         # ``:\/\/``: the slashes escaped in JSON text (PHP's json_encode, a string in a string)
         _SCHEME_START + _SCHEME_RUN + r"*:(?:\\?/){2}[^\s:/@\"'<>]*:(?P<s>[^\s@/\"'<>]+)@",
@@ -216,7 +240,7 @@ KINDS: Final[tuple[str, ...]] = (
 _HINTS = re.compile(
     r"-----BEGIN|sk-|sk_|rk_|whsec_|A[KSBCRI][IBCOD]A|ghp_|gho_|ghu_|ghs_|ghr_"
     r"|github_pat_|glpat-|AIza|ya29\.|xox|hooks\.slack|hf_|npm_|pypi-|SG\.|:AA"
-    r"|eyJ|(?i:bearer)|://|@|%40|(?i:key|secret|token|passw)|(?i:aws)"
+    r"|eyJ|(?i:bearer)|://|@|%40|(?i:key|secret|token|passw)|(?i:aws|authorization)|curl"
 )
 
 

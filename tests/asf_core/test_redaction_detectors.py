@@ -66,6 +66,9 @@ SAMPLES: list[tuple[str, str, str]] = [
         "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0." + "dozjgNryP4J3jVmNHl0w5N",
     ),
     ("bearer_token", "Authorization: Bearer {}", "tok3n_Xy9Zw8Vu7Ts6Rq5Po4"),
+    # ada:S3cr3tPassw0rd in base64
+    ("basic_auth", "Authorization: Basic {}", "YWRhOlMzY3IzdFBhc3N3MHJk"),
+    ("basic_auth", "curl -sS -u {} https://api.example.org/v1", "ada:S3cr3tPassw0rd"),
     ("url_password", "postgres://ada:{}@db.example.org/main", "S3cr3tPassw0rd"),
     ("secret", "config: api_key={}; next", "q8Zr2Lm4Nt6Vb"),
     ("email", "write to {} today", "ada.lovelace@example.org"),
@@ -93,6 +96,7 @@ _WORD_BOUNDED = set(KINDS) - {
     "aws_secret_key",
     "slack_webhook",
     "bearer_token",
+    "basic_auth",
     "url_password",
     "secret",
     "email",
@@ -255,6 +259,15 @@ _WORD_ALPHABET = st.sampled_from(
         "ghp_",
         "Bearer ",
         "bEARER\t",
+        "Authorization: ",
+        "basic ",
+        "YWRh",
+        "==",
+        "curl ",
+        " -u ",
+        "a:b",
+        "$",
+        "\\\n",
         "A1b2C3d4E5f6G7h8I9j0",
         "Zz9",
     ]
@@ -362,6 +375,120 @@ def test_a_bearer_token_is_found_after_an_escape_or_any_word(around: str) -> Non
     text = around.format("tok3n_Xy9Zw8Vu7Ts6Rq5Po4")
     start = text.index("tok3n_")
     assert find_secrets(text) == [(start, start + len("tok3n_Xy9Zw8Vu7Ts6Rq5Po4"), "bearer_token")]
+
+
+# --- HTTP Basic credentials: after an Authorization header's name, or curl's -u ---------------
+
+#: ada:S3cr3tPassw0rd in base64
+_BASIC = "YWRhOlMzY3IzdFBhc3N3MHJk"
+
+
+@pytest.mark.parametrize(
+    "around",
+    [
+        "authorization: basic {}",  # HTTP/2 spells header names in lower case
+        "AUTHORIZATION=BASIC {}",
+        '{{"Authorization": "Basic {}"}}',
+        "{{'authorization':'Basic {}'}}",
+        '{{\\"Authorization\\": \\"Basic {}\\"}}',
+        "curl -H 'Authorization: Basic {}' https://api.example.org",
+        'curl --header "Authorization: Basic {}" https://api.example.org',
+        'req.Header.Set("Authorization", "Basic {}")',
+        "Proxy-Authorization: Basic {}\r\n",
+        # a raw request in JSON text kept inside a string: the header after \r\n
+        "GET / HTTP/1.1\\r\\nHost: api\\r\\nAuthorization: Basic {}\\r\\n",
+        "Authorization: Basic {}.",
+    ],
+)
+def test_basic_credentials_after_an_authorization_header_are_found(around: str) -> None:
+    text = around.format(_BASIC)
+    start = text.index(_BASIC)
+    assert find_secrets(text) == [(start, start + len(_BASIC), "basic_auth")]
+
+
+@pytest.mark.parametrize("credentials", ["YWRhOnB3", "YWRhOnB3ZA==", "YWRhOnB3ZDE="])
+def test_basic_credentials_are_base64_padded_to_fours(credentials: str) -> None:
+    text = f"Authorization: Basic {credentials}"
+    assert find_secrets(text) == [(21, 21 + len(credentials), "basic_auth")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # words: "Basic" is one, and base64 spells any other; only a padded multiple of four
+        # characters, eight or more, is taken for credentials
+        "Authorization: Basic authentication with a user name and a password",
+        "Authorization: Basic username:password",
+        "Authorization: Basic <credentials>",
+        "Authorization: Basic $(printf ada:pw | base64)",
+        "authorization, basic settings and roles",
+        "Authorization: Basic YWRh",
+        "Authorization: Basic YWRhOlMzY3IzdFBhc3N3MHJkMQ",  # not padded
+        # no Authorization header: "Basic" and base64 alone are too common to redact
+        f"Basic {_BASIC}",
+        'WWW-Authenticate: Basic realm="api"',
+    ],
+)
+def test_words_after_basic_are_not_credentials(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize(
+    ("around", "credentials"),
+    [
+        ("curl -u {} https://api.example.org", "ada:S3cr3t"),
+        ("curl -sSu '{}' https://api.example.org", "ada:S3cr3t"),
+        ('curl --user "{}" https://api.example.org', "ada:S3cr3t"),
+        ("curl --user={} https://api.example.org", "ada:S3cr3t"),
+        ("curl -u{} https://api.example.org", "ada:S3cr3t"),
+        ("/usr/bin/curl -U {} -x proxy:3128 https://api.example.org", "ada:S3cr3t"),
+        ("curl.exe --proxy-user {} https://api.example.org", "ada:S3cr3t"),
+        # an ampersand in the URL, the option far from "curl", a line a backslash continues
+        ("curl 'https://api.example.org/?a=1&b=2' -X POST -d @body.json -u {}", "ada:S3cr3t"),
+        ("curl -X POST https://api.example.org \\\n  -H 'Accept: */*' \\\n  -u {}", "ada:S3cr3t"),
+        ('{{"command": "cd /srv\\ncurl -u {} https://api.example.org"}}', "ada:S3cr3t"),
+        # the password may hold a colon; an API key as the user, the password empty
+        ("curl -u {} https://api.example.org", "ada:pa:ss"),
+        ("curl -u {}: https://api.example.org", "key-3ax6xnjp29jd6fds4gc373sgvjxteol0"),
+        ('curl -u "{}:" https://api.example.org', "key-3ax6xnjp29jd6fds4gc373sgvjxteol0"),
+    ],
+)
+def test_curl_user_credentials_are_found(around: str, credentials: str) -> None:
+    text = around.format(credentials)
+    start = text.index(credentials)
+    assert find_secrets(text) == [(start, start + len(credentials), "basic_auth")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # uid:gid, user:group of other commands, on a command line of their own
+        "docker run -u 1000:1000 image",
+        "curl -fsS https://api.example.org && docker exec -u root:root app ls",
+        "curl -fsS https://api.example.org; docker exec -u root:root app ls",
+        "curl -fsS https://api.example.org | sudo -u postgres:x psql",
+        "curl -fsS https://api.example.org\ndocker exec -u root:root app ls",
+        # shell variables, no password, no value, a word ending in curl
+        'curl -u "$API_USER:$API_PASSWORD" https://api.example.org',
+        'curl -u "ada:${API_PASSWORD}" https://api.example.org',
+        "curl -u $(cat creds) https://api.example.org",
+        "curl -u ada https://api.example.org",
+        "curl --negotiate -u : https://api.example.org",
+        "curl -u https://api.example.org",
+        "libcurl -u ada:S3cr3t",
+        "curl --user-agent ada:S3cr3t https://api.example.org",
+    ],
+)
+def test_what_curl_does_not_send_as_credentials_is_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+def test_the_same_credentials_in_a_header_and_after_u_are_two_values() -> None:
+    """The header's base64 and curl's plain user:password are different text: each gets a
+    placeholder of its own (the base64 is not decoded)."""
+    text = f"curl -u ada:S3cr3tPassw0rd -H 'Authorization: Basic {_BASIC}' https://x.example"
+    kinds = [kind for _, _, kind in find_secrets(text)]
+    assert kinds == ["basic_auth", "basic_auth"]
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 """docs/cli.md and the argument parser agree: every option of every subcommand is in the
 synopsis and every option the synopsis (or README.md's and docs/export.md's) names exists,
-with the same choices; the "Picking sessions" table lists exactly the picking options."""
+with the same choices; the "Picking sessions" table lists exactly the picking options, and
+``--redact``'s table exactly the kinds the detectors report."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from fixture_paths import ROOT
 
 from asf_core.cli.main import _COMMANDS, _subcommand, build_parser
+from asf_core.redaction.detectors import KINDS
 
 CLI_DOC = ROOT / "docs" / "cli.md"
 _BLOCK = re.compile(r"```\n(.*?)```", re.S)
@@ -68,6 +70,16 @@ def _named(synopsis: str) -> set[str]:
     """The options a synopsis names, ``PICK`` read as the picking options."""
     named = set(_OPTION.findall(synopsis))
     return named | _picking() if "PICK" in synopsis else named
+
+
+def test_the_redact_table_lists_the_kinds_found() -> None:
+    """Each row of the kinds table under ``--redact`` names its kinds in code in its first
+    cell (below the header row); the last row's are the plugins' own."""
+    section = CLI_DOC.read_text(encoding="utf-8").split("**`--redact`**", 1)[1]
+    rows = [line for line in section.split("\n\n", 2)[1].splitlines() if line.startswith("| ")]
+    named = [kind for row in rows[1:] for kind in re.findall(r"`([a-z0-9_]+)`", row.split("|")[1])]
+    assert rows[-1].startswith("| what the plugin names |")
+    assert sorted(named) == sorted(KINDS)
 
 
 def test_the_synopsis_names_every_subcommand() -> None:
