@@ -64,6 +64,8 @@ _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
     ("google_api_key", _B + r"AIza[0-9A-Za-z_\-]{35}" + _E),
     ("google_oauth_token", _B + r"ya29\.[0-9A-Za-z_\-]{20,}" + _E),
     ("slack_token", _B + r"xox[abposre]-[A-Za-z0-9\-]{10,}" + _E),
+    # an app-level token: xapp-, its version, the app's id, a number, a secret in hex
+    ("slack_token", _B + r"xapp-\d+-[A-Z0-9]+-\d+-[A-Za-z0-9]{20,}" + _E),
     (
         "slack_webhook",
         r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/]{20,}",
@@ -239,7 +241,7 @@ KINDS: Final[tuple[str, ...]] = (
 #: Characters one of the patterns needs, to skip most text without running them.
 _HINTS = re.compile(
     r"-----BEGIN|sk-|sk_|rk_|whsec_|A[KSBCRI][IBCOD]A|ghp_|gho_|ghu_|ghs_|ghr_"
-    r"|github_pat_|glpat-|AIza|ya29\.|xox|hooks\.slack|hf_|npm_|pypi-|SG\.|:AA"
+    r"|github_pat_|glpat-|AIza|ya29\.|x(?:ox|app-)|hooks\.slack|hf_|npm_|pypi-|SG\.|:AA"
     r"|eyJ|(?i:bearer)|://|@|%40|(?i:key|secret|token|passw)|(?i:aws|authorization)|curl"
 )
 

@@ -39,6 +39,11 @@ SAMPLES: list[tuple[str, str, str]] = [
     ("google_oauth_token", "value {} end", "ya29." + "a0AfH6SMBx7Yq2Zr3Ws4Vt5Uu6Ti7Sh8Rg"),
     ("slack_token", "value {} end", "xoxb-" + "2468135790-1357924680-AbCdEfGh"),
     (
+        "slack_token",
+        "SLACK_APP_TOKEN={} npm start",
+        "xapp-1-A0123BCDE45-4567890123456-" + "9f8e7d6c5b4a39281706f5e4d3c2b1a0" * 2,
+    ),
+    (
         "slack_webhook",
         "post to {} now",
         "https://hooks.slack.com/services/" + "T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
@@ -147,6 +152,7 @@ def test_every_row_of_the_table_has_a_sample() -> None:
         "the task-runner handles sk-learn models",
         "call_0e3f9a2b7c4d1e8f6a5b; toolu_01SZB3juMsXcXZbHjVubHiga",
         "xsk-ant-api03-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6 glued to a word",
+        "npm install xapp-1-cli xapp-server-framework-2024-extensions-v2",
     ],
 )
 def test_ids_hashes_and_words_are_left_alone(text: str) -> None:
@@ -257,6 +263,8 @@ _WORD_ALPHABET = st.sampled_from(
         "npm_",
         "eyJ",
         "ghp_",
+        "xapp-1-",
+        "A0B1-",
         "Bearer ",
         "bEARER\t",
         "Authorization: ",
