@@ -34,6 +34,14 @@ _DOMAIN = (
     r"[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?"
     r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}"
 )
+#: Where ``git@host`` is the account every Git host serves SSH as, not an e-mail address: a
+#: remote's ``git@host:path`` (scp's syntax: a path right after the colon) and a URL's
+#: ``ssh://git@host/path`` (also ``:\/\/``, the slashes escaped in JSON text). In prose,
+#: ``mail git@example.org`` or ``git@example.org: ...``, it is one; so is any other user's
+#: ``jane@host:path`` (a login, which may be a person's). Tried where the address would
+#: start: :class:`_RunFinder` stays exact, since no place after the ``g`` of ``git@`` may
+#: start one (they are inside a word).
+_GIT_REMOTE = r"(?:(?<=://)|(?<=:\\/\\/))git@|git@" + _DOMAIN + r":[A-Za-z0-9_~/.\-]"
 _SCHEME_RUN = r"(?i:[a-z0-9+.\-])"
 _SCHEME_START = r"(?i:\b[a-z])"
 
@@ -118,7 +126,7 @@ _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
     ),
     (
         "email",
-        _EMAIL_START + _EMAIL_RUN + r"*@" + _DOMAIN + _E,
+        _B + f"(?!{_GIT_REMOTE})" + _EMAIL_RUN + _EMAIL_RUN + r"*@" + _DOMAIN + _E,
     ),
     ("email_encoded", _B + _ENCODED_RUN + _ENCODED_RUN + r"*%40" + _DOMAIN + _E),
 )

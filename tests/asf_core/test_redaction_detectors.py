@@ -176,6 +176,25 @@ def test_run_finders_find_what_the_patterns_find(text: str) -> None:
             assert found == [m.span() for m in pattern.finditer(text)], (kind, text)
 
 
+#: Pieces of addresses, URLs and Git remotes, for the run finders on whole words: ``git@``
+#: where a remote is no address, hosts, the colon and path after them, schemes.
+_REMOTE_PIECES = st.sampled_from(
+    [
+        *("git", "@", "github.com", "e.org", ":", "o/r.git", "~a", "/", "2222"),
+        *("ssh", "://", ":\\/\\/", "x", ".", "-", "_", " ", "\\n", "u:p@"),
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_REMOTE_PIECES, max_size=12).map("".join))
+def test_run_finders_find_what_the_patterns_find_around_git_remotes(text: str) -> None:
+    for kind, pattern in _COMPILED:
+        if kind in _RUNS:
+            found = [m.span() for m in _RUNS[kind].finditer(text)]
+            assert found == [m.span() for m in pattern.finditer(text)], (kind, text)
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -383,6 +402,50 @@ def test_a_bearer_token_is_found_after_an_escape_or_any_word(around: str) -> Non
     text = around.format("tok3n_Xy9Zw8Vu7Ts6Rq5Po4")
     start = text.index("tok3n_")
     assert find_secrets(text) == [(start, start + len("tok3n_Xy9Zw8Vu7Ts6Rq5Po4"), "bearer_token")]
+
+
+# --- git@host: the account Git hosts serve SSH as, or an address ----------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "git clone git@github.com:owner/repo.git",
+        "remote: git@gitlab.example.org:group/sub/x.git",
+        "git@git.sr.ht:~ada/notes",
+        "git@ssh.dev.azure.com:v3/org/project/repo",
+        "scp-like git@example.org:/srv/git/x.git and git@example.org:x.git",
+        "ssh://git@gitlab.example.org/group/x.git",
+        "ssh://git@gitlab.example.org:2222/group/x.git",
+        '"url": "git+ssh://git@github.com/owner/repo.git"',
+        # JSON text: the slashes escaped, a line break escaped before the remote
+        '{"url": "ssh:\\/\\/git@github.com\\/owner\\/repo.git"}',
+        "origin\\tgit@github.com:owner/repo.git (fetch)\\ngit@github.com:owner/repo.git",
+    ],
+)
+def test_a_git_remote_is_not_an_address(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        ("mail git@example.org about it", "git@example.org"),
+        ("write to git@example.org.", "git@example.org"),
+        ("git@example.org: the list", "git@example.org"),
+        ("reply-to:git@example.org", "git@example.org"),
+        ("From: <git@example.org>", "git@example.org"),
+        # another user before a host and a path: a login, which may be a person's
+        ("scp notes jane.doe@build.example.org:/tmp/", "jane.doe@build.example.org"),
+        ("ssh://jane@build.example.org/srv", "jane@build.example.org"),
+        # a longer user that ends in git
+        ("push to mygit@example.org:x.git", "mygit@example.org"),
+        ("push to my.git@example.org:x.git", "my.git@example.org"),
+    ],
+)
+def test_git_at_a_host_in_prose_is_an_address(text: str, address: str) -> None:
+    start = text.index(address)
+    assert find_secrets(text) == [(start, start + len(address), "email")]
 
 
 # --- HTTP Basic credentials: after an Authorization header's name, or curl's -u ---------------
