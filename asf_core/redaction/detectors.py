@@ -146,7 +146,7 @@ _COMPILED: Final = tuple((kind, re.compile(pattern)) for kind, pattern in _PATTE
 
 class _RunFinder:
     """``finditer`` of a pattern whose every match starts in a run of ``run`` characters that
-    ends at ``anchor`` (which holds no such character), in time linear in the text.
+    ends at ``anchor`` (which opens with no such character), in time linear in the text.
 
     The pattern's own search would try every place in a long run (``a.a.a...``, a line of
     dashes) and read on to the run's end from each: quadratic. But every place of one run
@@ -170,7 +170,9 @@ class _RunFinder:
         size, low = len(text), 0
         while at >= 0:
             # The run ends at the anchor and begins no earlier than the last match's end or
-            # the last anchor's (which holds no run character): each place is read once.
+            # the last anchor's second character (its first is no run character, the rest may
+            # be: the 40 of %40 may open the next local part): each place is read at most
+            # twice.
             run = self.run.match(backwards, size - at, size - low)
             assert run is not None  # noqa: S101 - `*` matches everywhere, if only emptily
             begin = at - (run.end() - (size - at))
@@ -181,7 +183,7 @@ class _RunFinder:
                 low = match.end()
                 at = text.find(self.anchor, low)
             else:
-                low = at + len(self.anchor)
+                low = at + 1
                 at = text.find(self.anchor, low)
 
 

@@ -181,7 +181,7 @@ def test_run_finders_find_what_the_patterns_find(text: str) -> None:
 _REMOTE_PIECES = st.sampled_from(
     [
         *("git", "@", "github.com", "e.org", ":", "o/r.git", "~a", "/", "2222"),
-        *("ssh", "://", ":\\/\\/", "x", ".", "-", "_", " ", "\\n", "u:p@"),
+        *("ssh", "://", ":\\/\\/", "x", ".", "-", "_", "%40", " ", "\\n", "u:p@"),
     ]
 )
 
@@ -202,6 +202,8 @@ def test_run_finders_find_what_the_patterns_find_around_git_remotes(text: str) -
         "postgres://ada:pw1@db.example.org/main then https://bob:pw2@h.example:8080/x",
         "a.b@c.d@e.fg -x@y.com-z@w.org :://u:p@h x://a:b@c://d:e@f",
         "\u212abc://u:p@h \u017f.x@y.zz _a@b.cc ab_c://u:v@w",
+        # the 40 of one %40 opens the local part before the next
+        "x%40%40%40e.org ab%40%40cd%40e.org%40f.gh",
     ],
 )
 def test_run_finders_on_addresses_and_urls(text: str) -> None:
