@@ -640,3 +640,52 @@ def test_an_address_after_a_backslash_or_an_escape_is_found_alone(text: str, add
     assert text[start:end].endswith(address)
     assert "\\" not in text[start:end]
     assert "mailto" not in text[start:end]
+
+
+# --- case-blind words spelt for a fast scan ------------------------------------------------
+
+#: The spellings the detectors had before ``_case_blind``: one case-blind group each.
+_VALUE_AFTER_NAME_BEFORE = (
+    r"(?i:(?:api[_\-]?key|secret(?:[_\-]?(?:access[_\-]?)?key)?|access[_\-]?token"
+    r"|auth[_\-]?token|password|passwd))(?:\\?[\"'])?\s*[:=]\s*(?:\\?[\"'])?"
+    r"(?P<s>(?:[^\s\"',;&\\]|\\(?![\"'nrt])){8,})"
+)
+_HINTS_BEFORE = (
+    r"-----BEGIN|sk-|sk_|rk_|whsec_|A[KSBCRI][IBCOD]A|ghp_|gho_|ghu_|ghs_|ghr_"
+    r"|github_pat_|glpat-|AIza|ya29\.|x(?:ox|app-)|hooks\.slack|hf_|npm_|pypi-|SG\.|:AA"
+    r"|eyJ|(?i:bearer)|://|@|%40|(?i:key|secret|token|passw)|(?i:aws|authorization)|curl"
+)
+
+
+def test_each_first_letter_is_spelt_in_every_case_the_engine_gives_it() -> None:
+    """``_CASES`` lists every character ``(?i:x)`` matches for each first letter (all of them
+    in the BMP): U+017F LONG S for ``s``, the Kelvin sign for ``k``."""
+    from asf_core.redaction.detectors import _CASES
+
+    for letter, cases in _CASES.items():
+        blind = re.compile(f"(?i:{letter})")
+        assert {c for c in map(chr, range(0x10000)) if blind.fullmatch(c)} == set(cases)
+
+
+_BLIND_ALPHABET = st.sampled_from(
+    [
+        *"aAsSpPkKtTbB_-=:\"' \\x1@",
+        "\u017f", "\u212a", "\u0130", "\u0131", "sk-", "eyJ", "curl",
+        "pi_key", "PI-KEY", "ecret", "ECRET_ACCESS_KEY", "ccess_token", "uth-token",
+        "assword", "ASSWD", "earer", "oken", "ws", "uthorization", "ey", "Hunter2024xyz",
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_BLIND_ALPHABET, max_size=12).map("".join))
+def test_case_blind_words_match_as_their_one_group_spelling_did(text: str) -> None:
+    """The ``secret`` pattern and the hint filter, spelt with a literal opening each branch
+    (six and two times faster over a conversation's text), find what the case-blind groups
+    found: the same values at the same places, the same texts passed on."""
+    from asf_core.redaction.detectors import _HINTS
+
+    now = dict(_COMPILED)["secret"]
+    before = re.compile(_VALUE_AFTER_NAME_BEFORE)
+    assert [m.span("s") for m in now.finditer(text)] == [m.span("s") for m in before.finditer(text)]
+    assert bool(_HINTS.search(text)) == bool(re.search(_HINTS_BEFORE, text))
