@@ -161,6 +161,8 @@ _RUN_SHAPES: Final[dict[str, tuple[str, str, str]]] = {
     "url_password": (_SCHEME_RUN, ":", _SCHEME_START),
     "email": (_EMAIL_RUN, "@", _EMAIL_START),
     "email_encoded": (_ENCODED_RUN, "%40", _B + _ENCODED_RUN),
+    # a bot's id before ":AA": its digits, tried at every digit of a text by the pattern
+    "telegram_bot_token": (r"\d", ":AA", _B + r"\d"),
 }
 
 _COMPILED: Final = tuple((kind, re.compile(pattern)) for kind, pattern in _PATTERNS)
@@ -210,7 +212,8 @@ class _RunFinder:
 
 
 #: The patterns a run of characters before an anchor would make quadratic, by kind: the
-#: e-mail address's local part before ``@``, the URL's scheme before ``://`` (or ``:\/\/``).
+#: e-mail address's local part before ``@``, the URL's scheme before ``://`` (or ``:\/\/``);
+#: and a Telegram bot's digits before ``:AA``, which the pattern tried at every digit.
 _RUNS: Final[dict[str, _RunFinder]] = {
     kind: _RunFinder(pattern, *_RUN_SHAPES[kind])
     for kind, pattern in _COMPILED

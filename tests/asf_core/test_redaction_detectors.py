@@ -186,6 +186,26 @@ _REMOTE_PIECES = st.sampled_from(
 )
 
 
+#: Pieces of Telegram bot tokens: ids of every length around the pattern's 8 to 10 digits,
+#: the ``:AA`` anchor, the secret's alphabet, word characters and escapes before the id.
+_BOT_PIECES = st.sampled_from(
+    [
+        *("1", "1234567", "12345678", "123456789", "0123456789", ":AA", ":A", "A", "_", "-"),
+        *("Abc_-Def0" * 3 + "Abc_-D", "Abc_-Def0" * 4, "x", " ", "\\", "\\n", "é"),
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_BOT_PIECES, max_size=10).map("".join))
+def test_the_bot_token_run_finder_finds_what_its_pattern_finds(text: str) -> None:
+    """Some texts hold tokens (an id of 8 to 10 digits at a word's start, 33 characters after
+    ``:AA``); the run finder, which tries each id once, finds what the pattern finds."""
+    pattern = dict(_COMPILED)["telegram_bot_token"]
+    found = [m.span() for m in _RUNS["telegram_bot_token"].finditer(text)]
+    assert found == [m.span() for m in pattern.finditer(text)], text
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_REMOTE_PIECES, max_size=12).map("".join))
 def test_run_finders_find_what_the_patterns_find_around_git_remotes(text: str) -> None:
@@ -233,12 +253,12 @@ class _Counting:
         return self.pattern.search(text, pos, len(text) if endpos is None else endpos)
 
 
-@pytest.mark.parametrize("kind", ["email", "email_encoded", "url_password"])
+@pytest.mark.parametrize("kind", ["email", "email_encoded", "url_password", "telegram_bot_token"])
 @pytest.mark.parametrize(
     "unit",
     [
         *("a.", "-", "ab-", ".", "%", "+a", "a.b@", "a.b://", "a-@", "x-://", "a.@b", "a:"),
-        *("a.b:\\/", "a%40", "a.%40b", "%40a.", "a%4"),
+        *("a.b:\\/", "a%40", "a.%40b", "%40a.", "a%4", "1", "12:AA", "1:A", "1 :AA"),
     ],
 )
 def test_a_long_run_is_read_a_bounded_number_of_times(
@@ -261,7 +281,7 @@ def test_the_secrets_are_looked_for_with_the_run_finders() -> None:
 
     used = {kind: finditer for kind, _, finditer in _FINDERS if kind in _RUNS}
     assert used == {kind: finder.finditer for kind, finder in _RUNS.items()}
-    assert set(used) == {"email", "email_encoded", "url_password"}
+    assert set(used) == {"email", "email_encoded", "url_password", "telegram_bot_token"}
 
 
 # --- patterns behind a word boundary: the same matches, found by a fast literal scan -------
