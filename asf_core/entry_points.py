@@ -95,19 +95,13 @@ def installed_version(distribution: str) -> str | None:
 
 
 def _first_version(distribution: str) -> str | None:
-    _plain_finders()
     wanted = _SEPARATORS.sub("-", distribution).lower()
     egg = distribution.lower().replace("-", "_")
-    for entry in list(sys.path):
-        for info in _infos(entry):
-            low = info.name.lower()
-            # An .egg's EGG-INFO is named by the .egg, as importlib matches it.
-            match = _egg_key(info) == egg if low == "egg-info" else _key(low) == wanted
-            if match:
-                try:
-                    return _name_and_version(info)[1]
-                except _UNREADABLE:
-                    return None
+    for info in _all_infos():
+        low = info.name.lower()
+        # An .egg's EGG-INFO is named by the .egg, as importlib matches it.
+        if (_egg_key(info) == egg) if low == "egg-info" else (_key(low) == wanted):
+            return _name_and_version(info)[1]
     return None
 
 
@@ -127,22 +121,24 @@ def _plain_finders() -> None:
 
 
 def _scan(group: str, found: Found) -> None:
+    for info in _all_infos():
+        try:
+            text = _read(info, "entry_points.txt")
+            points = list(_section(text, group)) if text is not None else []
+        except (*_UNREADABLE, ValueError) as exc:
+            found.problems.append(f"cannot read the entry points in {info}: {exc}")
+            continue
+        if points:  # most distributions have none: their metadata is not read
+            name, version = _name_and_version(info)
+            found.points.extend(Declared(n, value, name, version) for n, value in points)
+
+
+def _all_infos() -> Iterator[Path]:
+    """Every metadata directory on ``sys.path``, in importlib's order; :class:`_NotPlain`
+    when importlib must be asked instead."""
     _plain_finders()
     for entry in list(sys.path):
-        for info in _infos(entry):
-            try:
-                text = _read(info, "entry_points.txt")
-                points = list(_section(text, group)) if text is not None else []
-            except (*_UNREADABLE, ValueError) as exc:
-                found.problems.append(f"cannot read the entry points in {info}: {exc}")
-                continue
-            if not points:  # most distributions: their metadata is not read
-                continue
-            try:
-                name, version = _name_and_version(info)
-            except _UNREADABLE:
-                name = version = None
-            found.points.extend(Declared(n, value, name, version) for n, value in points)
+        yield from _infos(entry)
 
 
 def _infos(entry: str) -> list[Path]:
@@ -200,12 +196,15 @@ def _section(text: str, group: str) -> Iterator[tuple[str, str]]:
 
 
 def _name_and_version(info: Path) -> tuple[str | None, str | None]:
-    """``Name`` and ``Version`` from the headers of ``METADATA`` (or an egg's ``PKG-INFO``),
-    read as ``email`` reads them: the first of each counts, a folded line goes on the one
-    before, an mbox ``From`` line is skipped, and the headers end at the first line that is
-    none."""
+    """``Name`` and ``Version`` from the headers of ``METADATA`` (or an egg's ``PKG-INFO``;
+    None for a file that cannot be read), read as ``email`` reads them: the first of each
+    counts, a folded line goes on the one before, an mbox ``From`` line is skipped, and the
+    headers end at the first line that is none."""
     # An old egg-info (distutils) is a file, PKG-INFO itself.
-    text = _read(info, "METADATA") or _read(info, "PKG-INFO") or _read(info, "") or ""
+    try:
+        text = _read(info, "METADATA") or _read(info, "PKG-INFO") or _read(info, "") or ""
+    except _UNREADABLE:  # none is read: it names nothing
+        return None, None
     headers: dict[str, str] = {}
     key: str | None = None
     for line in _LINE_END.split(text):
