@@ -140,13 +140,10 @@ def _entry_points() -> list[entry_points.Declared]:
     found = entry_points.declared(ENTRY_POINT_GROUP)
     for problem in found.problems:
         _say(f"warning: {problem}")
-    seen: set[tuple[str, str | None]] = set()
-    unique = []
-    for point in found.points:
-        if (point.name, point.distribution) not in seen:
-            seen.add((point.name, point.distribution))
-            unique.append(point)
-    return unique
+    unique: dict[tuple[str, str | None], entry_points.Declared] = {}
+    for point in found.points:  # the first of each wins, as importlib lists them
+        unique.setdefault((point.name, point.distribution), point)
+    return list(unique.values())
 
 
 def _say(line: str) -> None:
