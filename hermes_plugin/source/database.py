@@ -29,7 +29,7 @@ from hermes_plugin.source.store import (
     read_sessions,
 )
 
-__all__ = ["SqliteStore"]
+__all__ = ["PREVIEW_BY_ID", "SqliteStore"]
 
 _REQUIRED_TABLES = ("sessions", "messages")
 #: The tables a converter reads (others, such as FTS indexes, are never touched).
@@ -61,6 +61,16 @@ def content_text(content: Content) -> str:
         p["text"] for p in content.parts if isinstance(p, dict) and isinstance(p.get("text"), str)
     ]
     return "\n".join(str(t) for t in texts)
+
+
+#: The rows a session's preview may come from: the user's, with text.
+_PREVIEW_ROWS = '"role" = \'user\' AND "content" IS NOT NULL AND "content" != \'\''
+#: Those rows of one session (bound twice), found by the ids its index holds, in id order.
+PREVIEW_BY_ID = (
+    'SELECT "content" FROM messages WHERE "id" IN'
+    ' (SELECT "id" FROM messages WHERE "session_id" = ?)'
+    f' AND +"session_id" = ? AND {_PREVIEW_ROWS} ORDER BY "id" LIMIT 5'
+)
 
 
 class SqliteStore(ClosesOnExit):
@@ -331,20 +341,14 @@ class SqliteStore(ClosesOnExit):
         names = self._columns["messages"]
         if not {"session_id", "role", "content"} <= set(names):
             return None
-        wanted = '"role" = \'user\' AND "content" IS NOT NULL AND "content" != \'\''
         if self._ids_are_keys():
             # The session's ids from its index alone, then its rows by id in that order, so
             # only the first few are read: sorting the session's rows by id read every one
             # (24 s to list an 80k-row home whose file was not in the page cache).
-            sql = (
-                'SELECT "content" FROM messages WHERE "id" IN'
-                ' (SELECT "id" FROM messages WHERE "session_id" = ?)'
-                f' AND +"session_id" = ? AND {wanted} ORDER BY "id" LIMIT 5'
-            )
-            rows = self.db.query(sql, (session_id, session_id))
+            rows = self.db.query(PREVIEW_BY_ID, (session_id, session_id))
         else:
             order = self._order("messages")
-            sql = f'SELECT "content" FROM messages WHERE "session_id" = ? AND {wanted}'
+            sql = f'SELECT "content" FROM messages WHERE "session_id" = ? AND {_PREVIEW_ROWS}'
             rows = self.db.query(f"{sql} ORDER BY {order} LIMIT 5", (session_id,))
         for (cell,) in rows:
             text = content_text(decode_content(cell)[0]).strip()

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from asf_core.cli.main import main
 from asf_core.formats import NativeSession
-from hermes_plugin.source.database import SqliteStore
+from hermes_plugin.source.database import PREVIEW_BY_ID, SqliteStore
 from hermes_plugin.source.native import native_sessions
 
 HOME = SHARED / "hermes" / "fixtures" / "hermes-0.19.0"
@@ -106,18 +106,12 @@ def test_a_preview_reads_a_few_rows_not_the_whole_session(tmp_path: Path) -> Non
     of the session's rows (which read them all: 24 s to list an 80k-row home from disk)."""
     with SqliteStore(_home(tmp_path) / "state.db") as store:
         store.first_prompt("x")
-        plan = store.db.query(f"EXPLAIN QUERY PLAN {_FAST}", ("x", "x"))
+        plan = store.db.query(f"EXPLAIN QUERY PLAN {PREVIEW_BY_ID}", ("x", "x"))
     details = [str(row[-1]) for row in plan]
     assert any("INTEGER PRIMARY KEY (rowid=?)" in d for d in details), details
     assert any("COVERING INDEX" in d for d in details), details
     assert not any("TEMP B-TREE" in d for d in details), details
 
-
-_FAST = (
-    'SELECT "content" FROM messages WHERE "id" IN (SELECT "id" FROM messages WHERE'
-    ' "session_id" = ?) AND +"session_id" = ? AND "role" = \'user\' AND "content" IS NOT'
-    ' NULL AND "content" != \'\' ORDER BY "id" LIMIT 5'
-)
 
 _ROW = st.tuples(
     st.sampled_from(["a", "b"]),
