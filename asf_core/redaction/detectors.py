@@ -37,6 +37,12 @@ def _case_blind(*words: str) -> str:
     return "|".join(f"{case}(?i:{word[1:]})" for word in words for case in _CASES[word[0]])
 
 
+def _opening(word: str) -> str:
+    """One case-blind word that opens a pattern, ``[Bb](?i:earer)``: a class of its first
+    letters, which the engine scans for, where ``(?i:bearer)`` is tried at every place."""
+    return f"[{_CASES[word[0]]}](?i:{word[1:]})"
+
+
 #: The run of characters an e-mail address's local part and a URL's scheme are made of, and
 #: where each may start: shared by the patterns and by :class:`_RunFinder`.
 _EMAIL_RUN = r"[A-Za-z0-9._%+\-]"
@@ -61,8 +67,8 @@ _SCHEME_START = r"(?i:\b[a-z])"
 
 #: kind -> pattern; a pattern with a group ``s`` redacts that group alone (the key after
 #: "Bearer", the password in a URL), else the whole match. A case-blind word opens with its
-#: first letter in both cases, ``[Bb](?i:earer)``: the engine scans for a class of letters
-#: fast but tries a case-blind one at every place (``[Bb]`` is all ``(?i:b)`` matches).
+#: first letter in every case, ``[Bb](?i:earer)`` (:func:`_opening`): the engine scans for a
+#: class of letters fast but tries a case-blind one at every place.
 _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
     (
         "private_key",
@@ -98,7 +104,7 @@ _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
     ("sendgrid_key", _B + r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}" + _E),
     ("telegram_bot_token", _B + r"\d{8,10}:AA[A-Za-z0-9_\-]{33}" + _E),
     ("jwt", _B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _E),
-    ("bearer_token", _B + r"[Bb](?i:earer)\s+(?P<s>[A-Za-z0-9\-._~+/]{16,}=*)"),
+    ("bearer_token", _B + _opening("bearer") + r"\s+(?P<s>[A-Za-z0-9\-._~+/]{16,}=*)"),
     (
         # HTTP Basic credentials, base64 of user:password as RFC 7617 sends them (padded,
         # 8 characters or more), after an Authorization header's name: in a header line, in
@@ -106,8 +112,11 @@ _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
         # "Basic" alone (as a token after "Bearer"): "basic" is an English word, and base64
         # spells every word.
         "basic_auth",
-        _B + r"[Aa](?i:uthorization)(?:(?:\\?[\"'])?\s*[:=]|\\?[\"']\s*,)\s*(?:\\?[\"'])?"
-        r"[Bb](?i:asic)\s+(?P<s>(?=[A-Za-z0-9+/=]{8})(?:[A-Za-z0-9+/]{4})+"
+        _B
+        + _opening("authorization")
+        + r"(?:(?:\\?[\"'])?\s*[:=]|\\?[\"']\s*,)\s*(?:\\?[\"'])?"
+        + _opening("basic")
+        + r"\s+(?P<s>(?=[A-Za-z0-9+/=]{8})(?:[A-Za-z0-9+/]{4})+"
         r"(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?)(?![A-Za-z0-9+/=_\-:])",
     ),
     (
