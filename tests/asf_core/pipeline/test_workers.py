@@ -198,3 +198,46 @@ def test_work_is_split_largest_first_in_chunks_of_about_a_share_each() -> None:
     assert by_size([1, 9, 3, 7], 2) == [[1, 3], [2, 0]]
     assert by_size([0, 0, 0], 2) == [[0, 1, 2]]  # sizes unknown: one chunk
     assert by_size([], 4) == []
+
+
+_HOST = """
+import sys, time
+from asf_core.pipeline.workers import Workers
+workers = Workers(1, died="died")
+workers.submit(0, workers.pack(time.sleep, 120))
+time.sleep(float(sys.argv[1]))
+print(workers._procs[0].pid, flush=True)
+time.sleep(120)
+"""
+
+
+def _gone(pid: int) -> bool:
+    """Whether a process has ended (a zombie left to a parent that does not reap counts)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    return state in ("Z", "X")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="Linux: PR_SET_PDEATHSIG")
+@pytest.mark.parametrize("settle", [0.0, 1.0])
+def test_a_busy_worker_ends_with_its_killed_host(settle: float) -> None:
+    """A host killed outright (SIGKILL, the OOM killer) leaves no worker running on: one in
+    the middle of a long job ends too, not only when it next reads its pipe; so does one the
+    host died under as it started (``settle`` 0: killed at once)."""
+    import subprocess
+    import sys
+
+    host = subprocess.Popen(
+        [sys.executable, "-c", _HOST, str(settle)], stdout=subprocess.PIPE, text=True
+    )
+    assert host.stdout is not None
+    worker = int(host.stdout.readline())
+    assert not _gone(worker)
+    host.kill()
+    host.wait()
+    deadline = time.monotonic() + 10
+    while not _gone(worker) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _gone(worker)
