@@ -31,7 +31,9 @@ __all__ = [
     "temporary_path",
     "writable",
     "write_atomic",
+    "write_atomic_stat",
     "write_if_changed",
+    "write_if_changed_stat",
 ]
 
 
@@ -122,6 +124,15 @@ def write_atomic(path: Path, chunks: Iterable[bytes], *, durable: bool = True) -
     directories; the first write into a directory removes stale temporaries there. Raises
     ``OSError`` when ``path`` exists and is not a regular file.
     """
+    return write_atomic_stat(path, chunks, durable=durable).st_size
+
+
+def write_atomic_stat(
+    path: Path, chunks: Iterable[bytes], *, durable: bool = True
+) -> os.stat_result:
+    """:func:`write_atomic`, returning the status of the file written, taken from the file
+    itself before its rename: another process renaming its own file over ``path`` right
+    after is never taken for ours (``path.stat()`` afterwards would be)."""
     writable(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.parent not in _cleaned:
@@ -130,12 +141,10 @@ def write_atomic(path: Path, chunks: Iterable[bytes], *, durable: bool = True) -
     # The name is chosen before the file exists, so an interrupt at any point (even inside
     # the call that creates it) leaves a name the cleanup below knows.
     tmp = temporary_path(path)
-    size = 0
     try:
         with tmp.open("xb", buffering=_BUFFER) as out:
             batch: list[bytes] = []
             for chunk in chunks:
-                size += len(chunk)
                 batch.append(chunk)
                 if len(batch) >= 256:
                     out.writelines(batch)
@@ -144,12 +153,13 @@ def write_atomic(path: Path, chunks: Iterable[bytes], *, durable: bool = True) -
             out.flush()
             if durable:
                 os.fsync(out.fileno())
+            status = os.fstat(out.fileno())
         tmp.replace(path)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    return size
+    return status
 
 
 def _prefix_then(old: BinaryIO, size: int, chunk: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
@@ -176,22 +186,33 @@ def write_if_changed(path: Path, chunks: Iterable[bytes]) -> int | None:
     chunk at a time, however large the file. Not flushed to disk: the caller syncs a store's
     files together once it is done.
     """
+    return write_if_changed_stat(path, chunks)[0]
+
+
+def write_if_changed_stat(path: Path, chunks: Iterable[bytes]) -> tuple[int | None, os.stat_result]:
+    """:func:`write_if_changed`, with the status of the file written or found equal, taken
+    from that file (see :func:`write_atomic_stat`): a record made of it names the bytes
+    compared, never a file another process renamed into place meanwhile."""
     stream = iter(chunks)
     try:
         old = path.open("rb") if path.is_file() else None
     except OSError:
         old = None
     if old is None:
-        return write_atomic(path, stream, durable=False)
+        written = write_atomic_stat(path, stream, durable=False)
+        return written.st_size, written
     with old:
         matched = 0
         for chunk in stream:
             if old.read(len(chunk)) != chunk:
-                return write_atomic(path, _prefix_then(old, matched, chunk, stream), durable=False)
+                rest = _prefix_then(old, matched, chunk, stream)
+                written = write_atomic_stat(path, rest, durable=False)
+                return written.st_size, written
             matched += len(chunk)
         if old.read(1) == b"":
-            return None
-        return write_atomic(path, _prefix_then(old, matched, b"", iter(())), durable=False)
+            return None, os.fstat(old.fileno())
+        written = write_atomic_stat(path, _prefix_then(old, matched, b"", iter(())), durable=False)
+        return written.st_size, written
 
 
 class Syncer:

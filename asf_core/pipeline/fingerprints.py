@@ -48,6 +48,7 @@ __all__ = [
     "load",
     "save",
     "stamp",
+    "stamp_of",
     "trusted",
 ]
 
@@ -170,7 +171,12 @@ def host_version() -> str:
 
 def stamp(path: Path) -> FileStamp:
     """The stamp of a file as it is now (``OSError`` if it is gone)."""
-    st = path.stat()
+    return stamp_of(path.stat())
+
+
+def stamp_of(st: os.stat_result) -> FileStamp:
+    """The stamp of a file by its status (e.g. taken from the file written, before its
+    rename: see :func:`asf_core.files.write_atomic_stat`)."""
     return FileStamp(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino)
 
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from attrs import define, field
 
-from asf_core.files import read_regular, write_atomic
+from asf_core.files import read_regular, write_atomic_stat
 from asf_core.findings import DATA_DEPTH, Finding, nesting
 from asf_core.safe_text import json_safe
 
@@ -179,18 +180,18 @@ def json_bytes(value: Any) -> bytes:
 
 def write_report(
     path: Path, report: StoreReport | RunReport, *, only_if_changed: bool = False
-) -> bool:
+) -> os.stat_result | None:
     """Write a report as JSON through a temporary file and a rename: whole or not at all.
-    With ``only_if_changed``, a file already holding these bytes is left alone. Returns
-    whether the file was written."""
+    With ``only_if_changed``, a file already holding these bytes is left alone. Returns the
+    status of the file written, taken before its rename (another run's report renamed over
+    it since is not ours), or None when it was left alone."""
     value = report.to_json() if isinstance(report, RunReport) else store_json(report)
     data = json_bytes(value)
     if only_if_changed:
         with contextlib.suppress(OSError):
             if path.read_bytes() == data:
-                return False
-    write_atomic(path, [data])
-    return True
+                return None
+    return write_atomic_stat(path, [data])
 
 
 #: The members of ``report.json`` that hold findings.

@@ -9,6 +9,7 @@ disk by one :class:`~asf_core.files.Syncer`, never by syncing the whole machine.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -179,9 +180,9 @@ class StoreRun:
         for name in attrs.fields_dict(StoreReport):
             setattr(self.report, name, getattr(last, name))
         try:
-            rewritten = moved and write_report(path, self.report, only_if_changed=True)
-            if whole is not None and rewritten:
-                self._save(units, attrs.evolve(whole, report=fingerprints.stamp(path)))
+            rewritten = write_report(path, self.report, only_if_changed=True) if moved else None
+            if whole is not None and rewritten is not None:
+                self._save(units, attrs.evolve(whole, report=fingerprints.stamp_of(rewritten)))
         except OSError as exc:  # a read-only output: said as when the run's end cannot write
             raise OutputError(f"cannot write in {self.dest}: {exc.strerror or exc}") from exc
         if self.on_session is not None:
@@ -222,23 +223,24 @@ class StoreRun:
             self.guard.check_write(self.dest / REPORT_NAME)
             self.guard.check_write(self.dest / FINGERPRINTS_NAME)
         try:
-            write_report(self.dest / REPORT_NAME, report)
+            written = write_report(self.dest / REPORT_NAME, report)
             if self.old is not None:
                 kept = self.new if report.complete else {**self.old, **self.new}
-                self._save(kept, self._whole())
+                self._save(kept, self._whole(written))
         except OSError as exc:
             raise OutputError(f"cannot write in {self.dest}: {exc.strerror or exc}") from exc
 
-    def _whole(self) -> WholeRecord | None:
-        """What lets the next run skip the whole store: this run's stamp of it, when the run
-        read it whole without a problem (and not past a damaged record, whose warning a run
-        that finds everything unchanged would not give again), every unit recorded."""
+    def _whole(self, written: os.stat_result | None) -> WholeRecord | None:
+        """What lets the next run skip the whole store: this run's stamp of it and of the
+        report it ``written``, when the run read it whole without a problem (and not past a
+        damaged record, whose warning a run that finds everything unchanged would not give
+        again), every unit recorded."""
         report = self.report
-        if self.stamp is None or self.unrecorded or not report.complete or report.error:
+        if written is None or self.stamp is None or self.unrecorded or not report.complete:
             return None
-        if any(f.code == fingerprints.IGNORED for f in report.findings):
+        if report.error or any(f.code == fingerprints.IGNORED for f in report.findings):
             return None
-        report_stamp = fingerprints.stamp(self.dest / REPORT_NAME)
+        report_stamp = fingerprints.stamp_of(written)
         return WholeRecord(stamp=self.stamp, report=report_stamp, files=dict(self.outside))
 
     def _save(self, units: Mapping[str, UnitRecord], whole: WholeRecord | None) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from attrs import frozen
 
 from asf_core.errors import OutputError, PluginError
-from asf_core.files import write_if_changed
+from asf_core.files import write_if_changed_stat
 from asf_core.formats import (
     ConvertedSession,
     Finding,
@@ -28,7 +28,13 @@ from asf_core.formats import (
 )
 from asf_core.layout import session_file_name, session_path
 from asf_core.pipeline import host
-from asf_core.pipeline.fingerprints import FileStamp, SessionRecord, UnitItem, UnitRecord, stamp
+from asf_core.pipeline.fingerprints import (
+    FileStamp,
+    SessionRecord,
+    UnitItem,
+    UnitRecord,
+    stamp_of,
+)
 from asf_core.pipeline.inputs import Inputs
 from asf_core.pipeline.report import StoreReport
 
@@ -146,9 +152,8 @@ def write_session(
     if guard is not None:
         guard.check_write(path)
     lines = _Lines(plugin, session)
-    try:
-        size = write_if_changed(path, lines)
-        now = stamp(path)
+    try:  # stamped as written: not what another run may have renamed into place since
+        size, status = write_if_changed_stat(path, lines)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
     return Written(
@@ -157,7 +162,7 @@ def write_session(
         id=session.header.id,
         entries=lines.count,
         size=size,
-        stamp=now,
+        stamp=stamp_of(status),
         counts={k: int(v) for k, v in session.counts.items()},
         findings=tuple(session.findings),
         native_ids=tuple(session.native_ids),

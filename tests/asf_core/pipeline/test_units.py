@@ -268,6 +268,106 @@ def test_a_deleted_or_edited_output_file_is_written_again(
     assert edited.read_bytes() == _expected("d", "seven eight nine ten")
 
 
+def _rename_over(path: Path, data: bytes) -> None:
+    """What another run does to ``path``: its own whole file renamed into place."""
+    theirs = path.with_name("theirs")
+    theirs.write_bytes(data)
+    os.replace(theirs, path)  # noqa: PTH105 - a test patches Path.replace
+
+
+class _ThenRenamed:
+    """The old file as ``write_if_changed`` compares it; once it has read the end, another
+    run renames its own file over the path."""
+
+    def __init__(self, handle: Any, path: Path, data: bytes) -> None:
+        self.handle, self.path, self.data = handle, path, data
+
+    def read(self, n: int = -1) -> bytes:
+        chunk: bytes = self.handle.read(n)
+        if not chunk and self.data:
+            _rename_over(self.path, self.data)
+            self.data = b""
+        return chunk
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.handle, name)
+
+    def __enter__(self) -> _ThenRenamed:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.handle.close()
+
+
+@pytest.mark.parametrize("kept", [True, False], ids=["found-equal", "written"])
+def test_a_file_another_run_renames_into_place_is_not_recorded_as_ours(
+    pm: AsfPluginManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept: bool
+) -> None:
+    """Two runs into one output: the other, reading the store as it was, renames its older
+    file over ours just after we compared or wrote it. The record names the file we compared
+    or wrote, not what the path holds a moment later, so the next run writes the stale file
+    again instead of trusting it."""
+    changed = [*LINES[:2], "c five six and more", LINES[3]]
+    src, out = _store(tmp_path, changed if kept else LINES), tmp_path / "out"
+    first = _run(pm, src, out)
+    target = Path(first.output) / first.files["c"]
+    stale = _expected("c", "five six")
+    if kept:  # every unit converted again, compared with its file
+        (Path(first.output) / FINGERPRINTS_NAME).unlink()
+        real_open = Path.open
+        monkeypatch.setattr(
+            Path,
+            "open",
+            lambda self, *a, **k: (
+                _ThenRenamed(real_open(self, *a, **k), self, stale)
+                if self == target and a[:1] == ("rb",)
+                else real_open(self, *a, **k)
+            ),
+        )
+    else:  # the unit changed: its file is written
+        _store(tmp_path, changed)
+        real_replace = Path.replace
+
+        def replace(self: Path, to: Path) -> Path:
+            done = real_replace(self, to)
+            if Path(to) == target:
+                _rename_over(target, stale)
+            return done
+
+        monkeypatch.setattr(Path, "replace", replace)
+    _run(pm, src, out)
+    monkeypatch.undo()
+    assert target.read_bytes() == stale
+    _run(pm, src, out)
+    assert plan_toy.PREPARED == ["c"]
+    assert target.read_bytes() == _expected("c", "five six and more")
+
+
+def test_a_report_another_run_renames_into_place_is_not_recorded_as_ours(
+    pm: AsfPluginManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record that lets the next run skip the store names the report this run wrote, not
+    the older one another run renamed over it right after: the next run reads the store."""
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    report = Path(_run(pm, src, out).output) / "report.json"
+    older = report.read_bytes()
+    _store(tmp_path, [*LINES[:2], "c five six and more", LINES[3]])
+    real_replace = Path.replace
+
+    def replace(self: Path, to: Path) -> Path:
+        done = real_replace(self, to)
+        if Path(to) == report:
+            _rename_over(report, older)
+        return done
+
+    monkeypatch.setattr(Path, "replace", replace)
+    _run(pm, src, out)
+    monkeypatch.undo()
+    _run(pm, src, out)
+    assert [src] == plan_toy.OPENED
+    assert report.read_bytes() != older
+
+
 def test_a_unit_without_fingerprint_is_always_converted(
     pm: AsfPluginManager, tmp_path: Path
 ) -> None:
