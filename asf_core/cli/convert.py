@@ -81,6 +81,12 @@ class _Progress:
         self.display.show(f"{text} ({written} written)")
 
 
+def _waiting(dest: Path) -> None:
+    """Said before waiting for another run writing the same store's files (a nightly run
+    overlapping this one, say): else the wait would look like a hang."""
+    err(f"waiting for another asf convert writing {dest} to finish")
+
+
 def _to_stdout(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
     """``-o -``: the one picked session's lines on stdout, nothing written to disk."""
     if args.json:
@@ -137,6 +143,7 @@ def run_convert(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
             redaction=redaction,
             processes=args.jobs,
             report_file=args.report,
+            on_wait=None if args.quiet else _waiting,
         )
     except OutputError as exc:
         raise Fail(str(exc)) from exc

@@ -34,6 +34,7 @@ from asf_core.layout import store_dir
 from asf_core.pipeline import host
 from asf_core.pipeline.host import Candidate
 from asf_core.pipeline.inputs import Inputs
+from asf_core.pipeline.lock import store_lock
 from asf_core.pipeline.picking import AMBIGUOUS_SESSION, NO_SESSION, pick
 from asf_core.pipeline.planned import Stopped
 from asf_core.pipeline.report import RunReport, StoreReport, write_report
@@ -47,7 +48,16 @@ if TYPE_CHECKING:
     from asf_core.pipeline.workers import Workers
     from asf_core.redaction import SessionRedaction
 
-__all__ = ["DAMAGED", "OUTPUT", "PLUGIN", "OnSession", "OnStore", "convert_paths", "convert_store"]
+__all__ = [
+    "DAMAGED",
+    "OUTPUT",
+    "PLUGIN",
+    "OnSession",
+    "OnStore",
+    "OnWait",
+    "convert_paths",
+    "convert_store",
+]
 
 #: How many times a store that changes while it is read is converted, at most.
 _TRIES = 3
@@ -55,6 +65,8 @@ _TRIES = 3
 #: Called as each store starts, with how many native sessions it will convert (None: not
 #: counted; counting lists the store first).
 OnStore = Callable[[Candidate, int | None], None]
+#: Called when a store's output directory is locked by another run, before waiting for it.
+OnWait = Callable[[Path], None]
 
 
 def _native(
@@ -87,6 +99,7 @@ def convert_store(
     redaction: SessionRedaction | None = None,
     workers: Workers[Outcome] | None = None,
     inputs: Inputs | None = None,
+    on_wait: OnWait | None = None,
 ) -> tuple[StoreReport, str | None]:
     """Convert one store into ``out_dir/<format>/<store label>/`` and write its report.
 
@@ -100,6 +113,8 @@ def convert_store(
     progress is written. No file is written over one of ``inputs`` (default: this store):
     that is an :class:`OutputError`. A store that changed while it was read
     (:class:`StoreChanged`) is converted again from its opening, :data:`_TRIES` times at most.
+    Another run converting into ``dest`` is waited for (:mod:`asf_core.pipeline.lock`),
+    ``on_wait`` told first.
     """
     claim = candidate.claim
     dest = store_dir(out_dir, claim.format, claim.path)
@@ -107,18 +122,19 @@ def convert_store(
     guard = inputs if inputs.near(dest) else None
     wanted = selection or Selection()
     syncer = Syncer()  # one for every try: what an abandoned try wrote is flushed too
-    for attempt in range(_TRIES):
-        report = StoreReport(
-            format=claim.format,
-            plugin=candidate.plugin,
-            path=str(claim.path),
-            output=str(dest),
-            redacted=redaction is not None,
-        )
-        run = StoreRun(candidate, dest, report, on_session, redaction, wanted, guard, syncer)
-        done = _attempt(pm, run, candidate, workers, last=attempt + 1 == _TRIES)
-        if done is not None:
-            return done
+    with store_lock(dest, inputs, on_wait):
+        for attempt in range(_TRIES):
+            report = StoreReport(
+                format=claim.format,
+                plugin=candidate.plugin,
+                path=str(claim.path),
+                output=str(dest),
+                redacted=redaction is not None,
+            )
+            run = StoreRun(candidate, dest, report, on_session, redaction, wanted, guard, syncer)
+            done = _attempt(pm, run, candidate, workers, last=attempt + 1 == _TRIES)
+            if done is not None:
+                return done
     raise AssertionError("unreachable: the last try returns")  # pragma: no cover
 
 
@@ -209,13 +225,15 @@ def convert_paths(
     redaction: SessionRedaction | None = None,
     processes: int = 1,
     report_file: Path | None = None,
+    on_wait: OnWait | None = None,
 ) -> tuple[RunReport, list[Finding]]:
     """Convert every store found under ``paths`` (none: the default locations), or the
     sessions ``selection`` picks among them (each with what it needs: its conversation).
     ``on_store`` hears of each store as it starts, with its number of sessions when
     ``count`` (or a selection) had them listed first; ``on_session`` of each session written.
     ``processes`` is the number of worker processes planned units convert on (1: all in
-    this process).
+    this process). ``on_wait`` hears of a store's output another run is writing, before this
+    run waits for it.
 
     Returns the run's report and the problems met outside any store's conversion (paths no
     plugin claims, ties, plugin failures in ``discover``); a store that stopped early is in
@@ -267,6 +285,7 @@ def convert_paths(
                 redaction=redaction,
                 workers=workers,
                 inputs=inputs,
+                on_wait=on_wait,
             )
             run.stores.append(report)
             if report.error:
