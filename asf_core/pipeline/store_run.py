@@ -67,6 +67,16 @@ def _stub(written: Written) -> ConvertedSession:
     )
 
 
+def _flush_failure(dest: Path, exc: OSError) -> str:
+    """What a failed flush says: the file it failed on and, for one that is gone, the likely
+    why (the output moved or deleted while the run wrote it: later files went into a new
+    directory of the same name), not a bare "No such file" about a directory that exists."""
+    where = exc.filename or dest
+    if isinstance(exc, FileNotFoundError):
+        return f"cannot flush {where}: gone since it was written (output moved or deleted?)"
+    return f"cannot flush {where}: {exc.strerror or exc}"
+
+
 class StoreRun:
     """One store's conversion in progress: its report, what it wrote, its unit records.
 
@@ -213,7 +223,7 @@ class StoreRun:
         try:
             self.syncer.finish(self.dest)
         except OSError as exc:
-            raise OutputError(f"cannot flush {self.dest}: {exc.strerror or exc}") from exc
+            raise OutputError(_flush_failure(self.dest, exc)) from exc
         if store is not None:
             try:
                 host.close_store(self.plugin, store)

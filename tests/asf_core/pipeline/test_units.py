@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
@@ -21,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from output_files import output_files
 
+from asf_core import files
 from asf_core.errors import OutputError
 from asf_core.files import Syncer, read_regular
 from asf_core.findings import Finding
@@ -815,6 +817,37 @@ def test_an_unchanged_run_that_cannot_write_its_report_says_so(
     monkeypatch.setattr(store_run, "write_report", read_only)
     with pytest.raises(OutputError, match=r"cannot write in .*Permission denied"):
         _run(pm, src, out)
+
+
+def test_an_output_moved_while_written_is_named_in_one_line(
+    pm: AsfPluginManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The output is moved away part way (the run writes on into a new directory of the same
+    name): the file written before it cannot be flushed, and the error says which one is gone
+    and the likely why, not "No such file" about a directory that is there. Flushing waits
+    for the move, as a slow disk would."""
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    moved = threading.Event()
+    real_fsync = files._fsync
+
+    def fsync_after_the_move(path: Path, flags: int) -> None:
+        moved.wait(10)
+        real_fsync(path, flags)
+
+    def move(*_: object) -> None:
+        if not moved.is_set():
+            out.rename(tmp_path / "moved")
+            moved.set()
+
+    monkeypatch.setattr(files, "_fsync", fsync_after_the_move)
+    with pytest.raises(OutputError) as caught:
+        convert_paths(pm, [src], out, on_session=move)
+    first = Path(str(caught.value).split(": ")[0].removeprefix("cannot flush "))
+    assert first.is_relative_to(out)
+    assert first.name.endswith("_ptoy-a.jsonl")  # the first written, moved away with out
+    assert str(caught.value) == (
+        f"cannot flush {first}: gone since it was written (output moved or deleted?)"
+    )
 
 
 @given(st.text(alphabet="/.a\0", max_size=12))
