@@ -52,13 +52,17 @@ A file that cannot be read raises the host's :class:`~asf_core.formats.StoreErro
 what is wrong in the user's words: the file itself is looked at first
 (:func:`hermes_plugin.source.sniff.problem`), because SQLite's words ("file is not a database",
 "database disk image is malformed") do not say that a copy was cut short or that a permission
-is missing; else SQLite's.
+is missing; else SQLite's. A private copy that does not fit says where it was going (the
+temporary directory's disk is full, not the database's; ``TMPDIR`` moves it), not SQLite's
+"database or disk is full".
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -88,6 +92,8 @@ _SIDECAR_ERRORS = frozenset(
 )
 #: What SQLite gives a read-only open of a database whose ``-journal`` is hot.
 _HOT_JOURNAL = "SQLITE_READONLY_ROLLBACK"
+#: What SQLite gives when a file it writes cannot grow: only ever a private copy here.
+_FULL = "SQLITE_FULL"
 #: How long SQLite itself waits for a lock on each try; the pauses between tries grow.
 _BUSY_TIMEOUT = 0.5
 #: How many times a copy is tried before giving up on it.
@@ -260,7 +266,7 @@ class ReadOnlyConnection:
             try:
                 copy = how(self.path, Path(self.tmpdir))
             except OSError as exc:
-                raise self.failure(f"cannot copy: {exc.strerror or exc}") from None
+                raise self.copy_failure(exc) from None
             if copy is not None:
                 return copy
             time.sleep(0.05 * (attempt + 1))
@@ -284,7 +290,7 @@ class ReadOnlyConnection:
         try:
             return self._open(copy, "mode=rw")
         except _READ_ERRORS as exc:
-            raise self.error(exc) from None
+            raise self.copy_failure(exc) from None
 
     def _take_snapshot(self) -> None:
         """Replace the connection by one to a private copy of the committed database, made by
@@ -308,10 +314,8 @@ class ReadOnlyConnection:
                 target.close()
             self._conn.close()
             self._conn = self._open(copy, "mode=ro&immutable=1")
-        except _READ_ERRORS as exc:
-            raise self.error(exc) from None
-        except OSError as exc:
-            raise self.failure(f"cannot copy: {exc.strerror or exc}") from None
+        except (*_READ_ERRORS, OSError) as exc:
+            raise self.copy_failure(exc) from None
         self.access = "copy"
         self.snapshot = "backup"
 
@@ -328,6 +332,17 @@ class ReadOnlyConnection:
     def failure(self, reason: str) -> StoreError:
         """The error for a file that cannot be read: what the file shows, else ``reason``."""
         return StoreError(sniff.problem(self.path) or reason)
+
+    def copy_failure(self, exc: BaseException) -> StoreError:
+        """The error for a private copy that failed: one that did not fit says where (the
+        temporary directory's disk is full, not the database's: ``TMPDIR`` moves it)."""
+        full = getattr(exc, "sqlite_errorname", "") == _FULL
+        if full or getattr(exc, "errno", None) == errno.ENOSPC:
+            where = Path(self.tmpdir).parent if self.tmpdir else tempfile.gettempdir()
+            return self.failure(f"cannot copy it to read: no space left in {where} (TMPDIR)")
+        if isinstance(exc, OSError):
+            return self.failure(f"cannot copy: {exc.strerror or exc}")
+        return self.error(exc)
 
     def error(self, exc: BaseException) -> StoreError:
         """The error for what SQLite raised reading the file."""

@@ -14,6 +14,7 @@ so long (issue 12).
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import subprocess
@@ -31,6 +32,7 @@ from fixture_paths import HERMES_FIXTURES
 from hermes_damage import RETRY_COUNTER, Run, asf, check_accounting, copy_database, files_of
 
 from asf_core.cli.main import ExitCode
+from asf_core.formats import StoreError
 from hermes_plugin.source import snapshots
 from hermes_plugin.source.database import SqliteStore
 
@@ -285,3 +287,28 @@ def test_a_later_run_removes_copies_a_killed_run_left(tmp_path: Path) -> None:
         assert alive.is_dir()
     finally:
         alive.rmdir()
+
+
+def test_a_copy_that_does_not_fit_says_where_there_is_no_room(
+    rollback_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full temporary directory is not a damaged database, nor a full disk under it: the
+    error names the directory the copy was going to (``TMPDIR`` moves it), and no copy stays."""
+    connect = sqlite3.connect
+
+    def tiny_copies(database: Any, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn = connect(database, *args, **kwargs)
+        if str(database).endswith("snapshot.db"):  # the copy SQLite's backup writes
+            conn.execute("PRAGMA max_page_count=1")
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", tiny_copies)
+    with pytest.raises(StoreError) as caught:
+        SqliteStore(rollback_db)
+    room = f"no space left in {tempfile.gettempdir()} (TMPDIR)"
+    assert str(caught.value) == f"cannot copy it to read: {room}"
+    assert _ours() == set()
+    monkeypatch.undo()
+    with SqliteStore(rollback_db) as store:
+        full = OSError(errno.ENOSPC, "No space left on device")
+        assert str(store.db.copy_failure(full)) == f"cannot copy it to read: {room}"
