@@ -184,7 +184,8 @@ def _silence_stdout() -> None:
 
 
 def _guarded(argv: Sequence[str] | None, caught: signals.Catcher) -> int:
-    """:func:`_run`, with interrupts and a closed stdout turned into their exit codes.
+    """:func:`_run`, with interrupts, a closed stdout and a full disk turned into their exit
+    codes.
 
     Only what is loaded already is used here: an interrupt may come in the middle of an
     import.
@@ -199,6 +200,25 @@ def _guarded(argv: Sequence[str] | None, caught: signals.Catcher) -> int:
 
         _silence_stdout()
         return int(ExitCode.BROKEN_PIPE)
+    except OSError as exc:
+        if not _no_room(exc):
+            raise
+        from asf_core.cli.exit_codes import ExitCode
+        from asf_core.safe_text import printable
+
+        where = "" if exc.filename is None else f" {exc.filename}"  # none: stdout, most often
+        sys.stderr.write(f"asf: {printable(f'cannot write{where}: {exc.strerror}')}\n")
+        _silence_stdout()
+        return int(ExitCode.USAGE)
+
+
+def _no_room(exc: OSError) -> bool:
+    """Whether a write failed for want of room: a full disk, a quota, a file-size limit
+    (``ulimit -f``). Never a bug, wherever it comes from (most often stdout: ``asf list
+    --json > file`` on a full disk), so one line, not a traceback."""
+    import errno
+
+    return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

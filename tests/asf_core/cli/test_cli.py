@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib.metadata
 import json
 import os
@@ -617,6 +618,47 @@ def test_broken_pipe_is_quiet(
     monkeypatch.setattr(sys, "stdout", _ClosedPipe())
     assert main(["show", str(SESSIONS / "basic.jsonl")]) == ExitCode.BROKEN_PIPE
     assert capsys.readouterr().err == ""
+
+
+class _FullDisk:
+    def write(self, text: str) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def flush(self) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@pytest.mark.parametrize("argv", [["show"], ["verify"], ["verify", "--json"], ["--version"]])
+def test_a_full_disk_under_stdout_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """``asf list --json > file`` on a full disk (or past ``ulimit -f``): one line and exit 2,
+    as for any output that cannot be written, never a traceback."""
+    monkeypatch.setattr(sys, "stdout", _FullDisk())
+    files = [] if argv == ["--version"] else [str(SESSIONS / "basic.jsonl")]
+    assert main([*argv, *files]) == ExitCode.USAGE
+    assert capsys.readouterr().err == "asf: cannot write: No space left on device\n"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+def test_the_installed_script_on_a_full_disk_says_one_line() -> None:
+    """The real process: nothing more at exit either (no "Exception ignored" as the
+    interpreter flushes what stdout could not take)."""
+    script = _asf_script()
+    if script is None:
+        pytest.skip("the asf console script is not installed (pip install -e .)")
+    with Path("/dev/full").open("w") as full:
+        done = subprocess.run(
+            [script, "verify", str(SESSIONS / "basic.jsonl")],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    assert (done.returncode, done.stderr) == (
+        ExitCode.USAGE,
+        "asf: cannot write: No space left on device\n",
+    )
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
