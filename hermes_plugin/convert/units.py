@@ -153,10 +153,11 @@ class Planner:
     def fingerprint(self, unit: Planned) -> str:
         """A unit's fingerprint (a SQLite store only, once :meth:`read_marks` has read it;
         others are always converted: ""): the converter's version, the database's name and
-        schema, the unit's session rows and their relations, the ids it names outside itself,
-        and per session the message rows' marks, usage rows and delegations. Taken as the
-        host reaches the unit, so the first units go to the workers without waiting for the
-        last ones' fingerprints."""
+        schema, the columns of ``messages`` (a column added, as Hermes' reconciler adds one,
+        gives every row a cell, while ``schema_version`` may stay behind), the unit's session
+        rows and their relations, the ids it names outside itself, and per session the message
+        rows' marks, usage rows and delegations. Taken as the host reaches the unit, so the
+        first units go to the workers without waiting for the last ones' fingerprints."""
         store = self.store
         marks = self._marks
         if not isinstance(store, SqliteStore) or marks is None:
@@ -164,7 +165,8 @@ class Planner:
         usage = self._usage
         lineage = self.lineage
         inside = set(unit.sessions)
-        parts: list[object] = [converter_version(), store.name, store.version(), unit.tops]
+        parts: list[object] = [converter_version(), store.name, store.version()]
+        parts += [store.columns("messages"), unit.tops]
         for sid in unit.sessions:
             session = lineage.sessions[sid]
             kids = lineage.children.get(sid, ())

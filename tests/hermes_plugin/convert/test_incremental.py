@@ -275,6 +275,11 @@ _ACTS: dict[str, Callable[[Any], object]] = {
         "UPDATE sessions SET model_config = ? WHERE id = 'fx-branch-child'",
         '{"max_iterations": 90, "_reset_from": "fx-branch-parent"}',
     ),
+    # A column added to every message row, as Hermes' reconciler adds one on a newer build's
+    # writable open, schema_version left behind (that build's FTS setup failed): once unseen.
+    "column": _sql(
+        "ALTER TABLE messages ADD COLUMN _compressed_summary INTEGER NOT NULL DEFAULT 0"
+    ),
     "delegation": _sql(
         "INSERT INTO async_delegations (delegation_id, origin_session, parent_session_id, "
         "state, dispatched_at, updated_at) "
@@ -299,8 +304,9 @@ def test_a_change_to_what_surrounds_the_messages_is_converted_again(
     tmp_path: Path, act: str
 ) -> None:
     """The fingerprint covers more than the message rows: a re-run after Hermes changed a
-    session's row, its usage, its system prompt, its children or how they relate to it, or its
-    delegations writes what a fresh conversion of the changed home writes."""
+    session's row, its usage, its system prompt, its children or how they relate to it, its
+    delegations, or the columns of the messages table writes what a fresh conversion of the
+    changed home writes."""
     src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
     assert _convert(src, out, 1) == 0
     before = _tree(out, reports=False)
