@@ -124,7 +124,8 @@ def _tool_call(call_id: str, name: str, arguments: dict[str, object]) -> dict[st
 
 
 def _store_dir(out: Path) -> Path | None:
-    found = sorted(out.glob("hermes/*"))
+    """The one store's output directory (beside it, only the run's lock file)."""
+    found = sorted(p for p in out.glob("hermes/*") if p.is_dir())
     assert len(found) <= 1, found
     return found[0] if found else None
 
