@@ -277,6 +277,19 @@ def _rename_over(path: Path, data: bytes) -> None:
     os.replace(theirs, path)  # noqa: PTH105 - a test patches Path.replace
 
 
+def _renamed_over_after_ours(monkeypatch: pytest.MonkeyPatch, path: Path, data: bytes) -> None:
+    """Another run renames its file over ``path`` right after ours was renamed there."""
+    real_replace = Path.replace
+
+    def replace(self: Path, to: Path) -> Path:
+        done = real_replace(self, to)
+        if Path(to) == path:
+            _rename_over(path, data)
+        return done
+
+    monkeypatch.setattr(Path, "replace", replace)
+
+
 class _ThenRenamed:
     """The old file as ``write_if_changed`` compares it; once it has read the end, another
     run renames its own file over the path."""
@@ -328,15 +341,7 @@ def test_a_file_another_run_renames_into_place_is_not_recorded_as_ours(
         )
     else:  # the unit changed: its file is written
         _store(tmp_path, changed)
-        real_replace = Path.replace
-
-        def replace(self: Path, to: Path) -> Path:
-            done = real_replace(self, to)
-            if Path(to) == target:
-                _rename_over(target, stale)
-            return done
-
-        monkeypatch.setattr(Path, "replace", replace)
+        _renamed_over_after_ours(monkeypatch, target, stale)
     _run(pm, src, out)
     monkeypatch.undo()
     assert target.read_bytes() == stale
@@ -354,15 +359,7 @@ def test_a_report_another_run_renames_into_place_is_not_recorded_as_ours(
     report = Path(_run(pm, src, out).output) / "report.json"
     older = report.read_bytes()
     _store(tmp_path, [*LINES[:2], "c five six and more", LINES[3]])
-    real_replace = Path.replace
-
-    def replace(self: Path, to: Path) -> Path:
-        done = real_replace(self, to)
-        if Path(to) == report:
-            _rename_over(report, older)
-        return done
-
-    monkeypatch.setattr(Path, "replace", replace)
+    _renamed_over_after_ours(monkeypatch, report, older)
     _run(pm, src, out)
     monkeypatch.undo()
     _run(pm, src, out)
