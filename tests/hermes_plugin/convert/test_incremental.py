@@ -13,6 +13,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -409,3 +410,185 @@ def test_an_unchanged_run_tells_of_every_session_it_carries_over(tmp_path: Path)
         heard.append(sorted(names))
     assert heard[0] == heard[1] == heard[2]
     assert len(heard[0]) > 10
+
+
+# -- what a unit's conversion names outside itself ---------------------------------------------
+#
+# Each chain below changes, between two runs, one thing a unit's conversion reads from outside
+# its own session rows: how its first session relates to its parent, the ASF id of a session
+# it names, the children that name it. A home of its own, written by Hermes' ``SessionDB`` on a
+# clock of its own (a quarter second a reading), keeps every run of a chain the same.
+
+#: The routing key of the one chat the gateway's sessions come from.
+_CHAT = "agent:main:telegram:dm:7"
+
+
+class _Clock:
+    """Hermes' ``time`` module with a clock of its own, the rest of the module as it is."""
+
+    def __init__(self) -> None:
+        self.now = 1_790_000_000.0
+
+    def time(self) -> float:
+        self.now += 0.25
+        return self.now
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+@pytest.fixture
+def hermes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], Any]:
+    """Hermes' ``SessionDB`` on an empty home (``tmp_path / "home"``), on its own clock."""
+    import hermes_state
+
+    monkeypatch.setattr(hermes_state, "time", _Clock())
+    (tmp_path / "home").mkdir()
+    return lambda: hermes_state.SessionDB(db_path=tmp_path / "home" / "state.db")
+
+
+def _chat(sdb: Any, sid: str, question: str, **session: Any) -> None:
+    """A session Hermes creates, and one exchange in it."""
+    sdb.create_session(sid, session.pop("source", "telegram"), **session)
+    sdb.append_message(sid, "user", question)
+    sdb.append_message(sid, "assistant", f"An answer to: {question}", finish_reason="stop")
+
+
+def _file_of(out: Path, session: str) -> str:
+    """The output file (by relative path) whose header names a Hermes session."""
+    (name,) = [
+        k
+        for k, v in _tree(out, reports=False).items()
+        if k.endswith(".jsonl") and f'/{session}"'.encode() in v.split(b"\n", 1)[0]
+    ]
+    return name
+
+
+def _rerun_is_fresh(
+    src: Path, out: Path, fresh: Path, vanished: frozenset[str] = frozenset()
+) -> dict[str, bytes]:
+    """Convert again into ``out`` and afresh into ``fresh``: the same files, byte for byte,
+    and beside them only the ``vanished`` ones (of a conversation deleted since, which a run
+    leaves in place, docs/cli.md)."""
+    assert _convert(src, out, 1) == 0
+    assert _convert(src, fresh, 1) == 0
+    after, new = _tree(out, reports=False), _tree(fresh, reports=False)
+    assert sorted(set(after) - vanished) == sorted(new)
+    assert {k: v for k, v in after.items() if k not in vanished} == new
+    return after
+
+
+def test_a_branch_its_parent_reset_since_is_converted_again(
+    tmp_path: Path, hermes: Callable[[], Any]
+) -> None:
+    """A /branch copy of a gateway chat from before the marker (its parent ended "branched"
+    before it began) is, once the parent is reopened and reset, the parent's reset child:
+    of the copy's unit only its relation changes (its row, its parent and the id it names
+    stay), and its file changes."""
+    src, out = tmp_path / "home", tmp_path / "out"
+    sdb = hermes()
+    _chat(sdb, "chat", "Where do we meet?", session_key=_CHAT)
+    sdb.end_session("chat", "branched")
+    _chat(sdb, "copy", "And when?", session_key=_CHAT, parent_session_id="chat")
+    sdb.close()
+    assert _convert(src, out, 1) == 0
+    copy = _file_of(out, "copy")
+    before = _tree(out, reports=False)
+    assert b'"rel":"fork_of"' in before[copy]
+    sdb = hermes()
+    sdb.reopen_session("chat")
+    assert sdb.promote_to_session_reset("chat", "idle")
+    sdb.close()
+    after = _rerun_is_fresh(src, out, tmp_path / "fresh")
+    assert b'"relation":"reset"' in after[copy]
+    assert b'"rel":"fork_of"' not in after[copy]
+
+
+def test_a_branch_of_a_continuation_whose_root_is_deleted_is_converted_again(
+    tmp_path: Path, hermes: Callable[[], Any]
+) -> None:
+    """A /branch copy of a compression continuation names the continuation's conversation,
+    the file of its root. The root deleted, Hermes orphans the continuation, a conversation
+    of its own now: of the copy's unit only the id it names changes (its row, relation and
+    parent stay), and its file changes."""
+    src, out = tmp_path / "home", tmp_path / "out"
+    sdb = hermes()
+    _chat(sdb, "root", "Plan the trip.", source="cli")
+    sdb.end_session("root", "compression")
+    _chat(sdb, "rest", "[CONTEXT COMPACTION] a trip", source="cli", parent_session_id="root")
+    sdb.end_session("rest", "branched")
+    _chat(
+        sdb,
+        "copy",
+        "By train instead?",
+        source="cli",
+        parent_session_id="rest",
+        model_config={"_branched_from": "rest"},
+    )
+    sdb.close()
+    assert _convert(src, out, 1) == 0
+    copy, root = _file_of(out, "copy"), _file_of(out, "root")
+    before = _tree(out, reports=False)
+    sdb = hermes()
+    assert sdb.delete_session("root")
+    sdb.close()
+    after = _rerun_is_fresh(src, out, tmp_path / "fresh", frozenset({root}))
+    assert after[copy] != before[copy]
+
+
+def test_a_reset_child_of_a_chat_reset_before_the_last_run_is_linked(
+    tmp_path: Path, hermes: Callable[[], Any]
+) -> None:
+    """A gateway chat reset (its row ended at the boundary) and converted; only then does
+    its successor begin, naming it: the chat's row and messages are as the last run read
+    them, its children are not (nor the ids its file names: a reset child's is one), and its
+    file gains the ``continued_in`` link."""
+    src, out = tmp_path / "home", tmp_path / "out"
+    sdb = hermes()
+    _chat(sdb, "chat", "Remind me at noon.", session_key=_CHAT)
+    assert sdb.promote_to_session_reset("chat", "session_reset")
+    sdb.close()
+    assert _convert(src, out, 1) == 0
+    chat = _file_of(out, "chat")
+    assert b"continued_in" not in _tree(out, reports=False)[chat]
+    sdb = hermes()
+    _chat(
+        sdb,
+        "next",
+        "What was I to be reminded of?",
+        session_key=_CHAT,
+        parent_session_id="chat",
+        model_config={"_reset_from": "chat"},
+    )
+    sdb.close()
+    after = _rerun_is_fresh(src, out, tmp_path / "fresh")
+    assert b'"rel":"continued_in"' in after[chat]
+
+
+def test_a_branch_whose_parent_row_another_program_deleted_is_converted_again(
+    tmp_path: Path, hermes: Callable[[], Any]
+) -> None:
+    """A /branch copy (with the marker) whose parent's row another program deleted alone
+    (Hermes would orphan the copy, changing its row): the copy's row and relation stay, its
+    parent is gone, and with it the id it named and its ``fork_of`` link."""
+    src, out = tmp_path / "home", tmp_path / "out"
+    sdb = hermes()
+    _chat(sdb, "chat", "Which colour?", source="cli")
+    sdb.end_session("chat", "branched")
+    _chat(
+        sdb,
+        "copy",
+        "Blue, then?",
+        source="cli",
+        parent_session_id="chat",
+        model_config={"_branched_from": "chat"},
+    )
+    sdb.close()
+    assert _convert(src, out, 1) == 0
+    copy, chat = _file_of(out, "copy"), _file_of(out, "chat")
+    with sqlite3.connect(src / "state.db") as db:
+        db.execute("DELETE FROM sessions WHERE id = 'chat'")
+    db.close()
+    after = _rerun_is_fresh(src, out, tmp_path / "fresh", frozenset({chat}))
+    assert b'"relation":"branch"' in after[copy]
+    assert b'"rel":"fork_of"' not in after[copy]
