@@ -13,13 +13,13 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fixture_paths import RELEASES, ROOT, SHARED
+from hermes_clock import HermesClock
 from output_files import output_files
 
 from asf_core.cli.main import main
@@ -423,26 +423,12 @@ def test_an_unchanged_run_tells_of_every_session_it_carries_over(tmp_path: Path)
 _CHAT = "agent:main:telegram:dm:7"
 
 
-class _Clock:
-    """Hermes' ``time`` module with a clock of its own, the rest of the module as it is."""
-
-    def __init__(self) -> None:
-        self.now = 1_790_000_000.0
-
-    def time(self) -> float:
-        self.now += 0.25
-        return self.now
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(time, name)
-
-
 @pytest.fixture
 def hermes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], Any]:
     """Hermes' ``SessionDB`` on an empty home (``tmp_path / "home"``), on its own clock."""
     import hermes_state
 
-    monkeypatch.setattr(hermes_state, "time", _Clock())
+    monkeypatch.setattr(hermes_state, "time", HermesClock())
     (tmp_path / "home").mkdir()
     return lambda: hermes_state.SessionDB(db_path=tmp_path / "home" / "state.db")
 

@@ -28,7 +28,6 @@ import os
 import shutil
 import sqlite3
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -36,6 +35,7 @@ from typing import Any
 
 import hermes_state
 import pytest
+from hermes_clock import HermesClock
 from hermes_state import SessionDB
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
@@ -92,21 +92,6 @@ _COLUMNS = (
 _TEXT = st.sampled_from(["hello", "why?", "Ünïcode ✓", "", "line one\nline two", "x" * 300])
 
 
-class _Clock:
-    """Hermes' ``time`` module with a clock of its own (each reading a quarter second on from
-    the last), the rest of the module as it is."""
-
-    def __init__(self) -> None:
-        self.now = 1_790_000_000.0
-
-    def time(self) -> float:
-        self.now += 0.25
-        return self.now
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(time, name)
-
-
 class _Reads:
     """How many sessions' message rows the host's process read (``-j 1``: every unit's)."""
 
@@ -151,7 +136,7 @@ def _report(store: Path | None) -> dict[str, Any]:
 
 
 class StateMachine(RuleBasedStateMachine):
-    clock: _Clock
+    clock: HermesClock
     reads: type[_Reads]
 
     def __init__(self) -> None:
@@ -689,7 +674,7 @@ class StateMachine(RuleBasedStateMachine):
 def test_an_incremental_run_writes_what_a_fresh_one_writes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    clock = _Clock()
+    clock = HermesClock()
     monkeypatch.setattr(hermes_state, "time", clock)
     cells = SqliteStore.message_cells
 
