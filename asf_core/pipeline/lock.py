@@ -25,6 +25,11 @@ from pathlib import Path
 from asf_core.errors import OutputError
 from asf_core.pipeline.inputs import Inputs
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - no flock on this system (Windows): runs go unlocked
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = ["lock_path", "store_lock"]
 
 
@@ -50,9 +55,7 @@ def _open(path: Path, inputs: Inputs | None) -> int | None:
 def _take(fd: int, *, wait: bool) -> bool:
     """Lock ``fd``; False when another process holds the lock and ``wait`` is false. A file
     system that cannot lock counts as locked: the run goes on without."""
-    try:
-        import fcntl
-    except ImportError:  # no flock on this system (Windows)
+    if fcntl is None:  # pragma: no cover
         return True
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
@@ -82,8 +85,7 @@ def store_lock(
         yield
     finally:
         # Unlocked before closing: a worker forked meanwhile shares the descriptor's lock.
-        with contextlib.suppress(OSError, ImportError):
-            import fcntl
-
-            fcntl.flock(fd, fcntl.LOCK_UN)
+        if fcntl is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
