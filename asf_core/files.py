@@ -193,26 +193,27 @@ def write_if_changed_stat(path: Path, chunks: Iterable[bytes]) -> tuple[int | No
     """:func:`write_if_changed`, with the status of the file written or found equal, taken
     from that file (see :func:`write_atomic_stat`): a record made of it names the bytes
     compared, never a file another process renamed into place meanwhile."""
+
+    def written(new: Iterable[bytes]) -> tuple[int, os.stat_result]:
+        status = write_atomic_stat(path, new, durable=False)
+        return status.st_size, status
+
     stream = iter(chunks)
     try:
         old = path.open("rb") if path.is_file() else None
     except OSError:
         old = None
     if old is None:
-        written = write_atomic_stat(path, stream, durable=False)
-        return written.st_size, written
+        return written(stream)
     with old:
         matched = 0
         for chunk in stream:
             if old.read(len(chunk)) != chunk:
-                rest = _prefix_then(old, matched, chunk, stream)
-                written = write_atomic_stat(path, rest, durable=False)
-                return written.st_size, written
+                return written(_prefix_then(old, matched, chunk, stream))
             matched += len(chunk)
         if old.read(1) == b"":
             return None, os.fstat(old.fileno())
-        written = write_atomic_stat(path, _prefix_then(old, matched, b"", iter(())), durable=False)
-        return written.st_size, written
+        return written(_prefix_then(old, matched, b"", iter(())))
 
 
 class Syncer:
