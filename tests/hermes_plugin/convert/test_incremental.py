@@ -440,6 +440,14 @@ def _chat(sdb: Any, sid: str, question: str, **session: Any) -> None:
     sdb.append_message(sid, "assistant", f"An answer to: {question}", finish_reason="stop")
 
 
+def _branch(sdb: Any, parent: str, question: str, **session: Any) -> None:
+    """Hermes' /branch: the parent ends "branched", and its copy ``copy`` begins under it,
+    with the marker naming it."""
+    sdb.end_session(parent, "branched")
+    marker = {"_branched_from": parent}
+    _chat(sdb, "copy", question, parent_session_id=parent, model_config=marker, **session)
+
+
 def _file_of(out: Path, session: str) -> str:
     """The output file (by relative path) whose header names a Hermes session."""
     (name,) = [
@@ -502,15 +510,7 @@ def test_a_branch_of_a_continuation_whose_root_is_deleted_is_converted_again(
     _chat(sdb, "root", "Plan the trip.", source="cli")
     sdb.end_session("root", "compression")
     _chat(sdb, "rest", "[CONTEXT COMPACTION] a trip", source="cli", parent_session_id="root")
-    sdb.end_session("rest", "branched")
-    _chat(
-        sdb,
-        "copy",
-        "By train instead?",
-        source="cli",
-        parent_session_id="rest",
-        model_config={"_branched_from": "rest"},
-    )
+    _branch(sdb, "rest", "By train instead?", source="cli")
     sdb.close()
     assert _convert(src, out, 1) == 0
     copy, root = _file_of(out, "copy"), _file_of(out, "root")
@@ -560,15 +560,7 @@ def test_a_branch_whose_parent_row_another_program_deleted_is_converted_again(
     src, out = tmp_path / "home", tmp_path / "out"
     sdb = hermes()
     _chat(sdb, "chat", "Which colour?", source="cli")
-    sdb.end_session("chat", "branched")
-    _chat(
-        sdb,
-        "copy",
-        "Blue, then?",
-        source="cli",
-        parent_session_id="chat",
-        model_config={"_branched_from": "chat"},
-    )
+    _branch(sdb, "chat", "Blue, then?", source="cli")
     sdb.close()
     assert _convert(src, out, 1) == 0
     copy, chat = _file_of(out, "copy"), _file_of(out, "chat")
