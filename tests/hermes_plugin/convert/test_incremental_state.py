@@ -45,6 +45,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
+from output_files import output_files
 
 from asf_core.cli.main import main
 from asf_core.layout import FINGERPRINTS_NAME, REPORT_NAME
@@ -117,13 +118,7 @@ def _store_dir(out: Path) -> Path | None:
 
 def _files(store: Path | None) -> dict[str, bytes]:
     """Every file of a store's output directory but the two records, by relative path."""
-    if store is None:
-        return {}
-    return {
-        p.relative_to(store).as_posix(): p.read_bytes()
-        for p in sorted(store.rglob("*"))
-        if p.is_file() and p.parent != store
-    }
+    return {} if store is None else output_files(store, reports=False)
 
 
 def _report(store: Path | None) -> dict[str, Any]:
