@@ -167,6 +167,13 @@ def _run(argv: Sequence[str] | None) -> ExitCode:
     except Fail as exc:
         err(str(exc))
         code = exc.code
+    except OSError as exc:
+        if not _no_room(exc):
+            raise
+        where = "" if exc.filename is None else f" {exc.filename}"  # none: stdout, most often
+        err(f"cannot write{where}: {exc.strerror}")
+        _silence_stdout()
+        code = ExitCode.USAGE
     return code
 
 
@@ -184,8 +191,7 @@ def _silence_stdout() -> None:
 
 
 def _guarded(argv: Sequence[str] | None, caught: signals.Catcher) -> int:
-    """:func:`_run`, with interrupts, a closed stdout and a full disk turned into their exit
-    codes.
+    """:func:`_run`, with interrupts and a closed stdout turned into their exit codes.
 
     Only what is loaded already is used here: an interrupt may come in the middle of an
     import.
@@ -200,16 +206,6 @@ def _guarded(argv: Sequence[str] | None, caught: signals.Catcher) -> int:
 
         _silence_stdout()
         return int(ExitCode.BROKEN_PIPE)
-    except OSError as exc:
-        if not _no_room(exc):
-            raise
-        from asf_core.cli.exit_codes import ExitCode
-        from asf_core.safe_text import printable
-
-        where = "" if exc.filename is None else f" {exc.filename}"  # none: stdout, most often
-        sys.stderr.write(f"asf: {printable(f'cannot write{where}: {exc.strerror}')}\n")
-        _silence_stdout()
-        return int(ExitCode.USAGE)
 
 
 def _no_room(exc: OSError) -> bool:
