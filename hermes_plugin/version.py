@@ -7,9 +7,10 @@ Light to import: the ``stamp`` hook uses it before anything else is loaded.
 
 from __future__ import annotations
 
-import hashlib
 from functools import cache
 from pathlib import Path
+
+from asf_core.code_digest import code_digest
 
 __all__ = ["converter_version"]
 
@@ -17,8 +18,5 @@ __all__ = ["converter_version"]
 @cache
 def converter_version() -> str:
     """A digest of the plugin's code (every module of the package)."""
-    digest = hashlib.sha256()
     root = Path(__file__).resolve().parent
-    for path in sorted(root.rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
+    return code_digest(root, sorted(root.rglob("*.py")))

@@ -20,7 +20,6 @@ such a run loads as little as it can (a nightly run with nothing to do is mostly
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import field, frozen
 
+from asf_core.code_digest import code_digest
 from asf_core.files import read_regular, write_atomic
 from asf_core.findings import DATA_DEPTH, Finding, nesting
 from asf_core.layout import FINGERPRINTS_NAME, REPORT_NAME
@@ -161,12 +161,8 @@ def host_version() -> str:
     host): records written by another version are not trusted, whatever the plugin says, so
     an upgraded (or edited) asf writes its own bytes. The plugin's version is its fingerprint's
     business."""
-    digest = hashlib.sha256()
     root = Path(__file__).resolve().parent.parent  # asf_core: the library and this pipeline
-    for path in sorted([*root.glob("*.py"), *root.glob("pipeline/*.py")]):
-        name = path.relative_to(root).as_posix()
-        digest.update(name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
+    return code_digest(root, sorted([*root.glob("*.py"), *root.glob("pipeline/*.py")]))
 
 
 def stamp(path: Path) -> FileStamp:
