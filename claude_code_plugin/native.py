@@ -3,7 +3,9 @@ what could not be read.
 
 Each session file is indexed here (the first pass, :mod:`claude_code_plugin.source.index`);
 the index rides along in the native session for ``convert``, which reads the lines again by
-their offsets. Only one session's index is alive at a time when the host streams.
+their offsets. Only one session's index is alive at a time when the host streams. A planned
+conversion (:mod:`claude_code_plugin.convert.units`) reads nothing here: each unit's job
+indexes its own files, and a unit the host carries over is never read.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from asf_core.ids import IdError, migrate_ts
 from claude_code_plugin.handle import ClaudeStore, Group
 from claude_code_plugin.source.index import FileIndex, index_file
 
-__all__ = ["Native", "index_findings", "native_sessions", "when"]
+__all__ = ["Native", "index_findings", "indexed", "native_sessions", "when"]
 
 
 @frozen
@@ -32,6 +34,9 @@ class Native:
     #: Sub-agent transcripts indexed already (those of a session whose file is missing, read
     #: to list it), by path: the conversion does not read them again.
     agents: dict[Path, FileIndex] = field(factory=dict)
+    #: False when ``read`` left the session file unread (a planned conversion): the
+    #: conversion reads it and reports what reading it finds, as ``read`` does otherwise.
+    read: bool = True
 
 
 def when(ts: str | None) -> str | None:
@@ -74,6 +79,18 @@ def index_findings(index: FileIndex, unit: str, session: str) -> list[Finding]:
     return found
 
 
+def indexed(store: ClaudeStore, main: Path, session: str) -> tuple[FileIndex | None, list[Finding]]:
+    """A session file's index (the first pass) and what it found wrong; no index and a stray
+    when the file cannot be read."""
+    unit = store.relative(main)
+    try:
+        index = index_file(main)
+    except OSError as exc:
+        why = f"session file cannot be read: {exc.strerror or exc}"
+        return None, [Finding(kind="stray", message=why, unit=unit, session=session)]
+    return index, index_findings(index, unit, session)
+
+
 def _counts(group: Group, index: FileIndex | None) -> dict[str, int]:
     counts = {"lines": 0, "prompts": 0, "responses": 0}
     if index is not None:
@@ -114,21 +131,11 @@ def _native(store: ClaudeStore, group: Group) -> NativeSession:
     files = group.files
     findings: list[Finding] = []
     index: FileIndex | None = None
+    read = not store.planned  # planned: each unit's job reads its files (where it runs)
     if files.main is not None:
-        unit = store.relative(files.main)
-        try:
-            index = index_file(files.main)
-        except OSError as exc:
-            findings.append(
-                Finding(
-                    kind="stray",
-                    message=f"session file cannot be read: {exc.strerror or exc}",
-                    unit=unit,
-                    session=files.stem,
-                )
-            )
-        else:
-            findings.extend(index_findings(index, unit, files.stem))
+        if read:
+            index, found = indexed(store, files.main, files.stem)
+            findings += found
     elif files.agents or group.legacy:
         findings.append(
             Finding(
@@ -150,7 +157,7 @@ def _native(store: ClaudeStore, group: Group) -> NativeSession:
     )
     # Where the session file is missing, its sub-agents' transcripts still tell when and
     # where the session ran (not its title: their prompts are the agents' tasks).
-    agents = _agent_indexes(group) if files.main is None else {}
+    agents = _agent_indexes(group) if files.main is None and read else {}
     shown = index if index is not None else _merged(agents.values())
     details: dict[str, str] = {}
     if shown is not None and shown.branches:
@@ -169,7 +176,7 @@ def _native(store: ClaudeStore, group: Group) -> NativeSession:
         model=_model(index),
         details=details,
         findings=findings,
-        native=Native(group=group, index=index, agents=agents),
+        native=Native(group=group, index=index, agents=agents, read=read),
     )
 
 

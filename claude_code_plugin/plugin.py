@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from asf_core import hookimpl
-from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreHandle
+from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreHandle, Unit
 
 FORMAT = "claude-code"
 
@@ -38,6 +38,17 @@ def default_locations() -> list[Path] | None:
     from claude_code_plugin.source.layout import default_projects
 
     return [default_projects()]
+
+
+@hookimpl
+def stamp(claim: Claim) -> str | None:
+    """A project directory: every entry of its tree (name, identity, size and times), and
+    this plugin's version."""
+    if claim.format != FORMAT:
+        return None
+    from claude_code_plugin.source.stamp import store_stamp
+
+    return store_stamp(claim.path)
 
 
 @hookimpl
@@ -76,3 +87,16 @@ def convert(
     from claude_code_plugin.convert.store import convert_sessions
 
     return convert_sessions(store, sessions)
+
+
+@hookimpl
+def plan(store: StoreHandle, sessions: Iterable[NativeSession]) -> Iterator[Unit] | None:
+    """Each session with its sub-agents as a unit, fingerprinted by its files' status: the
+    units convert on every core, and a session whose files did not change is not read."""
+    from claude_code_plugin.handle import ClaudeStore
+
+    if not isinstance(store, ClaudeStore):
+        return None
+    from claude_code_plugin.convert.units import plan_units
+
+    return plan_units(store, sessions)

@@ -7,11 +7,15 @@ from pathlib import Path
 
 from asf_core.layout import FINGERPRINTS_NAME
 
+#: What a report says of how its run went, not of the store: where it wrote, and how many
+#: files it wrote or found unchanged (a re-run and a fresh conversion differ there alone).
+HOW_IT_RAN = ("output", "files_written", "files_unchanged", "bytes_written")
 
-def output_files(out: Path, *, reports: bool = True) -> dict[str, bytes]:
+
+def output_files(out: Path, *, reports: bool = True, ran: bool = True) -> dict[str, bytes]:
     """Every file of an output tree but the record of the last run (which names its own
-    times and inodes); each report without the output directory it names and, unless
-    ``reports``, no report at all."""
+    times and inodes); each report without the output directory it names (without all of
+    :data:`HOW_IT_RAN` unless ``ran``) and, unless ``reports``, no report at all."""
     found = {}
     for path in sorted(out.rglob("*")):
         if not path.is_file() or path.name == FINGERPRINTS_NAME:
@@ -21,7 +25,8 @@ def output_files(out: Path, *, reports: bool = True) -> dict[str, bytes]:
             if not reports:
                 continue
             report = json.loads(data)
-            report.pop("output")
+            for key in HOW_IT_RAN if not ran else ("output",):
+                report.pop(key)
             data = json.dumps(report, sort_keys=True).encode()
         found[path.relative_to(out).as_posix()] = data
     return found

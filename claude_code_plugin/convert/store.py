@@ -18,21 +18,20 @@ from claude_code_plugin import NS
 from claude_code_plugin.convert.family import Member, agent_id, arrange
 from claude_code_plugin.convert.session import EPOCH, Child, FileJob
 from claude_code_plugin.handle import ClaudeStore
-from claude_code_plugin.native import Native, index_findings, when
+from claude_code_plugin.native import Native, index_findings, indexed, when
 from claude_code_plugin.source.index import FileIndex, index_file
-from claude_code_plugin.source.layout import META_SUFFIX, SUBAGENTS, SUFFIX
+from claude_code_plugin.source.layout import SUBAGENTS, SUFFIX, meta_path
 from claude_code_plugin.source.tree import Links, Plan, plan_file
 
-__all__ = ["convert_sessions"]
+__all__ = ["convert_sessions", "family"]
 
 JSON = dict[str, Any]
 
 
 def _meta(path: Path) -> Any:
     """A sub-agent's ``agent-<id>.meta.json`` (newer CLIs), when there is a readable one."""
-    meta = path.with_name(path.name[: -len(SUFFIX)] + META_SUFFIX)
     try:
-        return parse(meta.read_bytes())
+        return parse(meta_path(path).read_bytes())
     except (OSError, JsonError):
         return None
 
@@ -174,13 +173,26 @@ def _missing_agents(members: list[Member], stem: str, store: ClaudeStore) -> lis
     return found
 
 
-def _family(store: ClaudeStore, native: Native) -> Iterator[ConvertedSession | Finding]:
+def _main_index(store: ClaudeStore, native: Native) -> tuple[FileIndex | None, list[Finding]]:
+    """The session file's index: ``read``'s, or, when ``read`` left the file unread, read
+    here, with what reading it found (which ``read`` reports otherwise)."""
+    main = native.group.files.main
+    if native.read or main is None:
+        return native.index, []
+    return indexed(store, main, native.group.files.stem)
+
+
+def family(store: ClaudeStore, native: Native) -> Iterator[ConvertedSession | Finding]:
+    """One native session's ASF sessions (its file's, then its sub-agents'), with what
+    converting them found."""
     files = native.group.files
     stem = files.stem
+    index, found = _main_index(store, native)
+    yield from found
     main: Member | None = None
-    if files.main is not None and native.index is not None:
-        if native.index.lines:
-            main = Member(files.main, stem, stem, native.index)
+    if files.main is not None and index is not None:
+        if index.lines:
+            main = Member(files.main, stem, stem, index)
         else:
             yield Finding(
                 kind="warning",
@@ -238,4 +250,4 @@ def convert_sessions(
     for session in sessions:
         native = session.native
         if isinstance(native, Native):
-            yield from _family(store, native)
+            yield from family(store, native)

@@ -110,6 +110,11 @@ def default_projects() -> Path:
     return base / PROJECTS
 
 
+def meta_path(agent: Path) -> Path:
+    """The ``agent-<id>.meta.json`` beside a sub-agent transcript (newer CLIs write one)."""
+    return agent.with_name(agent.name[: -len(SUFFIX)] + META_SUFFIX)
+
+
 def is_agent_file(path: Path) -> bool:
     """A sub-agent transcript's name: ``agent-<id>.jsonl``."""
     return _is_agent_name(path.name)
@@ -285,7 +290,7 @@ def session_files_of(main: Path) -> SessionFiles:
     return SessionFiles(stem=main.stem, main=main, agents=tuple(agents), side=tuple(side))
 
 
-def _is_session_dir(directory: Path) -> bool:
+def is_session_dir(directory: Path) -> bool:
     """A session's side directory: named by a session id, or holding ``subagents/``."""
     return bool(_UUID.fullmatch(directory.name)) or _is_dir(directory / SUBAGENTS)
 
@@ -306,7 +311,7 @@ def project_layout(project: Path) -> tuple[list[SessionFiles], list[Path], list[
             else:
                 other.append(child)
         elif _is_dir(child):
-            if child.name in mains or _is_session_dir(child):
+            if child.name in mains or is_session_dir(child):
                 mains.setdefault(child.name, None)
             elif not any(m.stem == child.name for m in project.glob(f"*{SUFFIX}")):
                 other.append(child)

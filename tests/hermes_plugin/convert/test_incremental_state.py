@@ -45,7 +45,8 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
-from output_files import output_files
+from output_files import HOW_IT_RAN, output_files
+from output_tampering import TAMPERING, tamper_with_file, tamper_with_record
 
 from asf_core.cli.main import main
 from asf_core.layout import FINGERPRINTS_NAME, REPORT_NAME
@@ -54,9 +55,6 @@ from hermes_plugin.source.database import SqliteStore
 
 EXAMPLES = int(os.environ.get("ASF_STATE_EXAMPLES", "10"))
 STEPS = int(os.environ.get("ASF_STATE_STEPS", "30"))
-
-#: What a re-run's report says of how it ran, not of what it found.
-_HOW_IT_RAN = ("output", "files_written", "files_unchanged", "bytes_written")
 
 _PICK = st.integers(0, 1 << 16)
 #: What follows a change: nothing (the next change comes first), or a run into the output
@@ -73,16 +71,6 @@ _HERMES_ACTIONS = (
     *("parts", "end", "reopen", "reset", "title", "row", "usage", "compress", "compact"),
     *("branch", "delegate", "rewind", "restore", "api_content", "delete", "rewrite", "vacuum"),
     *("reset_child", "start", "quit"),
-)
-#: What users do to a session file of the output, and to the records beside them.
-_TAMPERING = (
-    *("delete", "truncate", "touch", "edit", "keep_time", "replace", "swap", "empty"),
-    "directory",
-    *(
-        f"{how}_{record}"
-        for how in ("delete", "damage", "touch", "restore")
-        for record in ("fingerprints", "report")
-    ),
 )
 #: Columns newer Hermes builds add to ``messages``.
 _COLUMNS = (
@@ -125,7 +113,7 @@ def _report(store: Path | None) -> dict[str, Any]:
     if store is None or not (store / REPORT_NAME).is_file():
         return {}
     report: dict[str, Any] = json.loads((store / REPORT_NAME).read_text())
-    for key in _HOW_IT_RAN:
+    for key in HOW_IT_RAN:
         report.pop(key, None)
     return report
 
@@ -600,7 +588,7 @@ class StateMachine(RuleBasedStateMachine):
         store = _store_dir(self.out) if self.out.exists() else None
         return sorted(store.rglob("*.jsonl")) if store is not None else []
 
-    @rule(how=st.sampled_from(_TAMPERING), pick=_PICK, then=_THEN)
+    @rule(how=st.sampled_from(TAMPERING), pick=_PICK, then=_THEN)
     def user_tampers(self, how: str, pick: int, then: str) -> None:
         """A user does ``how`` to a session file ``pick`` chooses, or to a record."""
         store = _store_dir(self.out) if self.out.exists() else None
@@ -609,61 +597,13 @@ class StateMachine(RuleBasedStateMachine):
             action, which = how.split("_")
             record = store / (FINGERPRINTS_NAME if which == "fingerprints" else REPORT_NAME)
             if record.exists():
-                self._tamper_with_record(record, action)
+                damaged = tamper_with_record(record, action, self.old_report)
+                if damaged is not None:
+                    self.damaged_records = damaged
         elif files:
             path, other = files[pick % len(files)], files[(pick + 1) % len(files)]
-            self._tamper_with_file(path, other, how)
+            tamper_with_file(path, other, how)
         self._then(then)
-
-    def _tamper_with_file(self, path: Path, other: Path, how: str) -> None:
-        data = path.read_bytes()
-        later = path.stat().st_mtime_ns + 1_000_000_000
-        if how == "delete":
-            path.unlink()
-        elif how == "truncate":
-            with path.open("r+b") as f:
-                f.truncate(len(data) // 2)
-        elif how == "touch":
-            os.utime(path, ns=(later, later))
-        elif how == "edit":  # one byte changed in place, as an editor saves, a second later
-            with path.open("r+b") as f:
-                f.seek(len(data) // 2)
-                f.write(b"#")
-            os.utime(path, ns=(later, later))
-        elif how == "replace":  # another file's bytes, saved beside and renamed over it
-            tmp = path.with_name(".replacing")
-            tmp.write_bytes(other.read_bytes() if other != path else b"{}\n")
-            tmp.replace(path)
-        elif how == "swap" and other != path:  # two files' names exchanged
-            tmp = path.with_name(".swapping")
-            path.replace(tmp)
-            other.replace(path)
-            tmp.replace(other)
-        elif how == "keep_time":  # one byte changed in a copy renamed over it, time kept
-            tmp = path.with_name(".keeping")
-            tmp.write_bytes(data[: len(data) // 2] + b"#" + data[len(data) // 2 + 1 :])
-            st = path.stat()
-            os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
-            tmp.replace(path)
-        elif how == "empty":
-            path.write_bytes(b"")
-        elif how == "directory":
-            shutil.rmtree(path.parent)
-
-    def _tamper_with_record(self, path: Path, how: str) -> None:
-        fingerprints = path.name == FINGERPRINTS_NAME
-        if how == "restore":  # as a backup of the output had it
-            if not fingerprints and self.old_report:
-                path.write_bytes(self.old_report)
-        elif how == "delete":
-            path.unlink()
-            self.damaged_records &= not fingerprints
-        elif how == "damage":
-            path.write_text('{"not": "what asf wrote"}\n')
-            self.damaged_records |= fingerprints
-        else:
-            later = path.stat().st_mtime_ns + 1_000_000_000
-            os.utime(path, ns=(later, later))
 
 
 def test_an_incremental_run_writes_what_a_fresh_one_writes(

@@ -1,0 +1,283 @@
+"""A Claude Code store converted in units: the same bytes as a conversion through ``convert``,
+on one worker or two, and a re-run that reads only the sessions whose files changed since.
+
+Which files a run reads is seen through the first pass over a transcript
+(:func:`~claude_code_plugin.source.index.index_file`, as ``read`` and the conversion call it),
+counted in the host's process (``-j 1``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cc_helpers import CLAUDE_HOME
+from cc_synth import SESSION, Lines, kitchen_sink, simple
+from output_files import output_files
+
+import claude_code_plugin.convert.store as cc_store
+import claude_code_plugin.native as cc_native
+from asf_core.cli.main import main
+from asf_core.verify.session import verify_path
+from claude_code_plugin.convert import units
+from claude_code_plugin.source.stamp import store_stamp
+
+KITCHEN = "-home-u-kitchen"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """The shared Claude Code home, copied, with the kitchen sink's project beside (a rewind,
+    sub-agents, a compaction helper, a line still being written)."""
+    to = tmp_path / "home"
+    shutil.copytree(CLAUDE_HOME / ".claude", to)
+    kitchen_sink(to / "projects" / KITCHEN)
+    return to
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the transcripts a run (``-j 1``) reads, in order."""
+    seen: list[str] = []
+    index_file = cc_native.index_file
+
+    def counted(path: Path) -> Any:
+        seen.append(path.name)
+        return index_file(path)
+
+    monkeypatch.setattr(cc_native, "index_file", counted)
+    monkeypatch.setattr(cc_store, "index_file", counted)
+    return seen
+
+
+def _convert(home: Path, out: Path, jobs: int = 1) -> int:
+    return main(["convert", str(home), "-o", str(out), "--quiet", "-j", str(jobs)])
+
+
+def _reports(out: Path) -> dict[str, dict[str, Any]]:
+    """Each store's report by its directory, without the output directory it names."""
+    found = {}
+    for path in sorted(out.rglob("report.json")):
+        report = json.loads(path.read_text())
+        report.pop("output")
+        found[path.parent.name] = report
+    return found
+
+
+def _fresh(home: Path, out: Path) -> dict[str, bytes]:
+    """What a conversion into an empty directory writes (how it ran aside)."""
+    assert _convert(home, out) == 0
+    return output_files(out, ran=False)
+
+
+def test_units_write_what_convert_writes_on_one_worker_or_two(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every file and report of a planned conversion, with one worker or two, is the same; its
+    session files are those of the conversion through ``convert``, and its reports say the
+    same (the findings of what ``read`` saw come first)."""
+    assert _convert(home, tmp_path / "one", 1) == 0
+    assert _convert(home, tmp_path / "two", 2) == 0
+    planned = output_files(tmp_path / "one")
+    assert output_files(tmp_path / "two") == planned
+    assert len(list((tmp_path / "one").rglob("fingerprints.json"))) == 4
+    monkeypatch.setattr(units, "plan_units", lambda store, sessions: None)
+    assert _convert(home, tmp_path / "whole", 1) == 0
+    assert not list((tmp_path / "whole").rglob("fingerprints.json"))
+    assert output_files(tmp_path / "whole", reports=False) == output_files(
+        tmp_path / "one", reports=False
+    )
+    whole, ours = _reports(tmp_path / "whole"), _reports(tmp_path / "one")
+    assert whole.keys() == ours.keys()
+    assert len(whole) == 4
+    for name, report in whole.items():
+        mine = ours[name]
+        assert sorted(map(json.dumps, mine.pop("findings"))) == sorted(
+            map(json.dumps, report.pop("findings"))
+        )
+        assert mine == report
+    kitchen = next(r for n, r in _reports(tmp_path / "one").items() if "kitchen" in n)
+    assert len(kitchen["strays"]) == 1  # the line still being written, found in the unit's job
+    assert [f for f in verify_path(tmp_path / "two") if f.severity == "error"] == []
+
+
+def test_a_store_nothing_changed_in_is_not_read(
+    home: Path, tmp_path: Path, reads: list[str]
+) -> None:
+    """A re-run reads no transcript: the stores are as stamped (not opened); with a file
+    added that is not a transcript, each store is listed again and every session carried
+    over, unread; the output is what a fresh conversion writes."""
+    out = tmp_path / "out"
+    assert _convert(home, out) == 0
+    first = len(reads)
+    assert sorted(reads) == sorted(p.name for p in home.rglob("*.jsonl"))  # each once
+    before = output_files(out, ran=False)
+    assert _convert(home, out) == 0
+    assert len(reads) == first
+    assert output_files(out, ran=False) == before
+    for report in _reports(out).values():
+        assert report["files_written"] == 0
+        assert report["files_unchanged"] > 0
+    note = home / "projects" / KITCHEN / "notes.txt"
+    note.write_text("not a transcript")
+    assert _convert(home, out) == 0
+    assert len(reads) == first
+    assert output_files(out, ran=False) == _fresh(home, tmp_path / "fresh")
+    kitchen = next(r for n, r in _reports(out).items() if "kitchen" in n)
+    assert len(kitchen["dropped"]) == 1
+    assert kitchen["files_written"] == 0
+
+
+def _append(path: Path, session: str, parent: str, text: str) -> None:
+    """A prompt Claude Code appended to a transcript, hanging from ``parent``."""
+    lines = Lines(session=session)
+    lines.user(parent, text, uuid=f"99999999-0000-4000-8000-{len(text):012d}")
+    with path.open("ab") as f:
+        f.write(lines.bytes())
+
+
+def _last_uuid(path: Path) -> str:
+    for raw in reversed(path.read_bytes().splitlines()):
+        try:
+            uid = json.loads(raw).get("uuid")
+        except ValueError:
+            continue
+        if uid:
+            return str(uid)
+    raise AssertionError(f"no uuid in {path}")
+
+
+def test_a_session_appended_to_is_the_only_one_read_again(
+    home: Path, tmp_path: Path, reads: list[str]
+) -> None:
+    """A prompt appended to one session file: only that session's files are read and
+    written again, and the output is a fresh conversion's, byte for byte."""
+    out = tmp_path / "out"
+    assert _convert(home, out, 2) == 0
+    project = home / "projects" / "-home-marco-projects-spotter"
+    target = project / "491e126e-1e71-469c-ade2-fcc8af567c74.jsonl"
+    _append(target, target.stem, _last_uuid(target), "and one more thing")
+    reads.clear()
+    assert _convert(home, out) == 0
+    assert reads == [target.name]
+    report = next(r for n, r in _reports(out).items() if "marco" in n)
+    assert report["files_written"] == 1
+    assert report["files_unchanged"] == 2
+    assert output_files(out, ran=False) == _fresh(home, tmp_path / "fresh")
+
+
+def test_a_sub_agent_changed_converts_its_session_again(
+    home: Path, tmp_path: Path, reads: list[str]
+) -> None:
+    """A sub-agent transcript appended to, then its ``.meta.json`` written, then a sub-agent
+    added: each time the session with its sub-agents is converted again (and no other), equal
+    to a fresh conversion."""
+    out = tmp_path / "out"
+    assert _convert(home, out) == 0
+    subagents = home / "projects" / KITCHEN / SESSION / "subagents"
+    agent = subagents / "agent-kit0001.jsonl"
+    changes = [
+        lambda: _append(agent, SESSION, _last_uuid(agent), "more"),
+        lambda: (subagents / "agent-kit0001.meta.json").write_text('{"agentType": "Explore"}'),
+        lambda: simple(Lines(agentId="kit0002", isSidechain=True)).write(
+            subagents, "agent-kit0002"
+        ),
+    ]
+    for n, change in enumerate(changes):
+        change()
+        reads.clear()
+        assert _convert(home, out) == 0
+        assert "agent-kit0001.jsonl" in reads
+        assert len(reads) == 3 + (n == 2)
+        assert output_files(out, ran=False) == _fresh(home, tmp_path / f"fresh-{n}")
+    (kitchen,) = (r for n, r in _reports(out).items() if "kitchen" in n)
+    written = out / "claude-code" / next(n for n in _reports(out) if "kitchen" in n)
+    agent_file = written / kitchen["files"][f"{SESSION}.agent-kit0001"]
+    header = json.loads(agent_file.read_text().split("\n")[0])
+    assert header["claude-code"]["meta"] == {"agentType": "Explore"}
+
+
+def _rewritten_in_place(path: Path) -> None:
+    """The file's bytes changed with its size and modification time kept (only its change
+    time says so)."""
+    st = path.stat()
+    data = bytearray(path.read_bytes())
+    at = data.index(b"list files")
+    data[at : at + 10] = b"LIST FILES"
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size
+    assert path.stat().st_mtime_ns == st.st_mtime_ns
+
+
+def test_a_transcript_rewritten_with_its_size_and_time_kept_is_read_again(
+    home: Path, tmp_path: Path, reads: list[str]
+) -> None:
+    """Content changed in place, size and modification time set back: the change time
+    tells, the session is converted again, equal to a fresh conversion."""
+    out = tmp_path / "out"
+    assert _convert(home, out) == 0
+    agent = home / "projects" / KITCHEN / SESSION / "subagents" / "agent-kit0001.jsonl"
+    _rewritten_in_place(agent)
+    reads.clear()
+    assert _convert(home, out) == 0
+    assert "agent-kit0001.jsonl" in reads
+    assert output_files(out, ran=False) == _fresh(home, tmp_path / "fresh")
+
+
+def test_the_stamp_follows_every_file_of_the_project(home: Path) -> None:
+    """Equal while nothing changes; new after an append, a file added deep in a session's
+    directory, a change of mode, content rewritten with its size and time kept, a file
+    removed; none for one file."""
+    project = home / "projects" / KITCHEN
+    first = store_stamp(project)
+    assert first is not None
+    assert store_stamp(project) == first
+    seen = {first}
+    session = project / "11111111-2222-4333-8444-555555555555.jsonl"
+    for change in (
+        lambda: session.write_bytes(session.read_bytes() + b'sant"}\n'),
+        lambda: (project / session.stem / "tool-results").mkdir(),
+        lambda: (project / session.stem / "tool-results" / "r1.txt").write_text("x"),
+        lambda: session.chmod(0o600),
+        lambda: _rewritten_in_place(project / session.stem / "subagents" / "agent-kit0001.jsonl"),
+        lambda: (project / session.stem / "tool-results" / "r1.txt").unlink(),
+    ):
+        change()
+        now = store_stamp(project)
+        assert now is not None
+        assert now not in seen
+        seen.add(now)
+    assert store_stamp(session) is None
+    assert store_stamp(project / "absent") is None
+
+
+def test_the_stamp_walks_only_what_the_listing_reads(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session directories are walked (a file added in one changes the stamp); a folder
+    that is not a session's, or a link to the root of the file system, is looked at, not
+    walked (a file added in it leaves the stamp as it was, as it leaves the conversion)."""
+    import claude_code_plugin.source.stamp as stamp_module
+
+    project = home / "projects" / KITCHEN
+    (project / "node_modules" / "pkg").mkdir(parents=True)
+    (project / "root").symlink_to("/")
+    walked: list[str] = []
+    files_under = stamp_module.files_under
+
+    def recorded(root: Path) -> Any:
+        walked.append(root.name)
+        return files_under(root)
+
+    monkeypatch.setattr(stamp_module, "files_under", recorded)
+    first = store_stamp(project)
+    assert walked == [SESSION]
+    (project / "node_modules" / "pkg" / "index.js").write_text("x")
+    assert store_stamp(project) == first
+    (project / SESSION / "subagents" / "notes.txt").write_text("x")
+    assert store_stamp(project) != first
