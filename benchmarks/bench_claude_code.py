@@ -91,14 +91,17 @@ print(json.dumps({"wall": wall, "cpu": cpu, "rss_kb": rss, "entries": 0, "lines"
 """
 
 
-def _copy(lines: list[bytes], n: int, previous_last: bytes | None, pad: int) -> Iterator[bytes]:
-    """Copy ``n`` of the lines: every id renamed for this copy, the first root re-hung."""
+def _copy(
+    lines: list[bytes], n: int, previous_last: bytes | None, pad: int, session: str = SESSION
+) -> Iterator[bytes]:
+    """Copy ``n`` of the lines: every id renamed for this copy (the session's: ``session``),
+    the first root re-hung."""
     renamed: dict[bytes, bytes] = {}
 
     def rename(match: re.Match[bytes]) -> bytes:
         old = match.group(0)
         if old == b"fa812bfe-b295-4cca-9c2f-fdf01028cb46":
-            return SESSION.encode()
+            return session.encode()
         if old not in renamed:
             if old.startswith((b"toolu_", b"msg_")):
                 renamed[old] = old + f"c{n}".encode()
