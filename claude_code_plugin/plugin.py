@@ -42,8 +42,8 @@ def default_locations() -> list[Path] | None:
 
 @hookimpl
 def stamp(claim: Claim) -> str | None:
-    """A project directory: every entry of its tree (name, identity, size and times), and
-    this plugin's version."""
+    """A project directory: its entries and every file under its sessions' directories
+    (name, identity, size and times), and this plugin's version."""
     if claim.format != FORMAT:
         return None
     from claude_code_plugin.source.stamp import store_stamp

@@ -2,7 +2,7 @@
 
 A unit's files are all it reads (the session file, its sub-agents' transcripts and their
 ``.meta.json``), so its fingerprint is what the file system says of each (device, inode,
-size, modification and change times; a change time cannot be set back) with the project's
+mode, size, modification and change times; a change time cannot be set back) with the project's
 name, the files' names and this plugin's code: an unchanged session is not read at all, one
 Claude Code appended to is converted again. The job carries the files' names, not their
 contents: it reads them where it runs (a worker, or the host's process), as ``convert`` does.

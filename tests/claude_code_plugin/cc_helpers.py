@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,22 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err
     return code, captured.out, captured.err
+
+
+def watch_reads(monkeypatch: pytest.MonkeyPatch, seen: Callable[[Path], object]) -> None:
+    """Tell ``seen`` of each transcript a run reads in this process (its first pass, which
+    ``read`` and the conversion make: ``-j 1`` runs them all here)."""
+    import claude_code_plugin.convert.store as cc_store
+    import claude_code_plugin.native as cc_native
+
+    index_file = cc_native.index_file
+
+    def counted(path: Path) -> Any:
+        seen(path)
+        return index_file(path)
+
+    monkeypatch.setattr(cc_native, "index_file", counted)
+    monkeypatch.setattr(cc_store, "index_file", counted)
 
 
 def convert(paths: list[Path], out: Path, *extra: str) -> int:

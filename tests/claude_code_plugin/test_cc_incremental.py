@@ -15,12 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cc_helpers import CLAUDE_HOME
+from cc_helpers import CLAUDE_HOME, watch_reads
 from cc_synth import SESSION, Lines, kitchen_sink, simple
 from output_files import output_files
 
-import claude_code_plugin.convert.store as cc_store
-import claude_code_plugin.native as cc_native
 from asf_core.cli.main import main
 from asf_core.verify.session import verify_path
 from claude_code_plugin.convert import units
@@ -43,14 +41,7 @@ def home(tmp_path: Path) -> Path:
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the transcripts a run (``-j 1``) reads, in order."""
     seen: list[str] = []
-    index_file = cc_native.index_file
-
-    def counted(path: Path) -> Any:
-        seen.append(path.name)
-        return index_file(path)
-
-    monkeypatch.setattr(cc_native, "index_file", counted)
-    monkeypatch.setattr(cc_store, "index_file", counted)
+    watch_reads(monkeypatch, lambda path: seen.append(path.name))
     return seen
 
 

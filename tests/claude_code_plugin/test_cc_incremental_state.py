@@ -24,21 +24,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cc_helpers import watch_reads
 from cc_synth import Lines
-from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 from output_files import HOW_IT_RAN, output_files
 from output_tampering import TAMPERING, tamper_with_file, tamper_with_record
+from state_machines import run_machine
 
-import claude_code_plugin.convert.store as cc_store
-import claude_code_plugin.native as cc_native
 from asf_core.cli.main import main
 from asf_core.layout import FINGERPRINTS_NAME, REPORT_NAME
 from asf_core.pipeline.fingerprints import IGNORED
-
-EXAMPLES = int(os.environ.get("ASF_STATE_EXAMPLES", "10"))
-STEPS = int(os.environ.get("ASF_STATE_STEPS", "30"))
 
 _PICK = st.integers(0, 1 << 16)
 _THEN = st.sampled_from(["convert", "", "convert twice"])
@@ -321,22 +317,9 @@ class StateMachine(RuleBasedStateMachine):
 def test_an_incremental_run_writes_what_a_fresh_one_writes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    index_file = cc_native.index_file
-
-    def counted(path: Path) -> object:
+    def counted(path: Path) -> None:
         _Reads.count += 1
-        return index_file(path)
 
-    monkeypatch.setattr(cc_native, "index_file", counted)
-    monkeypatch.setattr(cc_store, "index_file", counted)
+    watch_reads(monkeypatch, counted)
     monkeypatch.setattr(StateMachine, "reads", _Reads, raising=False)
-    run_state_machine_as_test(
-        StateMachine,
-        settings=settings(
-            max_examples=EXAMPLES,
-            stateful_step_count=STEPS,
-            deadline=None,
-            phases=[Phase.generate] if os.environ.get("ASF_STATE_NO_SHRINK") else list(Phase),
-            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-        ),
-    )
+    run_machine(StateMachine)

@@ -24,7 +24,6 @@ an example replays exactly. ``ASF_STATE_EXAMPLES`` (and ``ASF_STATE_STEPS``) run
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 import tempfile
@@ -37,24 +36,20 @@ import hermes_state
 import pytest
 from hermes_clock import HermesClock
 from hermes_state import SessionDB
-from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
     rule,
-    run_state_machine_as_test,
 )
 from output_files import HOW_IT_RAN, output_files
 from output_tampering import TAMPERING, tamper_with_file, tamper_with_record
+from state_machines import run_machine
 
 from asf_core.cli.main import main
 from asf_core.layout import FINGERPRINTS_NAME, REPORT_NAME
 from asf_core.pipeline.fingerprints import IGNORED
 from hermes_plugin.source.database import SqliteStore
-
-EXAMPLES = int(os.environ.get("ASF_STATE_EXAMPLES", "10"))
-STEPS = int(os.environ.get("ASF_STATE_STEPS", "30"))
 
 _PICK = st.integers(0, 1 << 16)
 #: What follows a change: nothing (the next change comes first), or a run into the output
@@ -620,13 +615,4 @@ def test_an_incremental_run_writes_what_a_fresh_one_writes(
     monkeypatch.setattr(SqliteStore, "message_cells", counted)
     monkeypatch.setattr(StateMachine, "clock", clock, raising=False)
     monkeypatch.setattr(StateMachine, "reads", _Reads, raising=False)
-    run_state_machine_as_test(
-        StateMachine,
-        settings=settings(
-            max_examples=EXAMPLES,
-            stateful_step_count=STEPS,
-            deadline=None,
-            phases=[Phase.generate] if os.environ.get("ASF_STATE_NO_SHRINK") else list(Phase),
-            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-        ),
-    )
+    run_machine(StateMachine)
