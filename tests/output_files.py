@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from asf_core.layout import FINGERPRINTS_NAME
 
@@ -30,3 +31,15 @@ def output_files(out: Path, *, reports: bool = True, ran: bool = True) -> dict[s
             data = json.dumps(report, sort_keys=True).encode()
         found[path.relative_to(out).as_posix()] = data
     return found
+
+
+def store_report(store: Path | None) -> dict[str, Any]:
+    """A store's ``report.json`` without what it says of how its run went (:data:`HOW_IT_RAN`);
+    empty when there is none."""
+    path = store / "report.json" if store is not None else None
+    if path is None or not path.is_file():
+        return {}
+    report: dict[str, Any] = json.loads(path.read_text())
+    for key in HOW_IT_RAN:
+        report.pop(key, None)
+    return report

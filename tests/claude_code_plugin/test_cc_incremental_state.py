@@ -28,7 +28,7 @@ from cc_helpers import watch_reads
 from cc_synth import Lines
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
-from output_files import HOW_IT_RAN, output_files
+from output_files import output_files, store_report
 from output_tampering import TAMPERING, tamper_with_file, tamper_with_record
 from state_machines import run_machine
 
@@ -49,15 +49,6 @@ class _Reads:
 
 def _stores(out: Path) -> dict[str, Path]:
     return {p.name: p for p in sorted(out.glob("claude-code/*")) if p.is_dir()}
-
-
-def _report(store: Path | None) -> dict[str, Any]:
-    if store is None or not (store / REPORT_NAME).is_file():
-        return {}
-    report: dict[str, Any] = json.loads((store / REPORT_NAME).read_text())
-    for key in HOW_IT_RAN:
-        report.pop(key, None)
-    return report
 
 
 def _first(path: Path) -> dict[str, Any]:
@@ -143,7 +134,7 @@ class StateMachine(RuleBasedStateMachine):
         self.ever |= set(new)
         ours, self.live = _stores(self.out), _stores(fresh).keys()
         for name, store in _stores(fresh).items():
-            report, fresh_report = _report(ours.get(name)), _report(store)
+            report, fresh_report = store_report(ours.get(name)), store_report(store)
             if name in self.damaged:
                 warned = [f for f in report["findings"] if f.get("code") == IGNORED]
                 assert len(warned) == 1

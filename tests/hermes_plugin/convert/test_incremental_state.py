@@ -42,7 +42,7 @@ from hypothesis.stateful import (
     initialize,
     rule,
 )
-from output_files import HOW_IT_RAN, output_files
+from output_files import output_files, store_report
 from output_tampering import TAMPERING, tamper_with_file, tamper_with_record
 from state_machines import run_machine
 
@@ -102,15 +102,6 @@ def _store_dir(out: Path) -> Path | None:
 def _files(store: Path | None) -> dict[str, bytes]:
     """Every file of a store's output directory but the two records, by relative path."""
     return {} if store is None else output_files(store, reports=False)
-
-
-def _report(store: Path | None) -> dict[str, Any]:
-    if store is None or not (store / REPORT_NAME).is_file():
-        return {}
-    report: dict[str, Any] = json.loads((store / REPORT_NAME).read_text())
-    for key in HOW_IT_RAN:
-        report.pop(key, None)
-    return report
 
 
 class StateMachine(RuleBasedStateMachine):
@@ -202,7 +193,7 @@ class StateMachine(RuleBasedStateMachine):
             assert mine.get(name) == data, f"{name} differs from a fresh conversion's"
         assert set(mine) - set(new) <= self.ever
         self.ever |= set(new)
-        report, fresh_report = _report(ours), _report(theirs)
+        report, fresh_report = store_report(ours), store_report(theirs)
         if self.damaged_records:
             warned = [f for f in report["findings"] if f.get("code") == IGNORED]
             assert len(warned) == 1
