@@ -72,7 +72,7 @@ def open_store(claim: Claim) -> StoreHandle | None:
 
 @hookspec(firstresult=True)
 def read(
-    store: StoreHandle, selection: Selection, previews: bool
+    store: StoreHandle, selection: Selection, previews: bool, counting: bool
 ) -> Iterator[NativeSession | Finding] | None:
     """Yield the store's native sessions lazily, one at a time, and what you could not read.
 
@@ -87,6 +87,9 @@ def read(
     :param previews: whether the host shows each session's ``preview`` (``asf list``). False
         when it converts the sessions: you may leave ``preview`` None and skip what reading
         it costs (the Hermes plugin's is a query per session).
+    :param counting: whether the host only counts the sessions (a progress line's total, before
+        it converts them): you may then yield sessions with their ``id`` alone, and no
+        findings, and skip reading the rest (the Claude Code plugin reads no transcript).
     :return: an iterator of sessions and findings. Only the plugin whose claim won is
         asked, so the handle is always yours: None is a broken contract (a plugin error).
     """

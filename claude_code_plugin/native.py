@@ -127,11 +127,11 @@ def _model(index: FileIndex | None) -> str | None:
     )
 
 
-def _native(store: ClaudeStore, group: Group) -> NativeSession:
+def _native(store: ClaudeStore, group: Group, read_files: bool) -> NativeSession:
     files = group.files
     findings: list[Finding] = []
     index: FileIndex | None = None
-    read = not store.planned  # planned: each unit's job reads its files (where it runs)
+    read = read_files and not store.planned  # planned: each unit's job reads its own
     if files.main is not None:
         if read:
             index, found = indexed(store, files.main, files.stem)
@@ -212,11 +212,15 @@ def _merged(indexes: Iterable[FileIndex]) -> FileIndex | None:
     return merged
 
 
-def native_sessions(store: ClaudeStore) -> Iterator[NativeSession | Finding]:
-    """Each session of the store, in id order, then the files that are not converted."""
+def native_sessions(
+    store: ClaudeStore, *, read_files: bool = True
+) -> Iterator[NativeSession | Finding]:
+    """Each session of the store, in id order, then the files that are not converted.
+    Without ``read_files`` (counting), or once the store is planned, no transcript is read:
+    the sessions have their id and files alone."""
     groups, other = store.layout()
     for group in groups:
-        yield _native(store, group)
+        yield _native(store, group, read_files)
     for path in other:
         kind = "directory" if path.is_dir() else "file"
         yield Finding(

@@ -63,16 +63,16 @@ def open_store(claim: Claim) -> StoreHandle | None:
 
 
 @hookimpl
-def read(store: StoreHandle) -> Iterator[NativeSession | Finding] | None:
+def read(store: StoreHandle, counting: bool) -> Iterator[NativeSession | Finding] | None:
     """Each session file (with its sub-agents) as a native session, then what is not
-    converted."""
+    converted; when the host only counts them, no transcript is read."""
     from claude_code_plugin.handle import ClaudeStore
 
     if not isinstance(store, ClaudeStore):
         return None
     from claude_code_plugin.native import native_sessions
 
-    return native_sessions(store)
+    return native_sessions(store, read_files=not counting)
 
 
 @hookimpl

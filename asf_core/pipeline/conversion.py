@@ -258,7 +258,9 @@ def convert_paths(
     ]
     narrowed = selection is not None and not selection.everything()
     if narrowed or count:
-        picked, trouble = pick(pm, found.stores, selection or Selection(), unique=True)
+        picked, trouble = pick(
+            pm, found.stores, selection or Selection(), unique=True, counting=not narrowed
+        )
         if narrowed:
             problems += trouble
             if any(p.code in (NO_SESSION, AMBIGUOUS_SESSION) for p in trouble):

@@ -257,15 +257,19 @@ def read(
     selection: Selection | None = None,
     *,
     previews: bool = True,
+    counting: bool = False,
 ) -> Iterator[NativeSession | Finding]:
     """The plugin's native sessions and findings, lazily (the plugin may take ``selection``
-    to skip what it leaves out, the caller filters again; and ``previews``, False when no
-    preview is shown)."""
+    to skip what it leaves out, the caller filters again; ``previews``, False when no preview
+    is shown; and ``counting``, True when only the sessions' number is used)."""
     with blame(plugin, "read"):
         items = cast(
             "Iterator[NativeSession | Finding] | None",
             pm.only("read", plugin)(
-                store=store, selection=selection or Selection(), previews=previews
+                store=store,
+                selection=selection or Selection(),
+                previews=previews,
+                counting=counting,
             ),
         )
     yield from checked_items(plugin, "read", items, (NativeSession, Finding))

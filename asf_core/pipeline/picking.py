@@ -52,11 +52,11 @@ class Picked:
 
 
 def _listed(
-    pm: AsfPluginManager, candidate: Candidate, selection: Selection
+    pm: AsfPluginManager, candidate: Candidate, selection: Selection, *, counting: bool
 ) -> list[NativeSession]:
     unlimited = attrs.evolve(selection, limit=None)
     with host.opened(pm, candidate) as store:
-        items = host.read(pm, candidate.plugin, store, unlimited, previews=False)
+        items = host.read(pm, candidate.plugin, store, unlimited, previews=False, counting=counting)
         narrowed = filtered(items, unlimited)
         return [attrs.evolve(s, native=None) for s in narrowed if isinstance(s, NativeSession)]
 
@@ -67,15 +67,18 @@ def pick(
     selection: Selection,
     *,
     unique: bool,
+    counting: bool = False,
 ) -> tuple[list[Picked], list[Finding]]:
     """The sessions of ``stores`` that ``selection`` picks, store by store, and what went
     wrong: a store that could not be listed, an id prefix naming no session, or (``unique``)
-    several. Stores without a picked session are left out."""
+    several. Stores without a picked session are left out. ``counting``: only how many
+    sessions each store's pick holds is used (its plugin may list them by id alone)."""
     problems: list[Finding] = []
     found: list[tuple[Candidate, NativeSession]] = []
     for candidate in stores:
         try:
-            found += [(candidate, s) for s in _listed(pm, candidate, selection)]
+            listed = _listed(pm, candidate, selection, counting=counting)
+            found += [(candidate, s) for s in listed]
         except StoreError as exc:
             message = f"{candidate.claim.path}: {host.store_problem(exc)}"
             problems.append(Finding(kind="error", code=STORE_DAMAGED, message=message))

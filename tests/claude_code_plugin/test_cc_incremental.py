@@ -272,3 +272,34 @@ def test_the_stamp_walks_only_what_the_listing_reads(
     assert store_stamp(project) == first
     (project / SESSION / "subagents" / "notes.txt").write_text("x")
     assert store_stamp(project) != first
+
+
+def test_counting_for_a_progress_line_reads_no_transcript(
+    home: Path, tmp_path: Path, reads: list[str]
+) -> None:
+    """``asf convert`` on a terminal counts each store's sessions first (its progress line's
+    total): that reads no transcript, so a fresh run reads each once and a re-run that finds
+    nothing changed none, and the totals are the sessions' number."""
+    from asf_core.pipeline.conversion import convert_paths
+    from asf_core.plugins import make_plugin_manager
+
+    totals: dict[str, int | None] = {}
+
+    def told(candidate: Any, total: int | None) -> None:
+        totals[candidate.claim.path.name] = total
+
+    def run() -> None:
+        report, problems = convert_paths(
+            make_plugin_manager(), [home], tmp_path / "out", count=True, on_store=told
+        )
+        assert problems == []
+        assert [s.sessions_read for s in report.stores] == [
+            totals[Path(s.path).name] for s in report.stores
+        ]
+
+    run()
+    assert sorted(reads) == sorted(p.name for p in home.rglob("*.jsonl"))
+    assert totals[KITCHEN] == 1
+    reads.clear()
+    run()
+    assert reads == []
