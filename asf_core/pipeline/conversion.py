@@ -31,7 +31,7 @@ from asf_core.formats import (
     StoreHandle,
 )
 from asf_core.layout import store_dir
-from asf_core.pipeline import host
+from asf_core.pipeline import fingerprints, host
 from asf_core.pipeline.host import Candidate
 from asf_core.pipeline.inputs import Inputs
 from asf_core.pipeline.lock import store_lock
@@ -212,6 +212,18 @@ def _drop(plugin: str, store: StoreHandle | None) -> None:
             host.close_store(plugin, store)
 
 
+def _as_left(pm: AsfPluginManager, candidate: Candidate, out_dir: Path) -> bool:
+    """Whether a store's output records say the last run left it as it is now (its stamp):
+    it will not be opened, so counting its sessions first would cost more than it shows."""
+    try:
+        stamp = host.stamp(pm, candidate)
+    except PluginError:  # said when the store is converted
+        return False
+    claim = candidate.claim
+    dest = store_dir(out_dir, claim.format, claim.path)
+    return stamp is not None and fingerprints.holds(dest, claim.format, str(claim.path), stamp)
+
+
 def convert_paths(
     pm: AsfPluginManager,
     paths: Sequence[Path],
@@ -256,19 +268,18 @@ def convert_paths(
     stores: list[tuple[Candidate, Selection, int | None]] = [
         (c, Selection(), None) for c in found.stores
     ]
-    narrowed = selection is not None and not selection.everything()
-    if narrowed or count:
-        picked, trouble = pick(
-            pm, found.stores, selection or Selection(), unique=True, counting=not narrowed
-        )
-        if narrowed:
-            problems += trouble
-            if any(p.code in (NO_SESSION, AMBIGUOUS_SESSION) for p in trouble):
-                picked = []  # a --session that names nothing (or too much): convert nothing
-            stores = [(p.candidate, p.selection, len(p.sessions)) for p in picked]
-        else:  # counted for progress only; a store that could not be listed says so later
-            totals = {id(p.candidate): len(p.sessions) for p in picked}
-            stores = [(c, Selection(), totals.get(id(c), 0)) for c in found.stores]
+    if selection is not None and not selection.everything():
+        picked, trouble = pick(pm, found.stores, selection, unique=True)
+        problems += trouble
+        if any(p.code in (NO_SESSION, AMBIGUOUS_SESSION) for p in trouble):
+            picked = []  # a --session that names nothing (or too much): convert nothing
+        stores = [(p.candidate, p.selection, len(p.sessions)) for p in picked]
+    elif count:  # for progress only; a store that could not be listed says so later
+        listed = [c for c in found.stores if not _as_left(pm, c, out_dir)]
+        totals: dict[int, int | None] = {id(c): 0 for c in listed}
+        picked, _ = pick(pm, listed, Selection(), unique=True, counting=True)
+        totals.update((id(p.candidate), len(p.sessions)) for p in picked)
+        stores = [(c, Selection(), totals.get(id(c))) for c in found.stores]
     workers = None
     if processes > 1:
         from asf_core.pipeline.units import unit_workers

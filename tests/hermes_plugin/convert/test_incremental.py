@@ -159,6 +159,40 @@ def test_an_unchanged_home_at_rest_is_not_opened(
     assert was == now
 
 
+def test_counting_for_a_progress_line_opens_no_unchanged_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``asf convert`` on a terminal counts each store's sessions first (its progress line's
+    total), except a store its records say the last run left as it is: that one is not
+    opened at all, as without a progress line, and its total is not told."""
+    from asf_core.pipeline.conversion import convert_paths
+    from asf_core.plugins import make_plugin_manager
+
+    src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
+    main_db, work_db = src / "state.db", src / "profiles" / "work" / "state.db"
+
+    def totals() -> dict[Path, int | None]:
+        told: dict[Path, int | None] = {}
+        _, problems = convert_paths(
+            make_plugin_manager(),
+            [src],
+            out,
+            count=True,
+            on_store=lambda candidate, total: told.__setitem__(candidate.claim.path, total),
+        )
+        assert problems == []
+        return told
+
+    first = totals()
+    assert first == {main_db: 24, work_db: 1}  # the fixture's sessions (asf list)
+    opened = _openings(monkeypatch)
+    assert totals() == {main_db: None, work_db: None}
+    assert opened == []
+    main_db.touch()  # its stamp changes: counted, opened and converted; the other is not
+    assert totals() == {main_db: 24, work_db: None}
+    assert opened == [main_db, main_db]
+
+
 def test_an_unchanged_home_hermes_has_open_is_not_opened_either(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reads: Reads
 ) -> None:
