@@ -275,7 +275,8 @@ def convert_paths(
             picked = []  # a --session that names nothing (or too much): convert nothing
         stores = [(p.candidate, p.selection, len(p.sessions)) for p in picked]
     elif count:  # for progress only; a store that could not be listed says so later
-        listed = [c for c in found.stores if not _as_left(pm, c, out_dir)]
+        # (a redacted conversion is not planned: the stamp does not spare it)
+        listed = [c for c in found.stores if redaction or not _as_left(pm, c, out_dir)]
         totals: dict[int, int | None] = {id(c): 0 for c in listed}
         picked, _ = pick(pm, listed, Selection(), unique=True, counting=True)
         totals.update((id(p.candidate), len(p.sessions)) for p in picked)
