@@ -127,11 +127,10 @@ def _model(index: FileIndex | None) -> str | None:
     )
 
 
-def _native(store: ClaudeStore, group: Group, read_files: bool) -> NativeSession:
+def _native(store: ClaudeStore, group: Group, read: bool) -> NativeSession:
     files = group.files
     findings: list[Finding] = []
     index: FileIndex | None = None
-    read = read_files and not store.planned  # planned: each unit's job reads its own
     if files.main is not None:
         if read:
             index, found = indexed(store, files.main, files.stem)
@@ -218,9 +217,10 @@ def native_sessions(
     """Each session of the store, in id order, then the files that are not converted.
     Without ``read_files`` (counting), or once the store is planned, no transcript is read:
     the sessions have their id and files alone."""
+    read = read_files and not store.planned  # planned: each unit's job reads its own
     groups, other = store.layout()
     for group in groups:
-        yield _native(store, group, read_files)
+        yield _native(store, group, read)
     for path in other:
         kind = "directory" if path.is_dir() else "file"
         yield Finding(

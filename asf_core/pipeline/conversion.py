@@ -214,7 +214,9 @@ def _drop(plugin: str, store: StoreHandle | None) -> None:
 
 def _as_left(pm: AsfPluginManager, candidate: Candidate, out_dir: Path) -> bool:
     """Whether a store's output records say the last run left it as it is now (its stamp):
-    it will not be opened, so counting its sessions first would cost more than it shows."""
+    it will not be opened, so counting its sessions first would cost more than it shows.
+    Its conversion takes the stamp again when it comes to it: stores converted before it
+    take time, in which its source may change."""
     try:
         stamp = host.stamp(pm, candidate)
     except PluginError:  # said when the store is converted
