@@ -83,6 +83,18 @@ def watch_reads(monkeypatch: pytest.MonkeyPatch, seen: Callable[[Path], object])
     monkeypatch.setattr(cc_store, "index_file", counted)
 
 
+def last_uuid(path: Path) -> str | None:
+    """The ``uuid`` of a transcript's last line that has one (what a new line hangs from)."""
+    for raw in reversed(path.read_bytes().split(b"\n")):
+        try:
+            uid = json.loads(raw).get("uuid")
+        except (ValueError, AttributeError):
+            continue
+        if uid:
+            return str(uid)
+    return None
+
+
 def convert(paths: list[Path], out: Path, *extra: str) -> int:
     return main(["convert", *map(str, paths), "-o", str(out), "--quiet", *extra])
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cc_helpers import CLAUDE_HOME, watch_reads
+from cc_helpers import CLAUDE_HOME, last_uuid, watch_reads
 from cc_synth import SESSION, Lines, kitchen_sink, simple
 from output_files import output_files
 
@@ -123,23 +123,12 @@ def test_a_store_nothing_changed_in_is_not_read(
     assert kitchen["files_written"] == 0
 
 
-def _append(path: Path, session: str, parent: str, text: str) -> None:
+def _append(path: Path, session: str, parent: str | None, text: str) -> None:
     """A prompt Claude Code appended to a transcript, hanging from ``parent``."""
     lines = Lines(session=session)
     lines.user(parent, text, uuid=f"99999999-0000-4000-8000-{len(text):012d}")
     with path.open("ab") as f:
         f.write(lines.bytes())
-
-
-def _last_uuid(path: Path) -> str:
-    for raw in reversed(path.read_bytes().splitlines()):
-        try:
-            uid = json.loads(raw).get("uuid")
-        except ValueError:
-            continue
-        if uid:
-            return str(uid)
-    raise AssertionError(f"no uuid in {path}")
 
 
 def test_a_session_appended_to_is_the_only_one_read_again(
@@ -151,7 +140,7 @@ def test_a_session_appended_to_is_the_only_one_read_again(
     assert _convert(home, out, 2) == 0
     project = home / "projects" / "-home-marco-projects-spotter"
     target = project / "491e126e-1e71-469c-ade2-fcc8af567c74.jsonl"
-    _append(target, target.stem, _last_uuid(target), "and one more thing")
+    _append(target, target.stem, last_uuid(target), "and one more thing")
     reads.clear()
     assert _convert(home, out) == 0
     assert reads == [target.name]
@@ -172,7 +161,7 @@ def test_a_sub_agent_changed_converts_its_session_again(
     subagents = home / "projects" / KITCHEN / SESSION / "subagents"
     agent = subagents / "agent-kit0001.jsonl"
     changes = [
-        lambda: _append(agent, SESSION, _last_uuid(agent), "more"),
+        lambda: _append(agent, SESSION, last_uuid(agent), "more"),
         lambda: (subagents / "agent-kit0001.meta.json").write_text('{"agentType": "Explore"}'),
         lambda: simple(Lines(agentId="kit0002", isSidechain=True)).write(
             subagents, "agent-kit0002"

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cc_helpers import watch_reads
+from cc_helpers import last_uuid, watch_reads
 from cc_synth import Lines
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
@@ -58,17 +58,6 @@ def _first(path: Path) -> dict[str, Any]:
     except ValueError:
         return {}
     return first
-
-
-def _last_uuid(path: Path) -> str | None:
-    for raw in reversed(path.read_bytes().split(b"\n")):
-        try:
-            uid = json.loads(raw).get("uuid")
-        except (ValueError, AttributeError):
-            continue
-        if uid:
-            return str(uid)
-    return None
 
 
 class StateMachine(RuleBasedStateMachine):
@@ -205,7 +194,7 @@ class StateMachine(RuleBasedStateMachine):
                 f.write(rest)
         elif kind != "finish":
             lines = self._lines(path)
-            parent = _last_uuid(path)
+            parent = last_uuid(path)
             if kind == "answer":
                 lines.text(parent, f"msg_{self._id()[-6:]}", "more")
             else:
