@@ -145,10 +145,13 @@ def _native(store: ClaudeStore, group: Group, read: bool) -> NativeSession:
                 session=files.stem,
             )
         )
+    linked = store.project / files.stem  # a side file only when it is a link to a folder
     findings.extend(
         Finding(
             kind="dropped",
-            message="not a transcript: not converted",
+            message="a link to a folder, not followed: not converted"
+            if side == linked
+            else "not a transcript: not converted",
             unit=store.relative(side),
             session=files.stem,
         )

@@ -30,6 +30,7 @@ __all__ = [
     "default_projects",
     "first_session_id",
     "is_agent_file",
+    "is_folder_link",
     "project_layout",
     "session_files_of",
     "sniff",
@@ -192,13 +193,24 @@ def _is_dir(path: Path) -> bool:
         return False
 
 
+def is_folder_link(path: Path) -> bool:
+    """A link to a folder: where a session's directory or its ``subagents/`` should be,
+    never followed (Claude Code makes none; one to ``/usr`` would be walked whole)."""
+    try:
+        return path.is_symlink() and path.is_dir()
+    except OSError:
+        return False
+
+
 def _transcripts(project: Path) -> Iterator[Path]:
     """The ``*.jsonl`` files of a project directory and its sessions' sub-agent directories."""
     for child in _children(project):
         if child.suffix == SUFFIX and _is_file(child):
             yield child
-        elif _is_dir(child / SUBAGENTS):
-            yield from files_under(child / SUBAGENTS, _is_agent_name).files
+        elif _is_dir(agents := child / SUBAGENTS) and not (
+            is_folder_link(child) or is_folder_link(agents)
+        ):
+            yield from files_under(agents, _is_agent_name).files
 
 
 def _project_claim(project: Path, *, trusted: bool) -> Found | None:
@@ -272,9 +284,12 @@ def stores_at(path: Path | None) -> list[Found]:
 
 
 def _side_files(directory: Path) -> tuple[list[Path], list[Path]]:
-    """Sub-agent transcripts and other files under a session's side directory."""
+    """Sub-agent transcripts and other files under a session's side directory; a link to a
+    folder in its place is not walked but is itself a side file (reported, not converted)."""
     agents: list[Path] = []
     side: list[Path] = []
+    if is_folder_link(directory):
+        return agents, [directory]
     for file in files_under(directory).files:
         inside = file.relative_to(directory).parts
         if inside[0] == SUBAGENTS and is_agent_file(file):

@@ -145,6 +145,50 @@ def test_side_files_of_a_session(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert dropped == {f"{SESSION}/tool-results/r1.txt", f"{other}/tool-results/r2.txt"}
 
 
+def test_a_link_to_a_folder_in_a_session_directorys_place_is_reported_not_walked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code makes no links; one named like a session id (or like a session file's
+    stem) that leads to a big tree would have been walked whole, a ``dropped`` finding per
+    file in it. Each link is one finding; the session beside it converts as before; nothing
+    below a link is listed, converted or stamped."""
+    import asf_core.walk as walk_module
+    import claude_code_plugin.source.layout as layout_module
+    import claude_code_plugin.source.stamp as stamp_module
+    from claude_code_plugin.source.stamp import store_stamp
+
+    project = tmp_path / PROJECT
+    simple().write(project)
+    tree = tmp_path / "elsewhere"
+    (tree / "subagents").mkdir(parents=True)
+    simple(Lines(agentId="a9", isSidechain=True)).write(tree / "subagents", "agent-a9")
+    (tree / "big.txt").write_text("x")
+    named = "22222222-3333-4444-8555-666666666666"
+    (project / named).symlink_to(tree, target_is_directory=True)
+    (project / SESSION).symlink_to(tree, target_is_directory=True)
+    walked: list[Path] = []
+
+    def watched(root: Path, *args: Any) -> Any:
+        walked.append(root)
+        return walk_module.files_under(root, *args)
+
+    monkeypatch.setattr(layout_module, "files_under", watched)
+    monkeypatch.setattr(stamp_module, "files_under", watched)
+    sessions = {s["id"]: s for s in _listed(capsys, project)}
+    assert store_stamp(project) is not None
+    assert not [w for w in walked if w == tree or tree in w.resolve().parents]
+    assert sessions[SESSION]["counts"]["subagents"] == 0
+    findings = {f["unit"]: f["message"] for s in sessions.values() for f in s["findings"]}
+    link = "a link to a folder, not followed: not converted"
+    assert {u: m for u, m in findings.items() if m == link} == {SESSION: link, named: link}
+    assert not [u for u in findings if "big.txt" in u or "agent-a9" in u]
+    out = tmp_path / "out"
+    code, _, _ = run(capsys, "convert", project, "-o", out)
+    assert code == ExitCode.OK
+    (written,) = out.rglob("*.jsonl")  # the session's own; nothing of the tree
+    assert SESSION in written.read_text().splitlines()[0]
+
+
 def test_blank_lines_hold_nothing_but_keep_the_numbers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
