@@ -16,13 +16,15 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import queue
 import re
 import stat
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO, Final
+from typing import TYPE_CHECKING, BinaryIO, Final
+
+if TYPE_CHECKING:
+    import queue
 
 __all__ = [
     "Syncer",
@@ -223,22 +225,33 @@ class Syncer:
     the conversion's work now hides."""
 
     def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[Path | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Path | None] | None = None
         self._thread: threading.Thread | None = None
         self._dirs: set[Path] = set()
         self._error: OSError | None = None
+
+    def _paths(self) -> queue.SimpleQueue[Path | None]:
+        """The files for the thread to flush (made on the first: a run that writes nothing
+        does not import ``queue``)."""
+        if self._queue is None:
+            import queue
+
+            self._queue = queue.SimpleQueue()
+        return self._queue
 
     def add(self, files: Iterable[Path]) -> None:
         for path in files:
             self._dirs.add(path.parent)
             if self._thread is None:
-                thread = threading.Thread(target=self._run, name="asf-sync", daemon=True)
+                thread = threading.Thread(
+                    target=self._run, args=(self._paths(),), name="asf-sync", daemon=True
+                )
                 thread.start()
                 self._thread = thread  # only a started thread: finish joins it
-            self._queue.put(path)
+            self._paths().put(path)
 
-    def _run(self) -> None:
-        while (path := self._queue.get()) is not None:
+    def _run(self, paths: queue.SimpleQueue[Path | None]) -> None:
+        while (path := paths.get()) is not None:
             if self._error is None:
                 try:
                     _fsync(path, os.O_RDONLY)
@@ -249,7 +262,7 @@ class Syncer:
         """Wait for the files, then flush their directories up to ``top``'s parent;
         ``OSError`` if a flush failed."""
         if self._thread is not None:
-            self._queue.put(None)
+            self._paths().put(None)
             self._thread.join()
             self._thread = None
         if self._error is not None:

@@ -101,10 +101,26 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     from asf_core.safe_text import printable
 
     class Parser(argparse.ArgumentParser):
-        """argparse, with the arguments it quotes in an error made safe to print."""
+        """argparse, with the arguments it quotes in an error made safe to print, and the
+        terminal's width (and ``shutil``, which argparse imports for it) looked up only when
+        something is printed, not for each argument added."""
+
+        _adding = False
 
         def error(self, message: str) -> NoReturn:
             super().error(printable(message))
+
+        def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+            self._adding = True  # argparse asks a formatter to check the argument's metavar
+            try:
+                return super().add_argument(*args, **kwargs)
+            finally:
+                self._adding = False
+
+        def _get_formatter(self) -> argparse.HelpFormatter:
+            if self._adding:  # the metavar check: the same in every formatter asf uses
+                return argparse.HelpFormatter(prog=self.prog, width=80)
+            return super()._get_formatter()
 
     class Version(argparse.Action):
         """``--version``: the installed version, looked up (in the package metadata, which
@@ -121,7 +137,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action=Version, nargs=0, help="show the version and exit")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    # prog: what argparse would format from the usage (no positional precedes COMMAND)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, prog="asf")
     for name, module in _COMMANDS.items():
         if only is None or name == only:
             importlib.import_module(module).add_parser(sub)

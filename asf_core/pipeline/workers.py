@@ -34,15 +34,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
-import signal
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast
 
-if TYPE_CHECKING:  # multiprocessing is imported when workers start, not by every run
+# multiprocessing, pickle and signal are imported when workers start (or a job is packed),
+# not by every run: one that finds its stores unchanged starts none.
+if TYPE_CHECKING:
     import multiprocessing.process
     from multiprocessing.connection import Connection
 
@@ -67,8 +67,13 @@ QUEUED_BYTES: Final = 64 * 1024
 
 #: ``prctl(PR_SET_PDEATHSIG, ...)``: a signal for the worker when its parent dies (Linux).
 _PR_SET_PDEATHSIG = 1
-#: The signals that stop a run, blocked while a worker starts.
-_STOPPING: Final = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+def _stopping() -> frozenset[int]:
+    """The signals that stop a run, blocked while a worker starts."""
+    import signal
+
+    return frozenset({signal.SIGINT, signal.SIGTERM})
 
 
 def by_size(sizes: Sequence[int], count: int) -> list[list[int]]:
@@ -150,6 +155,7 @@ def _die_with_parent(host: int) -> None:
     if not sys.platform.startswith("linux"):  # pragma: no cover
         return
     import ctypes
+    import signal
 
     # The process's own symbols, libc's among them: ``ctypes.util.find_library`` would run
     # ``ldconfig -p`` in every worker (about 20 ms each).
@@ -161,6 +167,8 @@ def _die_with_parent(host: int) -> None:
 
 def _serve(conn: Connection, inherited: list[Connection], host: int) -> None:
     """A worker's life: run each call it is sent until told to stop (None) or orphaned."""
+    import signal
+
     code = 0
     try:
         for other in inherited:  # the host's ends of the other workers' pipes
@@ -169,7 +177,7 @@ def _serve(conn: Connection, inherited: list[Connection], host: int) -> None:
         signal.signal(signal.SIGTERM, _interrupt)
         _die_with_parent(host)
         if hasattr(signal, "pthread_sigmask"):  # blocked by the host around the fork
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _stopping())
         while True:
             try:
                 message = conn.recv()
@@ -238,6 +246,7 @@ class Workers(Generic[R]):
 
     def _start(self) -> None:
         import multiprocessing
+        import signal
 
         if self._preload is not None:
             self._preload()
@@ -247,7 +256,7 @@ class Workers(Generic[R]):
         sys.stderr.flush()
         masked = hasattr(signal, "pthread_sigmask")
         if masked:  # until a worker has its own handlers (see the module)
-            mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, _stopping())
         try:
             for _ in range(self.count):
                 if not self._fork(ctx):
@@ -285,6 +294,8 @@ class Workers(Generic[R]):
     def pack(self, function: Callable[..., R], *args: object) -> bytes | None:
         """A call of a module-level ``function`` as the message a worker receives; None when
         it cannot be sent (the caller runs it in this process instead)."""
+        import pickle
+
         try:
             return pickle.dumps((function, args), protocol=pickle.HIGHEST_PROTOCOL)
         except (pickle.PicklingError, TypeError, AttributeError):

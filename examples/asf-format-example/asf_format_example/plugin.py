@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -108,6 +107,8 @@ def read(store: object) -> Iterator[NativeSession | Finding] | None:
 
 def _session_id(store: ChatlogStore, native_id: str) -> str:
     """A stable header id: the same log and session always give the same id (and bytes)."""
+    import uuid  # here: only a conversion names sessions, not every run that loads the plugin
+
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{store.path.resolve().as_uri()}#{native_id}"))
 
 
