@@ -18,7 +18,7 @@ from asf_core.cli.redacting import redaction_for
 from asf_core.errors import OutputError
 from asf_core.layout import REPORT_NAME
 from asf_core.pipeline.conversion import convert_paths
-from asf_core.pipeline.fingerprints import IGNORED
+from asf_core.pipeline.unchanged import IGNORED
 
 if TYPE_CHECKING:  # what only some runs need loads when they need it (see main's docstring)
     from asf_core.formats import ConvertedSession

@@ -31,20 +31,20 @@ from asf_core.formats import (
     StoreHandle,
 )
 from asf_core.layout import store_dir
-from asf_core.pipeline import fingerprints, host
+from asf_core.pipeline import host
 from asf_core.pipeline.host import Candidate
 from asf_core.pipeline.inputs import Inputs
 from asf_core.pipeline.lock import store_lock
-from asf_core.pipeline.picking import AMBIGUOUS_SESSION, NO_SESSION, pick
-from asf_core.pipeline.planned import Stopped
 from asf_core.pipeline.report import RunReport, StoreReport, write_report
+from asf_core.pipeline.stops import CHANGED, DAMAGED, OUTPUT, PLUGIN, Stopped
 from asf_core.pipeline.store_run import OnSession, StoreRun, noter
 from asf_core.pipeline.stores import find_stores
-from asf_core.pipeline.units import CHANGED, DAMAGED, OUTPUT, PLUGIN, Outcome
+from asf_core.pipeline.unchanged import holds
 from asf_core.plugins import AsfPluginManager
 from asf_core.selecting import filtered
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what converting needs loads when a store is converted (see StoreRun)
+    from asf_core.pipeline.units import Outcome
     from asf_core.pipeline.workers import Workers
     from asf_core.redaction import SessionRedaction
 
@@ -55,6 +55,7 @@ __all__ = [
     "OnSession",
     "OnStore",
     "OnWait",
+    "UnitWorkers",
     "convert_paths",
     "convert_store",
 ]
@@ -67,6 +68,23 @@ _TRIES = 3
 OnStore = Callable[[Candidate, int | None], None]
 #: Called when a store's output directory is locked by another run, before waiting for it.
 OnWait = Callable[[Path], None]
+
+
+class UnitWorkers:
+    """A run's worker processes for planned units (none when ``processes`` is 1), made for
+    the first store converted: a run that finds every store as the last one left it loads
+    none of what they (and converting) need."""
+
+    def __init__(self, processes: int) -> None:
+        self.processes = processes
+        self.made: Workers[Outcome] | None = None
+
+    def get(self) -> Workers[Outcome] | None:
+        if self.made is None and self.processes > 1:
+            from asf_core.pipeline.units import unit_workers
+
+            self.made = unit_workers(self.processes)
+        return self.made
 
 
 def _native(
@@ -97,7 +115,7 @@ def convert_store(
     on_session: OnSession | None = None,
     selection: Selection | None = None,
     redaction: SessionRedaction | None = None,
-    workers: Workers[Outcome] | None = None,
+    workers: UnitWorkers | None = None,
     inputs: Inputs | None = None,
     on_wait: OnWait | None = None,
 ) -> tuple[StoreReport, str | None]:
@@ -106,7 +124,8 @@ def convert_store(
     ``selection`` (default: every session) is what the plugin reads and converts;
     ``redaction`` replaces secrets in every session and finding before they are written.
     A whole store converted without redaction is planned when its plugin plans: ``workers``
-    run its units (None: all in this process). Returns the report and why the store stopped
+    run its units, made when the first store needs them (None, or none made for one
+    process: all in this process). Returns the report and why the store stopped
     early, if it did: :data:`DAMAGED` (the plugin raised :class:`StoreError`) or
     :data:`PLUGIN`. Either ends this store (its report says where) but not the run. Ctrl-C
     and an unwritable output (:class:`OutputError`) go up after the report of the store in
@@ -142,7 +161,7 @@ def _attempt(
     pm: AsfPluginManager,
     run: StoreRun,
     candidate: Candidate,
-    workers: Workers[Outcome] | None,
+    workers: UnitWorkers | None,
     *,
     last: bool,
 ) -> tuple[StoreReport, str | None] | None:
@@ -164,12 +183,13 @@ def _attempt(
         if units is None:
             run.whole(pm, store, sessions)
         else:
-            if workers is not None:
+            pool = workers.get() if workers is not None else None
+            if pool is not None:
                 try:  # after the hook loaded its code, before it lists: Workers.start
-                    workers.start()
+                    pool.start()
                 except OSError:  # the system starts no process: converted in this one
-                    workers = None
-            run.planned(units, workers)
+                    pool = None
+            run.planned(units, pool)
             run.finish(pm, store)
         report.complete = True
     except StoreChanged as exc:
@@ -223,7 +243,7 @@ def _as_left(pm: AsfPluginManager, candidate: Candidate, out_dir: Path) -> bool:
         return False
     claim = candidate.claim
     dest = store_dir(out_dir, claim.format, claim.path)
-    return stamp is not None and fingerprints.holds(dest, claim.format, str(claim.path), stamp)
+    return stamp is not None and holds(dest, claim.format, str(claim.path), stamp)
 
 
 def convert_paths(
@@ -271,6 +291,8 @@ def convert_paths(
         (c, Selection(), None) for c in found.stores
     ]
     if selection is not None and not selection.everything():
+        from asf_core.pipeline.picking import AMBIGUOUS_SESSION, NO_SESSION, pick
+
         picked, trouble = pick(pm, found.stores, selection, unique=True)
         problems += trouble
         if any(p.code in (NO_SESSION, AMBIGUOUS_SESSION) for p in trouble):
@@ -278,16 +300,14 @@ def convert_paths(
         stores = [(p.candidate, p.selection, len(p.sessions)) for p in picked]
     elif count:  # for progress only; a store that could not be listed says so later
         # (a redacted conversion is not planned: the stamp does not spare it)
+        from asf_core.pipeline.picking import pick
+
         listed = [c for c in found.stores if redaction or not _as_left(pm, c, out_dir)]
         totals: dict[int, int | None] = {id(c): 0 for c in listed}
         picked, _ = pick(pm, listed, Selection(), unique=True, counting=True)
         totals.update((id(p.candidate), len(p.sessions)) for p in picked)
         stores = [(c, Selection(), totals.get(id(c))) for c in found.stores]
-    workers = None
-    if processes > 1:
-        from asf_core.pipeline.units import unit_workers
-
-        workers = unit_workers(processes)
+    workers = UnitWorkers(processes)
     try:
         for candidate, wanted, total in stores:
             if on_store is not None:
@@ -315,11 +335,11 @@ def convert_paths(
     except KeyboardInterrupt:
         run.interrupted = True
     finally:
-        if workers is not None:
+        if workers.made is not None:
             if run.interrupted:
-                workers.stop()
+                workers.made.stop()
             else:
-                workers.close()
+                workers.made.close()
     run.errors = [p.message for p in problems if p.kind != "warning"]
     run.warnings = [p.message for p in problems if p.kind == "warning"]
     if target is not None:

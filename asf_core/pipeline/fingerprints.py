@@ -14,8 +14,9 @@ holds, the store is not opened at all.
 The file is the host's own closed data: it is read back with cattrs and ``forbid_extra_keys``,
 and one that is damaged, of another version or another store is ignored (everything is
 converted) with a warning quoting cattrs' account of what is wrong. A run that may find the
-whole store unchanged first asks :func:`holds` of the parsed JSON as it is, without cattrs:
-such a run loads as little as it can (a nightly run with nothing to do is mostly start-up).
+whole store unchanged first asks :func:`~asf_core.pipeline.unchanged.holds` of the parsed
+JSON as it is, without cattrs or this module (a nightly run with nothing to do is mostly
+start-up).
 """
 
 from __future__ import annotations
@@ -25,14 +26,14 @@ import os
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from attrs import field, frozen
 
-from asf_core.code_digest import code_digest
 from asf_core.files import read_regular, write_atomic
 from asf_core.findings import DATA_DEPTH, Finding, nesting
-from asf_core.layout import FINGERPRINTS_NAME, REPORT_NAME
+from asf_core.layout import FINGERPRINTS_NAME
+from asf_core.pipeline.unchanged import IGNORED, VERSION, holds, host_version, inside
 
 if TYPE_CHECKING:
     import cattrs
@@ -51,10 +52,6 @@ __all__ = [
     "stamp_of",
     "trusted",
 ]
-
-_VERSION = 1
-#: The code of the warning that a record file was ignored.
-IGNORED = "fingerprints-ignored"
 
 
 @frozen(kw_only=True)
@@ -155,16 +152,6 @@ def _mapping(value: object, _: object) -> Mapping[str, object]:
     return value
 
 
-@cache
-def host_version() -> str:
-    """A digest of this library's own code (the writer, the canonical form, the model, the
-    host): records written by another version are not trusted, whatever the plugin says, so
-    an upgraded (or edited) asf writes its own bytes. The plugin's version is its fingerprint's
-    business."""
-    root = Path(__file__).resolve().parent.parent  # asf_core: the library and this pipeline
-    return code_digest(root, sorted([*root.glob("*.py"), *root.glob("pipeline/*.py")]))
-
-
 def stamp(path: Path) -> FileStamp:
     """The stamp of a file as it is now (``OSError`` if it is gone)."""
     return stamp_of(path.stat())
@@ -176,21 +163,12 @@ def stamp_of(st: os.stat_result) -> FileStamp:
     return FileStamp(size=st.st_size, mtime_ns=st.st_mtime_ns, inode=st.st_ino)
 
 
-def _inside(name: object) -> bool:
-    """Whether a recorded file name can be one this asf wrote: relative, inside the store's
-    directory, a name a file can have (read from the text: it is checked for every file of
-    a run that finds its store unchanged)."""
-    if not isinstance(name, str) or not name or "\0" in name:
-        return False
-    return not name.startswith("/") and ".." not in name.split("/")
-
-
 def trusted(dest: Path, record: UnitRecord) -> bool:
     """Whether every file of a unit's record is still the one written."""
     for item in record.items:
         if item.session is None:
             continue
-        if not _inside(item.session.file):
+        if not inside(item.session.file):
             return False
         try:
             if stamp(dest / item.session.file) != item.session.stamp:
@@ -198,43 +176,6 @@ def trusted(dest: Path, record: UnitRecord) -> bool:
         except OSError:
             return False
     return True
-
-
-def _same(recorded: Any, path: str) -> bool:
-    """Whether a stamp as the JSON holds it is the file's as it is now. The path is a string:
-    a run that finds its store unchanged stats every file written, and a ``Path`` for each
-    cost as much as the stat."""
-    try:
-        st = os.stat(path)  # noqa: PTH116 - see above
-    except OSError:
-        return False
-    return bool(recorded == {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "inode": st.st_ino})
-
-
-def holds(dest: Path, format: str, store: str, stamp: str) -> bool:
-    """Whether the records in ``dest`` say this store is as the last run found it: written by
-    this asf for this store, its whole ``stamp`` the one given, and ``report.json``, every
-    unit's files and the files written outside units still as written.
-
-    Read from the parsed JSON as it is: any surprise in it (a member missing or of another
-    type) is a no, and the run that follows (:func:`load`) says what is wrong.
-    """
-    try:
-        records = json.loads(read_regular(dest / FINGERPRINTS_NAME))
-        whole = records["whole"]
-        if (records["version"], records["format"], records["store"]) != (_VERSION, format, store):
-            return False
-        if records["host"] != host_version() or whole["stamp"] != stamp:
-            return False
-        files = list(whole["files"].items())
-        for unit in records["units"].values():
-            sessions = [item["session"] for item in unit["items"] if item.get("session")]
-            files += [(session["file"], session["stamp"]) for session in sessions]
-        files.append((REPORT_NAME, whole["report"]))
-    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError):
-        return False
-    root = f"{dest}/"
-    return all(_inside(name) and _same(s, root + name) for name, s in files)
 
 
 def load(dest: Path, format: str, store: str) -> tuple[Fingerprints | None, Finding | None]:
@@ -261,7 +202,7 @@ def load(dest: Path, format: str, store: str) -> tuple[Fingerprints | None, Find
         return None, _warning(path, ["not JSON this asf writes: nested too deep"])
     except cattrs.BaseValidationError as exc:
         return None, _warning(path, cattrs.transform_error(exc, path="fingerprints"))
-    if (records.version, records.format, records.store) != (_VERSION, format, store):
+    if (records.version, records.format, records.store) != (VERSION, format, store):
         return None, _warning(path, ["written by another version of asf or for another store"])
     if records.host != host_version():
         return None, None
@@ -286,7 +227,7 @@ def save(
 ) -> None:
     """Write the records atomically (``OSError`` if that fails)."""
     records = Fingerprints(
-        version=_VERSION,
+        version=VERSION,
         host=host_version(),
         format=format,
         store=store,

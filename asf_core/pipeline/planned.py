@@ -19,21 +19,13 @@ from asf_core.formats import Finding, Job, Unit
 from asf_core.pipeline import fingerprints, host
 from asf_core.pipeline.fingerprints import UnitRecord
 from asf_core.pipeline.inputs import Inputs
+from asf_core.pipeline.stops import Stopped
 from asf_core.pipeline.units import HOST, PLUGIN, Outcome, Written, record_of, replay, run_job
 
 if TYPE_CHECKING:
     from asf_core.pipeline.workers import Workers
 
 __all__ = ["Stopped", "Units"]
-
-
-class Stopped(Exception):
-    """A unit stopped its store: why (``damaged``, ``plugin``, ``output``: see
-    :mod:`asf_core.pipeline.units`)."""
-
-    def __init__(self, failure: str, message: str) -> None:
-        super().__init__(message)
-        self.failure = failure
 
 
 class Sink(Protocol):

@@ -5,6 +5,11 @@ holds what that conversion accumulates and writes at its end. Sessions come eith
 (written here, redacted first when the run redacts) or from units (written wherever a unit ran,
 applied here in plan order, :mod:`asf_core.pipeline.planned`). Every file written is flushed to
 disk by one :class:`~asf_core.files.Syncer`, never by syncing the whole machine.
+
+A store the last run left as it is (:meth:`StoreRun.unchanged`) is neither opened nor
+converted, so what only converting needs (the units, the plan, the records' attrs classes in
+:mod:`asf_core.pipeline.fingerprints`) is imported where it is used, not with this module: a
+nightly run with nothing to do is mostly start-up.
 """
 
 from __future__ import annotations
@@ -27,16 +32,16 @@ from asf_core.formats import (
     Unit,
 )
 from asf_core.layout import FINGERPRINTS_NAME, REPORT_NAME
-from asf_core.pipeline import fingerprints, host
-from asf_core.pipeline.fingerprints import UnitRecord, WholeRecord
+from asf_core.pipeline import host
 from asf_core.pipeline.host import Candidate
 from asf_core.pipeline.inputs import Inputs
-from asf_core.pipeline.planned import Units
 from asf_core.pipeline.report import StoreReport, read_report, write_report
-from asf_core.pipeline.units import Outcome, Seen, Written, apply, replay, write_session
+from asf_core.pipeline.unchanged import IGNORED, holds
 from asf_core.plugins import AsfPluginManager
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # loaded when a store is converted (see above)
+    from asf_core.pipeline.fingerprints import FileStamp, Fingerprints, UnitRecord, WholeRecord
+    from asf_core.pipeline.units import Outcome, Seen, Written
     from asf_core.pipeline.workers import Workers
     from asf_core.redaction import SessionRedaction
 
@@ -104,7 +109,7 @@ class StoreRun:
         self.selection = selection
         self.guard = guard
         self.note = noter(report, redaction)
-        self.seen = Seen(self.plugin)
+        self._seen: Seen | None = None
         self.syncer = syncer or Syncer()
         #: Unit records read from the last run (None: the store is not planned).
         self.old: dict[str, UnitRecord] | None = None
@@ -114,10 +119,21 @@ class StoreRun:
         #: Whether a unit without fingerprint was converted (then the store is read again).
         self.unrecorded = False
         #: The files written outside any unit, and their stamps.
-        self.outside: dict[str, fingerprints.FileStamp] = {}
+        self.outside: dict[str, FileStamp] = {}
+
+    @property
+    def seen(self) -> Seen:
+        """The session names and ids the store gave so far (kept from its first session)."""
+        if self._seen is None:
+            from asf_core.pipeline.units import Seen
+
+            self._seen = Seen(self.plugin)
+        return self._seen
 
     def take(self, items: Sequence[Written | Finding]) -> None:
         """Apply a unit's items to the report, in order."""
+        from asf_core.pipeline.units import Written, apply
+
         for item in items:
             apply(self.report, self.seen, [item])
             if isinstance(item, Written) and self.on_session is not None:
@@ -130,6 +146,8 @@ class StoreRun:
     def write(self, session: ConvertedSession) -> None:
         """Write a session the plugin yielded outside any unit (here, in this process),
         redacted first when the run redacts."""
+        from asf_core.pipeline.units import apply, write_session
+
         redaction = self.redaction
         if redaction is not None:
             self.report.add_redactions(STORE_REDACTIONS, redaction.redactor.take_counts())
@@ -155,7 +173,9 @@ class StoreRun:
             else:
                 self.write(item)
 
-    def _records(self) -> fingerprints.Fingerprints | None:
+    def _records(self) -> Fingerprints | None:
+        from asf_core.pipeline import fingerprints
+
         records, warning = fingerprints.load(self.dest, self.claim.format, str(self.claim.path))
         if warning is not None:
             self.report.note([warning])
@@ -168,7 +188,7 @@ class StoreRun:
         run finding every session unchanged says. False (nothing done): convert as usual."""
         self.stamp = stamp
         fmt, store = self.claim.format, str(self.claim.path)
-        if not fingerprints.holds(self.dest, fmt, store, stamp):
+        if not holds(self.dest, fmt, store, stamp):
             return False
         path = self.dest / REPORT_NAME
         try:
@@ -181,6 +201,8 @@ class StoreRun:
         units: Mapping[str, UnitRecord] = {}
         whole: WholeRecord | None = None
         if moved or self.on_session is not None:  # then the records are needed structured
+            from asf_core.pipeline import fingerprints
+
             records, _ = fingerprints.load(self.dest, fmt, store)
             if records is None or records.whole is None:
                 return False
@@ -192,10 +214,14 @@ class StoreRun:
         try:
             rewritten = write_report(path, self.report, only_if_changed=True) if moved else None
             if whole is not None and rewritten is not None:
-                self._save(units, attrs.evolve(whole, report=fingerprints.stamp_of(rewritten)))
+                from asf_core.pipeline.fingerprints import stamp_of
+
+                self._save(units, attrs.evolve(whole, report=stamp_of(rewritten)))
         except OSError as exc:  # a read-only output: said as when the run's end cannot write
             raise OutputError(f"cannot write in {self.dest}: {exc.strerror or exc}") from exc
         if self.on_session is not None:
+            from asf_core.pipeline.units import Written, replay
+
             for unit in units.values():
                 for item in replay(unit):
                     if isinstance(item, Written):
@@ -204,6 +230,8 @@ class StoreRun:
 
     def planned(self, units: Iterator[Unit | Finding], workers: Workers[Outcome] | None) -> None:
         """Run the plugin's units (carried over, here, or on the workers), in plan order."""
+        from asf_core.pipeline.planned import Units
+
         records = self._records()
         self.old = dict(records.units) if records is not None else {}
         Units(self, workers).run(units)
@@ -248,10 +276,14 @@ class StoreRun:
         report = self.report
         if written is None or self.stamp is None or self.unrecorded or not report.complete:
             return None
-        if report.error or any(f.code == fingerprints.IGNORED for f in report.findings):
+        if report.error or any(f.code == IGNORED for f in report.findings):
             return None
-        report_stamp = fingerprints.stamp_of(written)
+        from asf_core.pipeline.fingerprints import WholeRecord, stamp_of
+
+        report_stamp = stamp_of(written)
         return WholeRecord(stamp=self.stamp, report=report_stamp, files=dict(self.outside))
 
     def _save(self, units: Mapping[str, UnitRecord], whole: WholeRecord | None) -> None:
+        from asf_core.pipeline import fingerprints
+
         fingerprints.save(self.dest, self.claim.format, str(self.claim.path), units, whole)

@@ -37,6 +37,7 @@ from asf_core.pipeline.fingerprints import (
 )
 from asf_core.pipeline.inputs import Inputs
 from asf_core.pipeline.report import StoreReport
+from asf_core.pipeline.stops import CHANGED, DAMAGED, HOST, OUTPUT, PLUGIN
 
 if TYPE_CHECKING:
     from asf_core.model import Entry
@@ -58,17 +59,6 @@ __all__ = [
     "unit_workers",
     "write_session",
 ]
-
-#: Why a unit (and so its store) stopped: the plugin said its input is damaged, ...
-DAMAGED = "damaged"
-#: ... the plugin failed, ...
-PLUGIN = "plugin"
-#: ... or a file of the output could not be written. Not a stop: the job asked to be run in
-#: the host's process (:class:`~asf_core.formats.NeedsHost`).
-OUTPUT = "output"
-HOST = "host"
-#: Not a stop either: the store changed while it was read (the conversion starts again).
-CHANGED = "changed"
 
 
 @frozen(kw_only=True)

@@ -27,7 +27,7 @@ from asf_core.errors import OutputError
 from asf_core.files import Syncer, read_regular
 from asf_core.findings import Finding
 from asf_core.layout import FINGERPRINTS_NAME
-from asf_core.pipeline import fingerprints, store_run, workers
+from asf_core.pipeline import fingerprints, store_run, unchanged, workers
 from asf_core.pipeline.conversion import convert_paths
 from asf_core.pipeline.report import RunReport, StoreReport, read_report, write_report
 from asf_core.pipeline.workers import Workers
@@ -853,4 +853,4 @@ def test_a_recorded_name_is_read_as_a_path_would_be(name: str) -> None:
     an unchanged store); the rule is the path's: relative, never climbing out."""
     path = PurePosixPath(name)
     as_path = bool(name) and "\0" not in name and not path.is_absolute() and ".." not in path.parts
-    assert fingerprints._inside(name) == as_path
+    assert unchanged.inside(name) == as_path

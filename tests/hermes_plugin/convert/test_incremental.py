@@ -384,8 +384,20 @@ def test_a_cwd_named_like_the_fingerprints_cannot_take_their_place(
 
 
 #: What converting needs and a run that finds the store unchanged must not load: the model,
-#: the codec (and cattrs), the writer, redaction, the plugin's conversion code.
-_CONVERTING = ("cattrs", "asf_core.model", "asf_core.codec", "asf_core.writer", "orjson")
+#: the codec (and cattrs), the writer, redaction, the plugin's conversion code, the host's
+#: units, plan, workers and records (their attrs classes), picking sessions.
+_CONVERTING = (
+    "cattrs",
+    "asf_core.model",
+    "asf_core.codec",
+    "asf_core.writer",
+    "orjson",
+    "asf_core.pipeline.fingerprints",
+    "asf_core.pipeline.units",
+    "asf_core.pipeline.planned",
+    "asf_core.pipeline.workers",
+    "asf_core.pipeline.picking",
+)
 _CONVERTING_PREFIXES = ("asf_core.redaction", "hermes_plugin.convert")
 #: Nor what only writing or workers need: pickling and signals (workers), a queue (the thread
 #: flushing files), ``shutil`` (argparse asks it the terminal's width, for help only), uuids.

@@ -1,0 +1,84 @@
+"""Whether a store is as the last run left it, read from its ``fingerprints.json`` as it is.
+
+A nightly run with nothing to do is mostly start-up, so this asks :func:`holds` of the parsed
+JSON without cattrs and without the record classes of :mod:`asf_core.pipeline.fingerprints`
+(each attrs class costs its creation at import): a run that finds its stores unchanged loads
+neither, nor what converting needs. The records themselves (written, read back whole, trusted
+unit by unit) are :mod:`asf_core.pipeline.fingerprints`'.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from asf_core.code_digest import code_digest
+from asf_core.files import read_regular
+from asf_core.layout import FINGERPRINTS_NAME, REPORT_NAME
+
+__all__ = ["IGNORED", "VERSION", "holds", "host_version", "inside"]
+
+#: The version of ``fingerprints.json`` this asf writes.
+VERSION = 1
+#: The code of the warning that a record file was ignored.
+IGNORED = "fingerprints-ignored"
+
+
+@cache
+def host_version() -> str:
+    """A digest of this library's own code (the writer, the canonical form, the model, the
+    host): records written by another version are not trusted, whatever the plugin says, so
+    an upgraded (or edited) asf writes its own bytes. The plugin's version is its fingerprint's
+    business."""
+    root = Path(__file__).resolve().parent.parent  # asf_core: the library and this pipeline
+    return code_digest(root, sorted([*root.glob("*.py"), *root.glob("pipeline/*.py")]))
+
+
+def inside(name: object) -> bool:
+    """Whether a recorded file name can be one this asf wrote: relative, inside the store's
+    directory, a name a file can have (read from the text: it is checked for every file of
+    a run that finds its store unchanged)."""
+    if not isinstance(name, str) or not name or "\0" in name:
+        return False
+    return not name.startswith("/") and ".." not in name.split("/")
+
+
+def _same(recorded: Any, path: str) -> bool:
+    """Whether a stamp as the JSON holds it is the file's as it is now. The path is a string:
+    a run that finds its store unchanged stats every file written, and a ``Path`` for each
+    cost as much as the stat."""
+    try:
+        st = os.stat(path)  # noqa: PTH116 - see above
+    except OSError:
+        return False
+    return bool(recorded == {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "inode": st.st_ino})
+
+
+def holds(dest: Path, format: str, store: str, stamp: str) -> bool:
+    """Whether the records in ``dest`` say this store is as the last run found it: written by
+    this asf for this store, its whole ``stamp`` the one given, and ``report.json``, every
+    unit's files and the files written outside units still as written.
+
+    Read from the parsed JSON as it is: any surprise in it (a member missing or of another
+    type) is a no, and the run that follows (:func:`asf_core.pipeline.fingerprints.load`)
+    says what is wrong.
+    """
+    try:
+        records = json.loads(read_regular(dest / FINGERPRINTS_NAME))
+        whole = records["whole"]
+        if (records["version"], records["format"], records["store"]) != (VERSION, format, store):
+            return False
+        if records["host"] != host_version() or whole["stamp"] != stamp:
+            return False
+        files = list(whole["files"].items())
+        for unit in records["units"].values():
+            sessions = [item["session"] for item in unit["items"] if item.get("session")]
+            files += [(session["file"], session["stamp"]) for session in sessions]
+        files.append((REPORT_NAME, whole["report"]))
+    except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError):
+        return False
+    root = f"{dest}/"
+    return all(inside(name) and _same(s, root + name) for name, s in files)
