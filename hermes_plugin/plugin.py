@@ -82,18 +82,19 @@ def open_store(claim: Claim) -> StoreHandle | None:
 
 @hookimpl
 def read(
-    store: StoreHandle, selection: Selection, previews: bool
+    store: StoreHandle, selection: Selection, previews: bool, counting: bool
 ) -> Iterator[NativeSession | Finding] | None:
     """Each selected session row as a native session (listing data only; the preview, a
     query per session, only when it is shown), then (selecting all) the stray rows; an
-    unselected session's messages are never read."""
+    unselected session's messages are never read, and when the host only counts the
+    sessions, no message row is."""
     from hermes_plugin.source.handle import HermesHandle
 
     if not isinstance(store, HermesHandle):
         return None
     from hermes_plugin.source.native import native_sessions
 
-    return native_sessions(store.store, selection, previews=previews)
+    return native_sessions(store.store, selection, previews=previews, counting=counting)
 
 
 @hookimpl

@@ -3,7 +3,8 @@
 With a narrowing selection only the ``sessions`` rows are read to choose: rows are counted
 for the sessions that pass the other tests alone, a preview is read for the chosen ones alone
 (one row each), and no message row of another session is ever queried; the strays (rows of no
-session, unreadable session rows) are a whole-database account and are left out.
+session, unreadable session rows) are a whole-database account and are left out. Counting
+(the host's progress total) reads the ``sessions`` rows alone: no message row at all.
 """
 
 from __future__ import annotations
@@ -36,14 +37,22 @@ def _start(session: Session) -> tuple[float, str]:
 
 
 def native_sessions(
-    store: Store, selection: Selection | None = None, *, previews: bool = True
+    store: Store,
+    selection: Selection | None = None,
+    *,
+    previews: bool = True,
+    counting: bool = False,
 ) -> Iterator[NativeSession | Finding]:
     """The sessions of a store that ``selection`` picks (default: all; oldest first), each
     with its row counts and (``previews``) preview; then, for the whole store, its stray
-    rows."""
+    rows. ``counting`` every session: each by its id alone, and no stray (no row counts, no
+    relations, no orphaned rows: only how many there are is used)."""
     wanted = selection or Selection()
     everything = wanted.everything()
     sessions, strays = store.sessions()
+    if counting and everything:
+        yield from (NativeSession(id=s.id) for s in sessions)
+        return
     relations = classify_all(sessions)
     chosen: list[NativeSession] = []
     for s in sorted(sessions, key=_start):

@@ -75,7 +75,8 @@ def test_hook_read(home: Path) -> None:
     store = plugin.open_store(Claim(format="hermes", path=home / "state.db", confidence=1.0))
     assert store is not None
     try:
-        items = list(plugin.read(store, Selection(), True) or [])
+        items = list(plugin.read(store, Selection(), True, False) or [])
+        counted = list(plugin.read(store, Selection(), False, True) or [])
     finally:
         store.close()
     natives = [i for i in items if isinstance(i, NativeSession)]
@@ -85,7 +86,10 @@ def test_hook_read(home: Path) -> None:
     assert by_id["fx-comp-2"].relation == "continuation"
     assert by_id["fx-comp-2"].parent == "fx-comp-1"
     assert by_id["fx-rewind"].counts == {"active": 4, "inactive": 2}
-    assert plugin.read(object(), Selection(), True) is None  # type: ignore[arg-type]
+    # Counting (a progress line's total): the same sessions, by id alone, and no finding.
+    assert sorted(n.id for n in counted if isinstance(n, NativeSession)) == sorted(by_id)
+    assert len(counted) == len(natives)
+    assert plugin.read(object(), Selection(), True, False) is None  # type: ignore[arg-type]
 
 
 def test_hook_convert(home: Path) -> None:
@@ -93,7 +97,9 @@ def test_hook_convert(home: Path) -> None:
     assert store is not None
     try:
         natives = [
-            i for i in plugin.read(store, Selection(), False) or [] if isinstance(i, NativeSession)
+            i
+            for i in plugin.read(store, Selection(), False, False) or []
+            if isinstance(i, NativeSession)
         ]
         out = list(plugin.convert(store, natives, Selection()) or [])
     finally:

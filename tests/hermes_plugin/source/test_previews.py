@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fixture_homes import HOMES, home_ids
@@ -63,6 +64,29 @@ def test_without_previews_the_sessions_are_the_same_but_the_preview(tmp_path: Pa
     assert all(s.preview is None for s in bare)
     assert [s.id for s in bare] == [s.id for s in shown]
     assert [s.counts for s in bare] == [s.counts for s in shown]
+
+
+def test_counting_the_sessions_reads_no_message_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counting a store's sessions (``asf convert``'s progress total) gives a session per
+    listed one, by its id, and reads no message row: no row counts, no orphaned rows."""
+    asked: list[str] = []
+    for name in ("row_counts", "orphans", "first_prompt"):
+        real = getattr(SqliteStore, name)
+
+        def spy(self: SqliteStore, *args: object, name: str = name, real: Any = real) -> Any:
+            asked.append(name)
+            return real(self, *args)
+
+        monkeypatch.setattr(SqliteStore, name, spy)
+    with SqliteStore(_home(tmp_path) / "state.db") as store:
+        listed = [s.id for s in native_sessions(store) if isinstance(s, NativeSession)]
+        asked.clear()
+        counted = list(native_sessions(store, counting=True))
+    assert asked == []
+    assert sorted(s.id for s in counted if isinstance(s, NativeSession)) == sorted(listed)
+    assert len(counted) == len(listed)  # and no finding
 
 
 def test_picking_a_session_to_convert_or_show_reads_no_preview(
