@@ -12,29 +12,38 @@ controls are not obeyed.
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Final
 
 __all__ = ["json_safe", "printable"]
 
+# The patterns are compiled when first needed, not on import (the four cost about as much
+# as loading attrs' validators): plain text, nearly all that is printed, never needs them.
+
 #: C0 and C1 controls, DEL, the invisible bidirectional controls (ALM, LRM, RLM, LRE ... RLO,
 #: LRI ... PDI), the Unicode line and paragraph separators, lone surrogates and the tag
 #: characters.
-_UNSAFE: Final = re.compile(
+_UNSAFE: Final = (
     "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff"
     "\U000e0000-\U000e007f]"
 )
 #: What :func:`json_safe` escapes: JSON already escapes C0 inside strings, and its layout
 #: (newlines, spaces) lies outside them.
-_UNSAFE_IN_LAYOUT: Final = re.compile(
+_UNSAFE_IN_LAYOUT: Final = (
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff"
     "\U000e0000-\U000e007f]"
 )
-_JSON_TERMINAL: Final = re.compile(
+_JSON_TERMINAL: Final = (
     "[\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff\U000e0000-\U000e007f]"
 )
 #: Only lone surrogates: the characters UTF-8 cannot encode at all.
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_SURROGATE: Final = "[\ud800-\udfff]"
 _NAMED: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -58,8 +67,8 @@ def printable(text: str, *, layout: bool = False) -> str:
     if text.isascii() and text.isprintable():
         return text
     if layout:
-        return _UNSAFE_IN_LAYOUT.sub(_escape, text)
-    return _UNSAFE.sub(_escape, text)
+        return _compiled(_UNSAFE_IN_LAYOUT).sub(_escape, text)
+    return _compiled(_UNSAFE).sub(_escape, text)
 
 
 def _json_escape(match: re.Match[str]) -> str:
@@ -79,4 +88,4 @@ def json_safe(document: str, *, terminal: bool = False) -> str:
     """
     if document.isascii() and (not terminal or "\x7f" not in document):
         return document
-    return (_JSON_TERMINAL if terminal else _SURROGATE).sub(_json_escape, document)
+    return _compiled(_JSON_TERMINAL if terminal else _SURROGATE).sub(_json_escape, document)
