@@ -132,7 +132,7 @@ def _is_claude_line(value: object) -> bool | None:
     kind = value.get("type")
     if kind == "session" and str(value.get("format", "")).startswith("agentsession/"):
         return False
-    if kind in _TYPES and any(marker in value for marker in _MARKERS):
+    if isinstance(kind, str) and kind in _TYPES and any(marker in value for marker in _MARKERS):
         return True
     return None
 

@@ -7,6 +7,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -101,3 +102,12 @@ def test_sniff_never_raises(data: bytes) -> None:
         path = Path(tmp) / "x.jsonl"
         path.write_bytes(data)
         assert sniff(path) in (True, False, None)
+
+
+@pytest.mark.parametrize("kind", [[], ["user"], {}, {"type": "user"}])
+def test_sniff_of_a_line_whose_type_is_not_a_string_is_none(tmp_path: Path, kind: object) -> None:
+    """An unhashable ``type`` (an ASF file damaged, any other JSONL) is not a Claude Code line;
+    ``discover`` must not raise for it."""
+    path = tmp_path / "x.jsonl"
+    path.write_text(json.dumps({"type": kind, "uuid": "u1", "sessionId": "s"}) + "\n")
+    assert sniff(path) is None
