@@ -178,3 +178,20 @@ def test_installed_example_via_its_real_entry_point(
     ) == sorted(files.values())
     assert verify_path(out) == []
     assert main(["verify", str(out)]) == ExitCode.OK
+
+
+def test_json_nested_too_deep_is_not_a_chat_log_nor_a_failure(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    """``json.loads`` raises RecursionError, not ValueError, for a line nested thousands
+    deep: ``discover`` must still answer None, and ``read`` make the line a stray."""
+    deep = b"[" * 100_000 + b"]" * 100_000 + b"\n"
+    other = tmp_path / "deep.jsonl"
+    other.write_bytes(deep)
+    found = host.discover(pm, other)
+    assert (found.candidates, found.failures) == ((), ())
+    log = tmp_path / "deep.chat.jsonl"
+    log.write_bytes(deep + SAMPLE.read_bytes())
+    natives, _, findings = _convert(pm, log)
+    assert [n.id for n in natives] == ["trip", "math"]
+    assert ("stray", "deep.chat.jsonl:1") in [(f.kind, f.unit) for f in findings]

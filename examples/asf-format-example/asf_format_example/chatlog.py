@@ -54,7 +54,7 @@ def parse_line(number: int, raw: bytes) -> Line:
     """Parse one line, or raise :class:`BadLine` saying what is wrong with it."""
     try:
         obj = json.loads(raw)
-    except ValueError as exc:  # includes invalid UTF-8
+    except (ValueError, RecursionError) as exc:  # invalid UTF-8; nested too deep
         raise BadLine(f"not JSON: {exc}") from None
     if not isinstance(obj, dict):
         raise BadLine("not a JSON object")
@@ -96,7 +96,7 @@ def confidence(path: Path) -> float | None:
         with path.open("rb") as f:
             first = f.readline(65536)
         obj = json.loads(first)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # json.loads: nested too deep
         return 0.3 if named else None
     looks = isinstance(obj, dict) and "role" in obj and "content" in obj and "type" not in obj
     if looks:
