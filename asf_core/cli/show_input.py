@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from attrs import frozen
 
+from asf_core.cli.exit_codes import worst
 from asf_core.cli.output import ExitCode, Fail, Troubles, exit_code_for
 from asf_core.cli.picking import selection_from
 from asf_core.cli.redacting import redaction_for
@@ -93,7 +94,9 @@ def _native(args: argparse.Namespace, path: Path) -> Shown:
             Troubles().note(problems)
             raise Fail(f"{path}: nothing to show", ExitCode.NOTHING)
         Troubles().note(problems[:-1])
-        raise Fail(problems[-1].message, exit_code_for(problems[-1]))
+        # The exit code is the most severe problem's, as for every command: a plugin that
+        # failed while reading is why no session was found, not the other way round.
+        raise Fail(problems[-1].message, worst(*(exit_code_for(p) for p in problems)))
     Troubles().note(problems)
     label = single.store.label()
     return Shown(session=_parsed(single.session, path), name=f"{label} {single.native.id}")

@@ -930,3 +930,19 @@ def test_show_redact_on_a_damaged_file_is_a_line_not_a_traceback(
     if code == ExitCode.USAGE:
         assert stdout == ""
         assert stderr == f"asf: {damaged}: cannot redact: entry cannot be normalised to I-JSON\n"
+
+
+def test_show_exits_with_the_plugin_failure_that_hid_the_session(
+    installed: Installed, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A session not found because its plugin failed reading the store is the plugin's
+    failure (exit 3, the most severe), not "nothing to show" (4), as with ``convert``."""
+    installed.add("bad", Toy("bad", fail="read"))
+    log = _toy(tmp_path, "g.toy")
+    for command in (["show"], ["convert", "-o", tmp_path / "o", "--quiet"]):
+        code, _, stderr = _run(capsys, *command, log, "--session", "s1")
+        assert code == ExitCode.PLUGIN, command
+        assert stderr.splitlines() == [
+            f"asf: {log}: plugin 'bad' failed in read: RuntimeError: cannot parse line 1",
+            "asf: no session id starts with 's1'",
+        ]
