@@ -13,8 +13,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+import attrs
 from attrs import frozen
 
 from asf_core.errors import AmbiguousFormat, PluginError, one_line
@@ -32,10 +33,14 @@ from asf_core.formats import (
 from asf_core.layout import session_file_name
 from asf_core.plugins import AsfPluginManager
 
+if TYPE_CHECKING:
+    from asf_core.model import Entry
+
 __all__ = [
     "Candidate",
     "Discovery",
     "blame",
+    "checked_entries",
     "checked_items",
     "choose",
     "close_store",
@@ -223,7 +228,41 @@ def checked_items(
             return
         if not isinstance(item, kinds):
             raise PluginError(plugin, hook, f"yielded {type(item).__name__}")
+        if isinstance(item, ConvertedSession):
+            item = cast("_T", _with_checked_entries(plugin, hook, item))
         yield cast("_T", item)
+
+
+def _with_checked_entries(plugin: str, hook: str, session: ConvertedSession) -> ConvertedSession:
+    """``session`` with its entries checked: a list or tuple at once, any other iterable (the
+    plugin's code, pulled later by the writer, the redactor or ``asf show``) as it is pulled,
+    under :func:`blame`."""
+    from asf_core.model import Entry  # only once a session is converted
+
+    where = f"{hook.partition(' ')[0]} (session {session.name})"
+    entries = session.entries
+    if isinstance(entries, (list, tuple)):
+        wrong = next((e for e in entries if not isinstance(e, Entry)), _END)
+        if wrong is not _END:
+            raise PluginError(plugin, where, _not_an_entry(wrong))
+        return session
+    return attrs.evolve(session, entries=checked_entries(plugin, where, entries))
+
+
+def _not_an_entry(value: object) -> str:
+    return f"gave {type(value).__name__} as an entry"
+
+
+def checked_entries(plugin: str, hook: str, entries: Iterable[Entry]) -> Iterator[Entry]:
+    """A converted session's entries, pulled under :func:`blame`, each an :class:`Entry`
+    (anything else, a None included, is the plugin's error, never the end of the session)."""
+    from asf_core.model import Entry  # only once a session is converted
+
+    with blame(plugin, hook):
+        for entry in entries:
+            if not isinstance(entry, Entry):
+                raise PluginError(plugin, hook, _not_an_entry(entry))
+            yield entry
 
 
 _END: Any = object()

@@ -40,7 +40,6 @@ from asf_core.pipeline.report import StoreReport
 from asf_core.pipeline.stops import CHANGED, DAMAGED, HOST, OUTPUT, PLUGIN
 
 if TYPE_CHECKING:
-    from asf_core.model import Entry
     from asf_core.pipeline.workers import Workers
 
 __all__ = [
@@ -93,15 +92,6 @@ class Outcome:
 _BATCH = 256
 
 
-def _until_none(entries: Iterable[Entry | None]) -> Iterator[Entry]:
-    """The entries up to the end or to a None, as ``next(entries, None)`` would stop (told by
-    identity: ``iter(f, None)`` would ask every entry's ``__eq__``)."""
-    for entry in entries:
-        if entry is None:
-            return
-        yield entry
-
-
 class _Lines:
     """A session's lines as the writer pulls them: the plugin's entries are pulled under
     :func:`host.blame` (its failures name it; a ``StoreError`` goes up as the input's), a
@@ -119,7 +109,7 @@ class _Lines:
         hook = f"convert (session {self.session.name})"
         with host.blame(self.plugin, hook):
             header = header_line(self.session.header)
-            entries = _until_none(self.session.entries)
+            entries = iter(self.session.entries)
         yield header
         while True:
             with host.blame(self.plugin, hook):  # an entry without id, a value JSON cannot hold

@@ -946,3 +946,76 @@ def test_show_exits_with_the_plugin_failure_that_hid_the_session(
             f"asf: {log}: plugin 'bad' failed in read: RuntimeError: cannot parse line 1",
             "asf: no session id starts with 's1'",
         ]
+
+
+class BadEntries(Toy):
+    """A toy whose sessions' entries go wrong part way: ``how`` is what comes after the first
+    good entry (a None, a dict, or an exception from the generator)."""
+
+    def __init__(self, how: str) -> None:
+        super().__init__("toy")
+        self.how = how
+
+    def _convert(self, sessions: Iterable[NativeSession]) -> Iterator[ConvertedSession | Finding]:
+        for native in sessions:
+            builder = SessionBuilder(
+                Header(id=f"toy-{native.id}", created_at="2026-01-01T00:00:00Z")
+            )
+            for n in range(2):
+                item = {
+                    "type": "message",
+                    "role": "user",
+                    "content": [{"type": "input_text", "text": str(n)}],
+                }
+                builder.append(Item(ts="2026-01-01T00:00:01Z", item=item))
+            yield ConvertedSession(
+                header=builder.header, entries=self._entries(builder.entries), name=native.id
+            )
+
+    def _entries(self, good: list[Any]) -> Iterable[Any]:
+        if self.how.startswith("list-"):  # a list: checked before anything is written
+            return [good[0], None if self.how == "list-none" else {"type": "item"}, good[1]]
+        return self._lazily(good)
+
+    def _lazily(self, good: list[Any]) -> Iterator[Any]:
+        yield good[0]
+        if self.how == "raise":
+            raise ValueError("entry 2 is cursed")
+        yield None if self.how == "none" else {"type": "item"}
+        yield good[1]
+
+
+@pytest.mark.parametrize(
+    ("how", "why"),
+    [
+        ("raise", "ValueError: entry 2 is cursed"),
+        ("none", "gave NoneType as an entry"),
+        ("dict", "gave dict as an entry"),
+        ("list-none", "gave NoneType as an entry"),
+        ("list-dict", "gave dict as an entry"),
+    ],
+)
+@pytest.mark.parametrize(
+    "command", [["convert"], ["convert", "--redact"], ["show", "--session", "s1"]]
+)
+def test_entries_that_go_wrong_are_the_plugins_failure_in_every_command(
+    installed: Installed,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    how: str,
+    why: str,
+    command: list[str],
+) -> None:
+    """Whoever pulls a session's entries (the writer, the redactor, ``asf show``), an entry
+    that fails or is not an entry stops the store as the plugin's failure: never a traceback,
+    never a file cut short at a None, never a dict written as an entry."""
+    installed.add("toy", BadEntries(how))
+    log = _toy(tmp_path, "g.toy", "s1 hello\n")
+    out = tmp_path / "o"
+    argv = [command[0], log, *command[1:]]
+    if command[0] == "convert":
+        argv += ["-o", out, "--quiet"]
+    code, _, stderr = _run(capsys, *argv)
+    assert code == ExitCode.PLUGIN
+    assert stderr == f"asf: {log}: plugin 'toy' failed in convert (session s1): {why}\n"
+    assert list(out.rglob("*.jsonl")) == []
