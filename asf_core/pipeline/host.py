@@ -19,6 +19,7 @@ import attrs
 from attrs import frozen
 
 from asf_core.errors import AmbiguousFormat, PluginError, one_line
+from asf_core.findings import WARNING
 from asf_core.formats import (
     Claim,
     ConvertedSession,
@@ -32,6 +33,7 @@ from asf_core.formats import (
 )
 from asf_core.layout import session_file_name
 from asf_core.plugins import AsfPluginManager
+from asf_core.walk import UNSEARCHABLE
 
 if TYPE_CHECKING:
     from asf_core.model import Entry
@@ -135,6 +137,11 @@ def discover(pm: AsfPluginManager, path: Path | None) -> Discovery:
                     continue
                 for item in _checked(name, "discover", answer, list):
                     if isinstance(item, Finding):
+                        if (item.kind, item.code) != (WARNING, UNSEARCHABLE) or not item.path:
+                            what = f"a {item.kind} finding {item.code or item.message!r}"
+                            raise PluginError(
+                                name, "discover", f"yielded {what}, not an unsearchable folder"
+                            )
                         skipped.setdefault((item.path, item.message), item)
                     else:
                         _checked(name, "discover", item, Claim)

@@ -31,6 +31,7 @@ from asf_core.model import Header, Item
 from asf_core.pipeline import host
 from asf_core.pipeline.host import Candidate
 from asf_core.plugins import AsfPluginManager, make_plugin_manager
+from asf_core.walk import unsearchable
 from asf_core.writer import SessionBuilder
 
 # --- fakes -------------------------------------------------------------------------------
@@ -217,6 +218,44 @@ def test_hook_discover_rejects_a_non_claim(pm: AsfPluginManager, tmp_path: Path)
     pm.add_plugin("wrong", lambda: Wrong())
     (failure,) = host.discover(pm, tmp_path).failures
     assert "returned str, not Claim" in str(failure)
+
+
+@pytest.mark.parametrize(
+    "finding",
+    [
+        Finding(kind="stray", message="odd line"),
+        Finding(kind="warning", code="slow-disk", message="slow", path="/x"),
+        Finding(kind="warning", code="unsearchable", message="cannot search"),
+    ],
+)
+def test_hook_discover_rejects_a_finding_other_than_an_unsearchable_folder(
+    pm: AsfPluginManager, tmp_path: Path, finding: Finding
+) -> None:
+    """Only ``unsearchable`` warnings naming a folder may come with claims: anything else
+    was printed bare (no plugin named, no path) and turned the exit code to 3 unexplained."""
+
+    class Chatty:
+        @hookimpl
+        def discover(self, path: Path | None) -> list[Claim | Finding]:
+            return [finding]
+
+    pm.add_plugin("chatty", lambda: Chatty())
+    found = host.discover(pm, tmp_path)
+    assert found.skipped == ()
+    (failure,) = found.failures
+    assert str(failure).startswith("plugin 'chatty' failed in discover: yielded a ")
+    assert str(failure).endswith(", not an unsearchable folder")
+
+
+def test_hook_discover_passes_on_unsearchable_folders(pm: AsfPluginManager, tmp_path: Path) -> None:
+    class Closed:
+        @hookimpl
+        def discover(self, path: Path | None) -> list[Claim | Finding]:
+            return [unsearchable(tmp_path / "closed", "permission denied")]
+
+    pm.add_plugin("closed", lambda: Closed())
+    found = host.discover(pm, tmp_path)
+    assert (found.failures, [f.path for f in found.skipped]) == ((), [str(tmp_path / "closed")])
 
 
 def test_hook_open_store(pm: AsfPluginManager, tmp_path: Path) -> None:
