@@ -394,9 +394,17 @@ def close_store(plugin: str, store: StoreHandle) -> None:
 
 
 def store_info(plugin: str, store: StoreHandle) -> dict[str, Any]:
-    """The store's ``info()`` as a plain dict, naming the plugin if it raises."""
+    """The store's ``info()`` as a plain dict, naming the plugin if it raises or gives what
+    the report (JSON) cannot hold."""
+    import json
+
     with blame(plugin, "info", store_errors=False):
-        return dict(store.info())
+        info = dict(store.info())
+    try:  # checked here: the report is written when the store is done, long after
+        json.dumps(info, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise PluginError(plugin, "info", f"returned what JSON cannot hold: {exc}") from None
+    return info
 
 
 def store_problem(error: StoreError) -> str:

@@ -1019,3 +1019,36 @@ def test_entries_that_go_wrong_are_the_plugins_failure_in_every_command(
     assert code == ExitCode.PLUGIN
     assert stderr == f"asf: {log}: plugin 'toy' failed in convert (session s1): {why}\n"
     assert list(out.rglob("*.jsonl")) == []
+
+
+class OddInfoStore(ToyStore):
+    def info(self) -> dict[str, Any]:
+        return {"opened": object(), "ratio": float("nan")}
+
+
+class OddInfo(Toy):
+    """A toy whose store's ``info()`` holds what JSON cannot."""
+
+    @hookimpl
+    def open_store(self, claim: Claim) -> ToyStore | None:
+        return OddInfoStore(self.fmt, claim.path)
+
+
+@pytest.mark.parametrize(
+    "command", [["convert", "--quiet"], ["list", "--json"], ["convert", "--json"]]
+)
+def test_store_info_json_cannot_hold_is_the_plugins_failure(
+    installed: Installed, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """``info()`` goes into the report, written when the store is done: a value JSON cannot
+    hold was a traceback then. It is the plugin's failure, said when ``info()`` answers."""
+    installed.add("toy", OddInfo("toy"))
+    log = _toy(tmp_path)
+    argv = [command[0], log, *command[1:]]
+    if command[0] == "convert":
+        argv += ["-o", tmp_path / "o"]
+    code, _, stderr = _run(capsys, *argv)
+    assert code == ExitCode.PLUGIN
+    assert stderr.startswith(
+        f"asf: {log}: plugin 'toy' failed in info: returned what JSON cannot hold: "
+    )
