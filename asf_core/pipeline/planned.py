@@ -137,7 +137,12 @@ class Units:
         store = self.store
         outcome = run_job(store.plugin, slot.key, job, store.dest, store.guard)
         if outcome.failure == HOST:
-            why = f"convert (unit {slot.key}): asked for the host's process in it: {outcome.error}"
+            # Named like every plugin failure: the plugin, the hook, what it did.
+            hook, what = (
+                f"convert (unit {slot.key})",
+                f"NeedsHost in the host's process: {outcome.error}",
+            )
+            why = str(PluginError(store.plugin, hook, what))
             return Outcome(items=outcome.items, error=why, failure=PLUGIN, written=outcome.written)
         return outcome
 

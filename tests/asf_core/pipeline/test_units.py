@@ -162,7 +162,9 @@ def test_a_job_asking_for_the_host_in_the_host_is_a_plugin_failure(
     src = _store(tmp_path, ["a one", "b ~~two"])
     report = _run(pm, src, tmp_path / "out", 2)
     assert report.error is not None
-    assert "asked for the host's process" in report.error
+    assert report.error.startswith(
+        "plugin 'ptoy' failed in convert (unit b): NeedsHost in the host's process: "
+    )
     assert "b reads only in the host" in report.error
 
 
