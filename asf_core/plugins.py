@@ -83,7 +83,9 @@ class AsfPluginManager(pluggy.PluginManager):
         try:
             plugin = load()
             self.register(plugin, name=name)
-        except Exception as exc:  # any import or validation failure: isolate this plugin
+        # Any import or validation failure isolates this plugin; so does a module that calls
+        # sys.exit() as it loads (SystemExit is no Exception), which would end every command.
+        except (Exception, SystemExit) as exc:
             if self.has_plugin(name):  # never leave half a plugin registered
                 self.unregister(name=name)
             return self._break(name, distribution, version, one_line(exc), where)

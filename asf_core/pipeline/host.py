@@ -96,7 +96,9 @@ def blame(plugin: str, hook: str, *, store_errors: bool = True) -> Iterator[None
 
     A :class:`StoreError` (the input is damaged: not the plugin's fault) goes up as it is,
     unless ``store_errors`` is false (``discover`` must never raise, whatever the input); so
-    does :class:`NeedsHost` (a job asking to be run in the host's process).
+    does :class:`NeedsHost` (a job asking to be run in the host's process). A ``SystemExit``
+    (a plugin or a library it uses calling ``sys.exit()``) is the plugin's failure too: it
+    would otherwise end the whole run, other stores unconverted, with an unrelated exit code.
     """
     try:
         yield
@@ -106,7 +108,7 @@ def blame(plugin: str, hook: str, *, store_errors: bool = True) -> Iterator[None
         if store_errors:
             raise
         raise PluginError.from_exception(plugin, hook, exc) from exc
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise PluginError.from_exception(plugin, hook, exc) from exc
 
 

@@ -209,6 +209,27 @@ def test_hook_discover_failure_names_plugin_and_spares_others(tmp_path: Path) ->
     assert "plugin 'bad' failed in discover: RuntimeError: discover exploded" in str(failure)
 
 
+def test_a_hook_calling_sys_exit_is_the_plugins_failure(tmp_path: Path) -> None:
+    """``SystemExit`` is no ``Exception``: from a hook it ended the whole run, the other
+    plugins' stores unconverted, with exit code 1. It is a plugin failure like any other."""
+
+    class Quitter(Toy):
+        @hookimpl
+        def discover(self, path: Path | None) -> list[Claim] | None:
+            raise SystemExit("usage: quitter PATH")
+
+    pm = make_plugin_manager(plugins=[("quit", Quitter()), ("toy", Toy())], autoload=False)
+    found = host.discover(pm, _toy_file(tmp_path))
+    assert [c.plugin for c in found.candidates] == ["toy"]
+    (failure,) = found.failures
+    assert str(failure) == "plugin 'quit' failed in discover: SystemExit: usage: quitter PATH"
+    with (
+        pytest.raises(PluginError, match=r"'quit' failed in read: SystemExit: 2"),
+        host.blame("quit", "read"),
+    ):
+        raise SystemExit(2)
+
+
 def test_hook_discover_rejects_a_non_claim(pm: AsfPluginManager, tmp_path: Path) -> None:
     class Wrong:
         @hookimpl
@@ -537,13 +558,17 @@ def test_entry_point_plugin_is_registered_with_its_distribution(
     assert record.hooks == ("convert", "discover", "open_store", "read")
 
 
+@pytest.mark.parametrize("error", ["ImportError", "SystemExit"])
 def test_plugin_whose_import_fails_is_a_broken_row(
     dists: list[FakeDist],
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    error: str,
 ) -> None:
-    (tmp_path / "asf_fake_broken.py").write_text("raise ImportError('needs libfoo')\n")
+    """A module that calls ``sys.exit()`` as it loads is broken like one that cannot import,
+    not the end of every command."""
+    (tmp_path / "asf_fake_broken.py").write_text(f"raise {error}('needs libfoo')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "asf_fake_broken", raising=False)
     good = fake_module(monkeypatch, "asf_fake_good", PLUGIN=Toy())
@@ -555,9 +580,9 @@ def test_plugin_whose_import_fails_is_a_broken_row(
     assert pm.plugin_names() == ["toy"]
     broken = [r for r in pm.records() if r.status == "broken"]
     assert [(r.name, r.distribution) for r in broken] == [("broken", "asf-broken")]
-    assert "ImportError: needs libfoo" in broken[0].error
+    assert f"{error}: needs libfoo" in broken[0].error
     err = capsys.readouterr().err
-    assert "plugin 'broken' (distribution asf-broken) not loaded: ImportError: needs libfoo" in err
+    assert f"plugin 'broken' (distribution asf-broken) not loaded: {error}: needs libfoo" in err
 
 
 def test_hookimpl_that_does_not_match_its_spec_is_broken(
