@@ -558,6 +558,26 @@ def test_entry_point_plugin_is_registered_with_its_distribution(
     assert record.hooks == ("convert", "discover", "open_store", "read")
 
 
+def test_a_name_two_distributions_declare_goes_to_the_first_by_distribution_name(
+    dists: list[FakeDist], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Whatever order the entry points are found in, as docs/plugins.md says: the other
+    declaration is a broken row naming the distribution that has the name."""
+    late = fake_module(monkeypatch, "asf_fake_late", PLUGIN=Toy("toy"))
+    early = fake_module(monkeypatch, "asf_fake_early", PLUGIN=Toy("toy"))
+    dists.append(FakeDist("zz-toys", {"toy": f"{late}:PLUGIN"}))
+    dists.append(FakeDist("aa-toys", {"toy": f"{early}:PLUGIN"}))
+
+    pm = make_plugin_manager()
+
+    rows = [(r.name, r.distribution, r.status, r.error) for r in pm.records()]
+    assert rows == [
+        ("toy", "aa-toys", "ok", None),
+        ("toy", "zz-toys", "broken", "the name 'toy' is already taken by aa-toys"),
+    ]
+    assert "plugin 'toy' (distribution zz-toys) not loaded" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("error", ["ImportError", "SystemExit"])
 def test_plugin_whose_import_fails_is_a_broken_row(
     dists: list[FakeDist],
