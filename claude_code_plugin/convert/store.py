@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from asf_core.canonical import JsonError
+from asf_core.files import read_regular
 from asf_core.formats import ConvertedSession, Finding, NativeSession
 from asf_core.model import Header
 from asf_core.strict_json import parse
@@ -29,9 +30,10 @@ JSON = dict[str, Any]
 
 
 def _meta(path: Path) -> Any:
-    """A sub-agent's ``agent-<id>.meta.json`` (newer CLIs), when there is a readable one."""
+    """A sub-agent's ``agent-<id>.meta.json`` (newer CLIs), when there is a readable one: a
+    regular file (a FIFO in its place would stall the conversion, a device never end)."""
     try:
-        return parse(meta_path(path).read_bytes())
+        return parse(read_regular(meta_path(path)))
     except (OSError, JsonError):
         return None
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
+from types import FrameType
 
 import pytest
 from cc_helpers import NS, context_texts, reports_in, run, sessions_in
 from cc_rebuild import rebuild
-from cc_synth import SESSION, Lines, simple
+from cc_synth import SESSION, Lines, kitchen_sink, simple
 
 from asf_core import plugins
 from asf_core.cli.main import ExitCode
@@ -163,6 +166,33 @@ def test_file_changed_while_converting_is_a_clear_error(tmp_path: Path) -> None:
     (converted,) = list(host.convert(pm, candidate.plugin, store, natives))
     with pytest.raises(StoreError, match="changed while being converted"):
         list(converted.entries)
+
+
+class Stalled(Exception):
+    """The conversion waited too long (not an ``OSError``: nothing may take it for one)."""
+
+
+def _stalled(signum: int, frame: FrameType | None) -> None:
+    raise Stalled
+
+
+def test_a_meta_json_that_is_a_fifo_does_not_stall_the_conversion(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A FIFO in a sub-agent's ``.meta.json`` place: opening it to read waited for a writer
+    forever; it is not a readable one, so the header has no ``meta``."""
+    kitchen_sink(tmp_path / PROJECT)
+    os.mkfifo(tmp_path / PROJECT / SESSION / "subagents" / "agent-kit0001.meta.json")
+    before = signal.signal(signal.SIGALRM, _stalled)
+    signal.alarm(10)
+    try:
+        code, _, _ = run(capsys, "convert", tmp_path / PROJECT, "-o", tmp_path / "o", "-j", "1")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
+    assert code == ExitCode.OK
+    child = sessions_in(tmp_path / "o")[f"{SESSION}.agent-kit0001"]
+    assert "meta" not in child.header.unknown[NS]
 
 
 def test_not_a_claude_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
