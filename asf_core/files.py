@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Syncer",
+    "open_regular",
     "read_regular",
     "remove_stale_temporaries",
     "temporary_path",
@@ -100,14 +101,21 @@ def writable(path: Path) -> None:
         raise OSError(errno.EEXIST, "exists and is not a regular file", str(path))
 
 
-def read_regular(path: Path) -> bytes:
-    """The bytes of a regular file; ``OSError`` for anything else. Opened without blocking,
+def open_regular(path: Path) -> BinaryIO:
+    """A regular file opened to read; ``OSError`` for anything else. Opened without blocking,
     so a FIFO put in a file's place cannot stall the run, and checked before reading, so
     neither can a device (``/dev/zero`` reads forever)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    with os.fdopen(fd, "rb") as stream:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
+    stream = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        stream.close()
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return stream
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of a regular file; ``OSError`` for anything else (see :func:`open_regular`)."""
+    with open_regular(path) as stream:
         return stream.read()
 
 

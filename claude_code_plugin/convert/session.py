@@ -19,6 +19,7 @@ from typing import Any, BinaryIO, Final
 
 from attrs import define, field
 
+from asf_core.files import open_regular
 from asf_core.formats import StoreError
 from asf_core.ids import IdError, migrate_ts, ts_ok
 from asf_core.model import Entry, ParentRef
@@ -159,7 +160,7 @@ class FileJob:
 
     def __iter__(self) -> Iterator[Entry]:
         try:
-            with self.path.open("rb") as f:
+            with open_regular(self.path) as f:
                 yield from _Walk(self, f).entries()
         except OSError as exc:
             raise StoreError(f"{self.path.name}: cannot read: {exc.strerror or exc}") from exc

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from attrs import define, field
 
+from asf_core.files import open_regular
 from claude_code_plugin.source.lines import RawLine, decode_line, raw_lines
 from claude_code_plugin.source.table import (
     ASSISTANT,
@@ -260,6 +261,7 @@ def index_lines(raws: Iterable[RawLine]) -> FileIndex:
 
 
 def index_file(path: Path) -> FileIndex:
-    """Index a whole file, streamed. Raises ``OSError`` if it cannot be read."""
-    with path.open("rb") as f:
+    """Index a whole file, streamed. Raises ``OSError`` if it cannot be read or is not a
+    regular file (a FIFO put in its place since it was listed would stall the run)."""
+    with open_regular(path) as f:
         return index_lines(raw_lines(f))

@@ -18,6 +18,8 @@ from asf_core.cli.main import ExitCode
 from asf_core.formats import NativeSession, StoreError
 from asf_core.pipeline import host
 from asf_core.verify.session import verify_path
+from claude_code_plugin.convert import units
+from claude_code_plugin.handle import ClaudeStore, Group
 
 PROJECT = "-home-u-proj"
 
@@ -176,6 +178,18 @@ def _stalled(signum: int, frame: FrameType | None) -> None:
     raise Stalled
 
 
+def _convert_in_time(capsys: pytest.CaptureFixture[str], path: Path, out: Path) -> int:
+    """Convert (in this process), failing the test if that takes ten seconds."""
+    before = signal.signal(signal.SIGALRM, _stalled)
+    signal.alarm(10)
+    try:
+        code, _, _ = run(capsys, "convert", path, "-o", out, "-j", "1")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
+    return code
+
+
 def test_a_meta_json_that_is_a_fifo_does_not_stall_the_conversion(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -183,16 +197,36 @@ def test_a_meta_json_that_is_a_fifo_does_not_stall_the_conversion(
     forever; it is not a readable one, so the header has no ``meta``."""
     kitchen_sink(tmp_path / PROJECT)
     os.mkfifo(tmp_path / PROJECT / SESSION / "subagents" / "agent-kit0001.meta.json")
-    before = signal.signal(signal.SIGALRM, _stalled)
-    signal.alarm(10)
-    try:
-        code, _, _ = run(capsys, "convert", tmp_path / PROJECT, "-o", tmp_path / "o", "-j", "1")
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, before)
-    assert code == ExitCode.OK
+    assert _convert_in_time(capsys, tmp_path / PROJECT, tmp_path / "o") == ExitCode.OK
     child = sessions_in(tmp_path / "o")[f"{SESSION}.agent-kit0001"]
     assert "meta" not in child.header.unknown[NS]
+
+
+@pytest.mark.parametrize("which", ["session", "sub-agent"])
+def test_a_transcript_replaced_by_a_fifo_after_the_listing_does_not_stall(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, which: str
+) -> None:
+    """A transcript the listing found a file is a FIFO when its unit reads it (a store's
+    units run one after another, long after the listing): it cannot be read (a stray), and
+    the run goes on, where opening it waited for a writer forever."""
+    kitchen_sink(tmp_path / PROJECT)
+    real = units.fingerprint
+
+    def then_a_fifo(store: ClaudeStore, group: Group) -> str:
+        made = real(store, group)
+        path = group.files.main if which == "session" else group.files.agents[0]
+        assert path is not None
+        path.unlink()
+        os.mkfifo(path)
+        return made
+
+    monkeypatch.setattr(units, "fingerprint", then_a_fifo)
+    assert _convert_in_time(capsys, tmp_path / PROJECT, tmp_path / "o") == ExitCode.OK
+    (report,) = reports_in(tmp_path / "o")
+    assert [s["message"] for s in report["strays"] if "cannot be read" in s["message"]] == [
+        f"{'session file' if which == 'session' else 'sub-agent transcript'} cannot be read: "
+        "not a regular file"
+    ]
 
 
 def test_not_a_claude_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
