@@ -185,7 +185,8 @@ class StoreRun:
         """Take the last run's report when the plugin's stamp of the whole store is the one
         recorded then and every file written then is still as written: the store is not
         opened. The report (and ``report.json``, rewritten when that differs) then says what a
-        run finding every session unchanged says. False (nothing done): convert as usual."""
+        run finding every session unchanged says, naming the store and the output as this run
+        does. False (nothing done): convert as usual."""
         self.stamp = stamp
         fmt, store = self.claim.format, str(self.claim.path)
         if not holds(self.dest, fmt, store, stamp):
@@ -197,7 +198,10 @@ class StoreRun:
             return False
         if not last.complete or last.error:  # a run that wrote this records no stamp
             return False
-        moved = bool(last.files_written or last.bytes_written)  # else the report stays as is
+        # The store and the output as this run names them (the last run may have named them
+        # another way: a relative path, from another directory).
+        here = (self.report.path, self.report.output)
+        moved = bool(last.files_written or last.bytes_written) or (last.path, last.output) != here
         units: Mapping[str, UnitRecord] = {}
         whole: WholeRecord | None = None
         if moved or self.on_session is not None:  # then the records are needed structured
@@ -211,6 +215,7 @@ class StoreRun:
         last.files_written = last.bytes_written = 0
         for name in attrs.fields_dict(StoreReport):
             setattr(self.report, name, getattr(last, name))
+        self.report.path, self.report.output = here
         try:
             rewritten = write_report(path, self.report, only_if_changed=True) if moved else None
             if whole is not None and rewritten is not None:

@@ -291,3 +291,21 @@ def test_counting_for_a_progress_line_reads_no_transcript(
     reads.clear()
     assert set(run().values()) == {None}
     assert reads == []
+
+
+def test_a_store_left_as_it_was_reports_where_this_run_wrote(
+    home: Path, tmp_path: Path, reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The output named by a relative path, then by its absolute path: the stores are not
+    opened, and each ``report.json`` names the output as this run does (it kept the last
+    run's relative ``output``, wrong from any other directory)."""
+    monkeypatch.chdir(tmp_path)
+    assert _convert(home, Path("out")) == 0
+    first = len(reads)
+    out = tmp_path / "out"
+    assert _convert(home, out) == 0
+    assert len(reads) == first
+    for path in sorted(out.rglob("report.json")):
+        report = json.loads(path.read_text())
+        assert report["output"] == str(path.parent)
+        assert report["files_written"] == 0
