@@ -33,7 +33,14 @@ from attrs import field, frozen
 from asf_core.files import read_regular, write_atomic
 from asf_core.findings import DATA_DEPTH, Finding, nesting
 from asf_core.layout import FINGERPRINTS_NAME
-from asf_core.pipeline.unchanged import IGNORED, VERSION, holds, host_version, inside
+from asf_core.pipeline.unchanged import (
+    IGNORED,
+    VERSION,
+    holds,
+    host_version,
+    inside,
+    store_name,
+)
 
 if TYPE_CHECKING:
     import cattrs
@@ -50,6 +57,7 @@ __all__ = [
     "save",
     "stamp",
     "stamp_of",
+    "store_name",
     "trusted",
 ]
 
@@ -111,7 +119,8 @@ class Fingerprints:
     #: The writing code's digest (:func:`host_version`): another asf may write other bytes.
     host: str
     format: str
-    #: The store, as the claim named it (a record of another store is not trusted).
+    #: The store (:func:`~asf_core.pipeline.unchanged.store_name`; a record of another store
+    #: is not trusted).
     store: str
     units: Mapping[str, UnitRecord] = field(factory=dict)
     #: Present when the plugin stamped the store and the run completed without a problem.

@@ -36,7 +36,7 @@ from asf_core.pipeline import host
 from asf_core.pipeline.host import Candidate
 from asf_core.pipeline.inputs import Inputs
 from asf_core.pipeline.report import StoreReport, read_report, write_report
-from asf_core.pipeline.unchanged import IGNORED, holds
+from asf_core.pipeline.unchanged import IGNORED, holds, store_name
 from asf_core.plugins import AsfPluginManager
 
 if TYPE_CHECKING:  # loaded when a store is converted (see above)
@@ -120,6 +120,8 @@ class StoreRun:
         self.unrecorded = False
         #: The files written outside any unit, and their stamps.
         self.outside: dict[str, FileStamp] = {}
+        #: The store as its records name it.
+        self._name = store_name(self.claim.path)
 
     @property
     def seen(self) -> Seen:
@@ -176,7 +178,7 @@ class StoreRun:
     def _records(self) -> Fingerprints | None:
         from asf_core.pipeline import fingerprints
 
-        records, warning = fingerprints.load(self.dest, self.claim.format, str(self.claim.path))
+        records, warning = fingerprints.load(self.dest, self.claim.format, self._name)
         if warning is not None:
             self.report.note([warning])
         return records
@@ -185,10 +187,10 @@ class StoreRun:
         """Take the last run's report when the plugin's stamp of the whole store is the one
         recorded then and every file written then is still as written: the store is not
         opened. The report (and ``report.json``, rewritten when that differs) then says what a
-        run finding every session unchanged says, naming the store and the output as this run
-        does. False (nothing done): convert as usual."""
+        run finding every session unchanged says, naming the output as this run does (a store
+        named another way is opened). False (nothing done): convert as usual."""
         self.stamp = stamp
-        fmt, store = self.claim.format, str(self.claim.path)
+        fmt, store = self.claim.format, self._name
         if not holds(self.dest, fmt, store, stamp):
             return False
         path = self.dest / REPORT_NAME
@@ -198,10 +200,12 @@ class StoreRun:
             return False
         if not last.complete or last.error:  # a run that wrote this records no stamp
             return False
-        # The store and the output as this run names them (the last run may have named them
-        # another way: a relative path, from another directory).
-        here = (self.report.path, self.report.output)
-        moved = bool(last.files_written or last.bytes_written) or (last.path, last.output) != here
+        if last.path != self.report.path:  # the store named another way: what the plugin
+            return False  # says of it (``store``) may name it too, so it is asked again
+        # The output as this run names it (the last run may have named it another way: a
+        # relative path, from another directory).
+        here = self.report.output
+        moved = bool(last.files_written or last.bytes_written) or last.output != here
         units: Mapping[str, UnitRecord] = {}
         whole: WholeRecord | None = None
         if moved or self.on_session is not None:  # then the records are needed structured
@@ -215,7 +219,7 @@ class StoreRun:
         last.files_written = last.bytes_written = 0
         for name in attrs.fields_dict(StoreReport):
             setattr(self.report, name, getattr(last, name))
-        self.report.path, self.report.output = here
+        self.report.output = here
         try:
             rewritten = write_report(path, self.report, only_if_changed=True) if moved else None
             if whole is not None and rewritten is not None:
@@ -291,4 +295,4 @@ class StoreRun:
     def _save(self, units: Mapping[str, UnitRecord], whole: WholeRecord | None) -> None:
         from asf_core.pipeline import fingerprints
 
-        fingerprints.save(self.dest, self.claim.format, str(self.claim.path), units, whole)
+        fingerprints.save(self.dest, self.claim.format, self._name, units, whole)

@@ -19,7 +19,7 @@ from asf_core.code_digest import code_digest
 from asf_core.files import read_regular
 from asf_core.layout import FINGERPRINTS_NAME, REPORT_NAME
 
-__all__ = ["IGNORED", "VERSION", "holds", "host_version", "inside"]
+__all__ = ["IGNORED", "VERSION", "holds", "host_version", "inside", "store_name"]
 
 #: The version of ``fingerprints.json`` this asf writes.
 VERSION = 1
@@ -35,6 +35,13 @@ def host_version() -> str:
     business."""
     root = Path(__file__).resolve().parent.parent  # asf_core: the library and this pipeline
     return code_digest(root, sorted([*root.glob("*.py"), *root.glob("pipeline/*.py")]))
+
+
+def store_name(path: Path) -> str:
+    """How the records name a store: its resolved path, as its output directory is named
+    (:func:`asf_core.layout.store_label`), so the same store named another way (a relative
+    path, through a link) keeps its records."""
+    return str(path.resolve())
 
 
 def inside(name: object) -> bool:

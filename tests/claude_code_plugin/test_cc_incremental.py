@@ -20,6 +20,7 @@ from cc_synth import SESSION, Lines, kitchen_sink, simple
 from output_files import output_files
 
 from asf_core.cli.main import main
+from asf_core.pipeline.fingerprints import IGNORED
 from asf_core.verify.session import verify_path
 from claude_code_plugin.convert import units
 from claude_code_plugin.source.stamp import store_stamp
@@ -309,3 +310,22 @@ def test_a_store_left_as_it_was_reports_where_this_run_wrote(
         report = json.loads(path.read_text())
         assert report["output"] == str(path.parent)
         assert report["files_written"] == 0
+
+
+def test_a_store_named_another_way_keeps_its_records(
+    home: Path, tmp_path: Path, reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same home named by a relative path, then by its absolute path (a run from another
+    directory, or ``asf convert`` with no path): the same output directory, so the last
+    run's records hold. They were ignored as another store's, with a warning and every
+    transcript read again."""
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    assert _convert(Path("home"), out) == 0
+    first = len(reads)
+    assert _convert(home, out) == 0
+    assert len(reads) == first
+    for report in _reports(out).values():
+        assert [f for f in report["findings"] if f.get("code") == IGNORED] == []
+        assert report["files_written"] == 0
+    assert output_files(out, ran=False) == _fresh(home, tmp_path / "fresh")
