@@ -57,16 +57,25 @@ class _Progress:
         self.display = display
         self.label = ""
         self.total: int | None = None
-        self.done = 0
+        #: Native sessions written, by the ids the sessions hold, and sessions holding none.
+        self.named = self.unnamed = 0
         self.started = time.monotonic()
 
     def store(self, candidate: Candidate, total: int | None) -> None:
         self.label = f"{candidate.claim.format} {flat(candidate.label())}"
-        self.total, self.done, self.started = total, 0, time.monotonic()
+        self.total, self.named, self.unnamed = total, 0, 0
+        self.started = time.monotonic()
         self.display.show(f"{self.label}: reading", force=True)
 
+    @property
+    def done(self) -> int:
+        """Native sessions written: those the sessions name; for a plugin naming none, the
+        sessions (a session naming none beside named ones is a sub-agent's: not counted)."""
+        return self.named or self.unnamed
+
     def session(self, report: StoreReport, session: ConvertedSession) -> None:
-        self.done += max(len(session.native_ids), 1)
+        self.named += len(session.native_ids)
+        self.unnamed += 0 if session.native_ids else 1
         if self.total:
             # Sessions no listed one stands for (sub-agents) are written too: not past the total.
             done = min(self.done, self.total)

@@ -219,7 +219,11 @@ def family(store: ClaudeStore, native: Native) -> Iterator[ConvertedSession | Fi
     family = [m for m in (main, *agents) if m is not None]
     yield from _missing_agents(family, stem, store)
     jobs: dict[int, FileJob] = {}
-    for member in arrange(main, agents):
+    members = arrange(main, agents)
+    # The file standing for the native session (what ``asf show --session`` shows, what the
+    # progress line counts): its own, else the last of its sub-agents'.
+    holder = main if main is not None else (members[-1] if members else None)
+    for member in members:
         unit = store.relative(member.path)
         children = [
             Child(
@@ -242,6 +246,7 @@ def family(store: ClaudeStore, native: Native) -> Iterator[ConvertedSession | Fi
             sources=[unit],
             counts=_counts(member.index, plan),
             findings=findings,
+            native_ids=(stem,) if member is holder else (),
         )
 
 

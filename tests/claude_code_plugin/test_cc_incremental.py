@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -329,3 +330,44 @@ def test_a_store_named_another_way_keeps_its_records(
         assert [f for f in report["findings"] if f.get("code") == IGNORED] == []
         assert report["files_written"] == 0
     assert output_files(out, ran=False) == _fresh(home, tmp_path / "fresh")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_progress_line_counts_sessions_not_sub_agent_files(tmp_path: Path, jobs: int) -> None:
+    """A session with sub-agents is one of the store's total, written as several files: the
+    line counted each file a session, so it said ``2 of 2 sessions`` while the kitchen sink
+    was still being written (on a large store, the total was reached a quarter of the way,
+    with no time left to tell). Its own file names it; its sub-agents' files name none."""
+    from asf_core.cli.convert import _Progress
+    from asf_core.pipeline.conversion import convert_paths
+    from asf_core.plugins import make_plugin_manager
+
+    project = tmp_path / "projects" / KITCHEN
+    kitchen_sink(project)  # two sub-agents
+    simple(Lines(session="00000000-0000-4000-8000-00000000000b")).write(project)
+    lines: list[str] = []
+    counter = _Progress(SimpleNamespace(show=lambda text, force=False: lines.append(text)))
+    written: list[int] = []
+
+    def on_session(report: Any, session: Any) -> None:
+        counter.session(report, session)
+        written.append(report.files_written)
+
+    _, problems = convert_paths(
+        make_plugin_manager(),
+        [project],
+        tmp_path / "out",
+        count=True,
+        on_store=counter.store,
+        on_session=on_session,
+        processes=jobs,
+    )
+    assert [p for p in problems if p.kind != "warning"] == []
+    assert written == [1, 2, 3, 4]  # the other session, the kitchen sink's agents, itself
+    assert [line.split(": ")[1].split(" (")[0] for line in lines] == [
+        "reading",
+        "1 of 2 sessions",
+        "1 of 2 sessions",
+        "1 of 2 sessions",
+        "2 of 2 sessions",
+    ]

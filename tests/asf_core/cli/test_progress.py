@@ -56,6 +56,8 @@ def test_progress_line_is_cut_and_pads_over_a_longer_one(clock: Clock) -> None:
 
 
 def test_a_session_without_native_ids_still_counts_one() -> None:
+    """A plugin naming no native session: each session counts one. Once one is named, the
+    names count, and a session naming none (a sub-agent's, written before its holder) not."""
     lines: list[str] = []
     display: Any = SimpleNamespace(show=lambda text, force=False: lines.append(text))
     counter = _Progress(display)
@@ -65,7 +67,9 @@ def test_a_session_without_native_ids_still_counts_one() -> None:
     assert lines == ["hermes home: 1 session (0 files written)"]
     report.files_written = 1
     counter.session(report, SimpleNamespace(native_ids=("a", "b")))  # type: ignore[arg-type]
-    assert lines[-1] == "hermes home: 3 sessions (1 file written)"
+    assert lines[-1] == "hermes home: 2 sessions (1 file written)"
+    counter.session(report, SimpleNamespace(native_ids=()))  # type: ignore[arg-type]
+    assert lines[-1] == "hermes home: 2 sessions (1 file written)"
 
 
 def test_sessions_done_never_pass_the_total() -> None:
