@@ -225,9 +225,18 @@ def native_sessions(
     for group in groups:
         yield _native(store, group, read)
     for path in other:
-        kind = "directory" if path.is_dir() else "file"
         yield Finding(
             kind="dropped",
-            message=f"not a session {kind}: not converted",
+            message=f"{_what(Path(path))}: not converted",
             unit=store.relative(Path(path)),
         )
+
+
+def _what(path: Path) -> str:
+    """What a path of a project directory that is not converted is, for its finding."""
+    try:
+        if path.is_dir():
+            return "not a session directory"
+        return "not a session file" if path.is_file() else "not a regular file or folder"
+    except OSError:
+        return "not a regular file or folder"

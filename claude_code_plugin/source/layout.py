@@ -330,6 +330,10 @@ def project_layout(project: Path) -> tuple[list[SessionFiles], list[Path], list[
                 mains.setdefault(child.name, None)
             elif not any(m.stem == child.name for m in project.glob(f"*{SUFFIX}")):
                 other.append(child)
+        else:  # a FIFO, a socket, a device, a dangling link: reported, never opened
+            other.append(child)
+    metas = {meta_path(agent) for agent in legacy}  # read into their agents' headers
+    other = [path for path in other if path not in metas]
     out = []
     for stem in sorted(mains):
         agents, side = _side_files(project / stem)

@@ -123,6 +123,36 @@ def test_subagents_count_the_project_level_transcripts_of_older_clis(
     assert session["counts"]["subagents"] == 2
 
 
+def test_what_a_project_directory_holds_besides_sessions_is_reported_once_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A FIFO named like a session file and a dangling link are reported (never opened: a
+    FIFO would stall the run), as any other file is; an older CLI's ``agent-<id>.meta.json``
+    beside its transcript is read into that agent's header, not reported as dropped."""
+    import os
+
+    project = tmp_path / PROJECT
+    simple().write(project)
+    simple(Lines(agentId="old1", isSidechain=True)).write(project, "agent-old1")
+    (project / "agent-old1.meta.json").write_text('{"agentType": "Explore"}')
+    os.mkfifo(project / "22222222-3333-4444-8555-666666666666.jsonl")
+    (project / "gone.jsonl").symlink_to(tmp_path / "nowhere")
+    (project / "notes.txt").write_text("x")
+    out = tmp_path / "out"
+    code, _, _ = run(capsys, "convert", project, "-o", out)
+    assert code == ExitCode.OK
+    (report,) = reports_in(out)
+    dropped = {f["unit"]: f["message"] for f in report["dropped"]}
+    assert dropped == {
+        "22222222-3333-4444-8555-666666666666.jsonl": "not a regular file or folder: not converted",
+        "gone.jsonl": "not a regular file or folder: not converted",
+        "notes.txt": "not a session file: not converted",
+    }
+    headers = [json.loads(p.read_text().splitlines()[0]) for p in out.rglob("*.jsonl")]
+    (agent,) = [h["claude-code"] for h in headers if h["claude-code"].get("agent") == "old1"]
+    assert agent["meta"] == {"agentType": "Explore"}
+
+
 def test_side_files_of_a_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A sub-agent's ``meta.json`` is read into its header, not reported as dropped; a
     session directory holding only files that are not transcripts is still listed, so that
