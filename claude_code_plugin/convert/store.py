@@ -136,9 +136,16 @@ def _links(children: list[Child], members: list[Member]) -> Links:
 
 
 def _agent_member(
-    store: ClaudeStore, stem: str, path: Path, index: FileIndex | None = None
+    store: ClaudeStore,
+    stem: str,
+    path: Path,
+    index: FileIndex | None,
+    taken: set[str],
 ) -> Member | Finding:
-    """A sub-agent transcript as a member of its family (``index``: read already)."""
+    """A sub-agent transcript as a member of its family (``index``: read already). A name
+    in ``taken`` (an older CLI's ``agent-<id>.jsonl`` beside the same agent's file under
+    ``subagents/``, a copy) gets the first free ``~<n>``, its id's key too; the name is
+    then taken."""
     unit = store.relative(path)
     try:
         index = index if index is not None else index_file(path)
@@ -152,7 +159,13 @@ def _agent_member(
     subagents = store.project / stem / SUBAGENTS
     inside = path.relative_to(subagents).as_posix() if path.is_relative_to(subagents) else path.name
     name = f"{stem}.{inside[: -len(SUFFIX)].replace('/', '.')}"
-    return Member(path, name, f"{stem}/{inside}", index, agent=agent_id(path))
+    key = f"{stem}/{inside}"
+    first_name, first_key, n = name, key, 1
+    while name in taken:
+        n += 1
+        name, key = f"{first_name}~{n}", f"{first_key}~{n}"
+    taken.add(name)
+    return Member(path, name, key, index, agent=agent_id(path))
 
 
 def _missing_agents(members: list[Member], stem: str, store: ClaudeStore) -> list[Finding]:
@@ -203,8 +216,9 @@ def family(store: ClaudeStore, native: Native) -> Iterator[ConvertedSession | Fi
                 session=stem,
             )
     agents: list[Member] = []
+    taken = {stem}
     for path in sorted((*files.agents, *native.group.legacy)):
-        made = _agent_member(store, stem, path, native.agents.get(path))
+        made = _agent_member(store, stem, path, native.agents.get(path), taken)
         if isinstance(made, Finding):
             yield made
         elif not made.index.lines:

@@ -153,6 +153,40 @@ def test_what_a_project_directory_holds_besides_sessions_is_reported_once_each(
     assert agent["meta"] == {"agentType": "Explore"}
 
 
+def test_an_agent_transcript_in_both_layouts_is_converted_twice_under_two_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An older CLI's ``agent-<id>.jsonl`` in the project directory and the same agent's file
+    under ``subagents/`` (a copy, an upgrade mid-session) once gave two ASF sessions one name,
+    and the plugin's failure stopped the whole project. The second one met takes ``~2``; the
+    other keeps the name and id it has alone."""
+    project = tmp_path / PROJECT
+    simple().write(project)
+    agent = simple(Lines(agentId="a1", isSidechain=True))
+    agent.write(project / SESSION / "subagents", "agent-a1")
+    alone = tmp_path / "alone"
+    code, _, _ = run(capsys, "convert", project, "-o", alone)
+    assert code == ExitCode.OK
+    agent.write(project, "agent-a1")
+    both = tmp_path / "both"
+    code, _, err = run(capsys, "convert", project, "-o", both)
+    assert code == ExitCode.OK, err
+    (report,) = reports_in(both)
+    assert sorted(report["files"]) == [
+        SESSION,
+        f"{SESSION}.agent-a1",
+        f"{SESSION}.agent-a1~2",
+    ]
+    (before,) = reports_in(alone)
+    kept = before["files"][f"{SESSION}.agent-a1"]
+    assert report["files"][f"{SESSION}.agent-a1"] == kept
+    (old,) = alone.rglob(Path(kept).name)
+    (new,) = both.rglob(Path(kept).name)
+    assert new.read_bytes() == old.read_bytes()
+    code, _, _ = run(capsys, "verify", both)
+    assert code == ExitCode.OK
+
+
 def test_side_files_of_a_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A sub-agent's ``meta.json`` is read into its header, not reported as dropped; a
     session directory holding only files that are not transcripts is still listed, so that
