@@ -112,12 +112,19 @@ def _cyclic(member: Member) -> bool:
 def arrange(main: Member | None, agents: Sequence[Member]) -> list[Member]:
     """Link every sub-agent, give every file its ASF id, and return the files children first.
 
-    With no session file, each transcript is a session of its own.
+    With no session file, each transcript is a session of its own. A second transcript of
+    one agent (an older CLI's copy beside the file under ``subagents/``) hangs from the
+    session file's end: the call or compaction is the first one's, and so would its id be.
     """
     holders = [m for m in (main, *agents) if m is not None]
+    met: set[str | None] = set()
     for agent in agents:
         if main is None:
             continue
+        if agent.agent in met:
+            agent.holder, agent.tail = main, True
+            continue
+        met.add(agent.agent)
         found = None if agent.helper else _spawner(agent, holders)
         if found is not None:
             agent.holder, agent.call = found

@@ -187,6 +187,41 @@ def test_an_agent_transcript_in_both_layouts_is_converted_twice_under_two_names(
     assert code == ExitCode.OK
 
 
+def test_an_agent_a_call_spawned_in_both_layouts_gives_two_session_ids(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both copies of a spawned agent hang from the one call that spawned it: their ids,
+    derived from that call, were one, and the project stopped as a plugin failure. The copy
+    (``~2``) hangs from the session's end instead; the other keeps the call, its id and its
+    bytes."""
+    project = tmp_path / PROJECT
+    s = Lines()
+    u = s.user(None, "delegate")
+    c = s.call(u, "msg_1", "toolu_task", name="Task")
+    s.result(c, "toolu_task", "found it", toolUseResult={"agentId": "a1", "status": "completed"})
+    s.write(project)
+    agent = simple(Lines(agentId="a1", isSidechain=True))
+    agent.write(project / SESSION / "subagents", "agent-a1")
+    alone = tmp_path / "alone"
+    code, _, err = run(capsys, "convert", project, "-o", alone)
+    assert code == ExitCode.OK, err
+    agent.write(project, "agent-a1")
+    both = tmp_path / "both"
+    code, _, err = run(capsys, "convert", project, "-o", both)
+    assert code == ExitCode.OK, err
+    (report,) = reports_in(both)
+    names = [SESSION, f"{SESSION}.agent-a1", f"{SESSION}.agent-a1~2"]
+    assert sorted(report["files"]) == names
+    (before,) = reports_in(alone)
+    kept = before["files"][names[1]]
+    assert report["files"][names[1]] == kept
+    (old,) = alone.rglob(Path(kept).name)
+    (new,) = both.rglob(Path(kept).name)
+    assert new.read_bytes() == old.read_bytes()
+    code, stdout, _ = run(capsys, "verify", both)
+    assert code == ExitCode.OK, stdout
+
+
 def test_side_files_of_a_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A sub-agent's ``meta.json`` is read into its header, not reported as dropped; a
     session directory holding only files that are not transcripts is still listed, so that
