@@ -217,7 +217,8 @@ def family(store: ClaudeStore, native: Native) -> Iterator[ConvertedSession | Fi
             )
     agents: list[Member] = []
     taken = {stem}
-    for path in sorted((*files.agents, *native.group.legacy)):
+    # The current layout's files first: an older CLI's copy of one of them is the one renamed.
+    for path in (*sorted(files.agents), *sorted(native.group.legacy)):
         made = _agent_member(store, stem, path, native.agents.get(path), taken)
         if isinstance(made, Finding):
             yield made

@@ -153,17 +153,22 @@ def test_what_a_project_directory_holds_besides_sessions_is_reported_once_each(
     assert agent["meta"] == {"agentType": "Explore"}
 
 
+#: Session ids whose directory sorts before and after an older CLI's ``agent-<id>.jsonl``.
+_BOTH_SIDES = [SESSION, "f" + SESSION[1:]]
+
+
+@pytest.mark.parametrize("session", _BOTH_SIDES)
 def test_an_agent_transcript_in_both_layouts_is_converted_twice_under_two_names(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], session: str
 ) -> None:
     """An older CLI's ``agent-<id>.jsonl`` in the project directory and the same agent's file
     under ``subagents/`` (a copy, an upgrade mid-session) once gave two ASF sessions one name,
-    and the plugin's failure stopped the whole project. The second one met takes ``~2``; the
-    other keeps the name and id it has alone."""
+    and the plugin's failure stopped the whole project. The older CLI's takes ``~2``, whatever
+    the session's id; the other keeps the name and id it has alone."""
     project = tmp_path / PROJECT
-    simple().write(project)
-    agent = simple(Lines(agentId="a1", isSidechain=True))
-    agent.write(project / SESSION / "subagents", "agent-a1")
+    simple(Lines(session)).write(project)
+    agent = simple(Lines(session, agentId="a1", isSidechain=True))
+    agent.write(project / session / "subagents", "agent-a1")
     alone = tmp_path / "alone"
     code, _, _ = run(capsys, "convert", project, "-o", alone)
     assert code == ExitCode.OK
@@ -173,13 +178,13 @@ def test_an_agent_transcript_in_both_layouts_is_converted_twice_under_two_names(
     assert code == ExitCode.OK, err
     (report,) = reports_in(both)
     assert sorted(report["files"]) == [
-        SESSION,
-        f"{SESSION}.agent-a1",
-        f"{SESSION}.agent-a1~2",
+        session,
+        f"{session}.agent-a1",
+        f"{session}.agent-a1~2",
     ]
     (before,) = reports_in(alone)
-    kept = before["files"][f"{SESSION}.agent-a1"]
-    assert report["files"][f"{SESSION}.agent-a1"] == kept
+    kept = before["files"][f"{session}.agent-a1"]
+    assert report["files"][f"{session}.agent-a1"] == kept
     (old,) = alone.rglob(Path(kept).name)
     (new,) = both.rglob(Path(kept).name)
     assert new.read_bytes() == old.read_bytes()
@@ -187,21 +192,22 @@ def test_an_agent_transcript_in_both_layouts_is_converted_twice_under_two_names(
     assert code == ExitCode.OK
 
 
+@pytest.mark.parametrize("session", _BOTH_SIDES)
 def test_an_agent_a_call_spawned_in_both_layouts_gives_two_session_ids(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], session: str
 ) -> None:
     """Both copies of a spawned agent hang from the one call that spawned it: their ids,
     derived from that call, were one, and the project stopped as a plugin failure. The copy
     (``~2``) hangs from the session's end instead; the other keeps the call, its id and its
     bytes."""
     project = tmp_path / PROJECT
-    s = Lines()
+    s = Lines(session)
     u = s.user(None, "delegate")
     c = s.call(u, "msg_1", "toolu_task", name="Task")
     s.result(c, "toolu_task", "found it", toolUseResult={"agentId": "a1", "status": "completed"})
     s.write(project)
-    agent = simple(Lines(agentId="a1", isSidechain=True))
-    agent.write(project / SESSION / "subagents", "agent-a1")
+    agent = simple(Lines(session, agentId="a1", isSidechain=True))
+    agent.write(project / session / "subagents", "agent-a1")
     alone = tmp_path / "alone"
     code, _, err = run(capsys, "convert", project, "-o", alone)
     assert code == ExitCode.OK, err
@@ -210,7 +216,7 @@ def test_an_agent_a_call_spawned_in_both_layouts_gives_two_session_ids(
     code, _, err = run(capsys, "convert", project, "-o", both)
     assert code == ExitCode.OK, err
     (report,) = reports_in(both)
-    names = [SESSION, f"{SESSION}.agent-a1", f"{SESSION}.agent-a1~2"]
+    names = [session, f"{session}.agent-a1", f"{session}.agent-a1~2"]
     assert sorted(report["files"]) == names
     (before,) = reports_in(alone)
     kept = before["files"][names[1]]
