@@ -39,7 +39,7 @@ from asf_core.pipeline.report import RunReport, StoreReport, write_report
 from asf_core.pipeline.stops import CHANGED, DAMAGED, OUTPUT, PLUGIN, Stopped
 from asf_core.pipeline.store_run import OnSession, StoreRun, noter
 from asf_core.pipeline.stores import find_stores
-from asf_core.pipeline.unchanged import holds, store_name
+from asf_core.pipeline.unchanged import holds, named_as, store_name
 from asf_core.plugins import AsfPluginManager
 from asf_core.selecting import filtered
 
@@ -243,7 +243,9 @@ def _as_left(pm: AsfPluginManager, candidate: Candidate, out_dir: Path) -> bool:
         return False
     claim = candidate.claim
     dest = store_dir(out_dir, claim.format, claim.path)
-    return stamp is not None and holds(dest, claim.format, store_name(claim.path), stamp)
+    if stamp is None or not holds(dest, claim.format, store_name(claim.path), stamp):
+        return False
+    return named_as(dest, str(claim.path))  # else opened, as StoreRun.unchanged says
 
 
 def convert_paths(

@@ -19,7 +19,7 @@ from asf_core.code_digest import code_digest
 from asf_core.files import read_regular
 from asf_core.layout import FINGERPRINTS_NAME, REPORT_NAME
 
-__all__ = ["IGNORED", "VERSION", "holds", "host_version", "inside", "store_name"]
+__all__ = ["IGNORED", "VERSION", "holds", "host_version", "inside", "named_as", "store_name"]
 
 #: The version of ``fingerprints.json`` this asf writes.
 VERSION = 1
@@ -89,3 +89,13 @@ def holds(dest: Path, format: str, store: str, stamp: str) -> bool:
         return False
     root = f"{dest}/"
     return all(inside(name) and _same(s, root + name) for name, s in files)
+
+
+def named_as(dest: Path, path: str) -> bool:
+    """Whether the last run's ``report.json`` in ``dest`` names the store ``path``, as this
+    run does: a store named another way is opened even when :func:`holds` (its report may
+    name it too: :meth:`~asf_core.pipeline.store_run.StoreRun.unchanged`)."""
+    try:
+        return bool(json.loads(read_regular(dest / REPORT_NAME)).get("path") == path)
+    except (OSError, ValueError, RecursionError, AttributeError):
+        return False

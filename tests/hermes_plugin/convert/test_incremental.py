@@ -193,6 +193,39 @@ def test_counting_for_a_progress_line_opens_no_unchanged_store(
     assert opened == [main_db, main_db]
 
 
+def test_a_store_named_another_way_is_counted_as_it_is_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A home named by a relative path, then by its absolute path: the records hold (the
+    store's resolved path), but the last report names it the other way, so the store is
+    opened and converted. Its progress line had no total: counting took it for not opened."""
+    from asf_core.pipeline.conversion import convert_paths
+    from asf_core.plugins import make_plugin_manager
+
+    src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
+    monkeypatch.chdir(tmp_path)
+
+    def totals(home: Path) -> dict[str, int | None]:
+        told: dict[str, int | None] = {}
+        _, problems = convert_paths(
+            make_plugin_manager(),
+            [home],
+            out,
+            count=True,
+            on_store=lambda c, total: told.__setitem__(c.claim.path.parent.name, total),
+        )
+        assert problems == []
+        return told
+
+    assert totals(Path("home")) == {"home": 24, "work": 1}
+    opened = _openings(monkeypatch)
+    assert totals(Path("home")) == {"home": None, "work": None}
+    assert opened == []
+    told = totals(src)
+    assert opened  # named another way: opened and converted, units carried over
+    assert told == {"home": 24, "work": 1}
+
+
 def test_an_unchanged_home_hermes_has_open_is_not_opened_either(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reads: Reads
 ) -> None:
