@@ -20,6 +20,7 @@ from asf_core.formats import Finding, NativeSession
 from asf_core.ids import IdError, migrate_ts
 from claude_code_plugin.handle import ClaudeStore, Group
 from claude_code_plugin.source.index import FileIndex, index_file
+from claude_code_plugin.source.layout import SUBAGENTS
 
 __all__ = ["Native", "index_findings", "indexed", "native_sessions", "when"]
 
@@ -145,12 +146,13 @@ def _native(store: ClaudeStore, group: Group, read: bool) -> NativeSession:
                 session=files.stem,
             )
         )
-    linked = store.project / files.stem  # a side file only when it is a link to a folder
+    # Side files only when they are links to folders.
+    linked = (store.project / files.stem, store.project / files.stem / SUBAGENTS)
     findings.extend(
         Finding(
             kind="dropped",
             message="a link to a folder, not followed: not converted"
-            if side == linked
+            if side in linked
             else "not a transcript: not converted",
             unit=store.relative(side),
             session=files.stem,

@@ -285,11 +285,14 @@ def stores_at(path: Path | None) -> list[Found]:
 
 def _side_files(directory: Path) -> tuple[list[Path], list[Path]]:
     """Sub-agent transcripts and other files under a session's side directory; a link to a
-    folder in its place is not walked but is itself a side file (reported, not converted)."""
+    folder in its place (or in its ``subagents/``'s) is not walked but is itself a side file
+    (reported, not converted)."""
     agents: list[Path] = []
     side: list[Path] = []
     if is_folder_link(directory):
         return agents, [directory]
+    if is_folder_link(directory / SUBAGENTS):  # the walk below passes over it unsaid
+        side.append(directory / SUBAGENTS)
     for file in files_under(directory).files:
         inside = file.relative_to(directory).parts
         if inside[0] == SUBAGENTS and is_agent_file(file):

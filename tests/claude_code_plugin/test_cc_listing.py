@@ -294,6 +294,31 @@ def test_a_link_to_a_folder_in_a_session_directorys_place_is_reported_not_walked
     assert SESSION in written.read_text().splitlines()[0]
 
 
+def test_a_link_to_a_folder_in_subagents_place_is_reported_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A session directory whose ``subagents/`` is a link to a folder: the link is not
+    followed, and, as claude-code.md says of a link in a session directory's place, it is one
+    ``dropped`` finding. It was dropped silently, its sub-agents with it."""
+    project = tmp_path / PROJECT
+    simple().write(project)
+    tree = tmp_path / "elsewhere"
+    simple(Lines(agentId="a9", isSidechain=True)).write(tree, "agent-a9")
+    (project / SESSION).mkdir()
+    (project / SESSION / "subagents").symlink_to(tree, target_is_directory=True)
+    (session,) = _listed(capsys, project)
+    assert session["counts"]["subagents"] == 0
+    assert [(f["unit"], f["message"]) for f in session["findings"]] == [
+        (f"{SESSION}/subagents", "a link to a folder, not followed: not converted")
+    ]
+    out = tmp_path / "out"
+    code, _, _ = run(capsys, "convert", project, "-o", out)
+    assert code == ExitCode.OK
+    (report,) = reports_in(out)
+    assert [d["unit"] for d in report["dropped"]] == [f"{SESSION}/subagents"]
+    assert list(report["files"]) == [SESSION]
+
+
 def test_blank_lines_hold_nothing_but_keep_the_numbers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
