@@ -21,9 +21,11 @@ __all__ = ["HermesHandle", "database_name"]
 
 def database_name(path: Path) -> str:
     """How units name a database: ``profiles/<name>/<file>`` inside a profile, else its file
-    name."""
-    if path.parent.parent.name == DIR_PROFILES:
-        return f"{DIR_PROFILES}/{path.parent.name}/{path.name}"
+    name; the profile told from where its folder is (resolved, as for its label), not from
+    the path typed (``work/state.db`` from inside ``profiles/``, a link to the profile)."""
+    folder = path.parent.resolve()
+    if folder.parent.name == DIR_PROFILES:
+        return f"{DIR_PROFILES}/{folder.name}/{path.name}"
     return path.name or DATABASE_NAME
 
 

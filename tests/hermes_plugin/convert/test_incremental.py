@@ -193,6 +193,27 @@ def test_counting_for_a_progress_line_opens_no_unchanged_store(
     assert opened == [main_db, main_db]
 
 
+@pytest.mark.parametrize("named", ["from its profiles folder", "through a link"])
+def test_a_profile_named_another_way_converts_to_the_same_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named: str
+) -> None:
+    """A profile's database is named in ids by its place in the home
+    (``profiles/<name>/state.db``), never by the path typed: typed as ``work`` from inside
+    ``profiles/`` (or through a link to the profile), it was ``state.db``, so its sessions
+    got other ids, and a re-run into the same output wrote each conversation a second file."""
+    src = _copy(HOME, tmp_path / "home")
+    assert _convert(src / "profiles" / "work", tmp_path / "fresh", 1) == 0
+    out = tmp_path / "out"
+    assert _convert(src / "profiles" / "work", out, 1) == 0
+    if named == "through a link":
+        (tmp_path / "work").symlink_to(src / "profiles" / "work", target_is_directory=True)
+        monkeypatch.chdir(tmp_path)
+    else:
+        monkeypatch.chdir(src / "profiles")
+    assert _convert(Path("work"), out, 1) == 0
+    assert _tree(out, reports=False) == _tree(tmp_path / "fresh", reports=False)
+
+
 def test_a_store_named_another_way_is_counted_as_it_is_opened(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
