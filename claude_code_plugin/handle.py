@@ -49,12 +49,15 @@ class ClaudeStore:
             raise StoreError(f"cannot read: {exc.strerror or exc}") from exc
         #: The project directory the session files are in (named after a working directory).
         self.project = path.parent if self.is_file else path
+        #: Its name, as headers give it: the folder's own, however the path was typed (``.``,
+        #: a file's name alone, a link of another name).
+        self.project_name = self.project.resolve().name
         #: Set by the ``plan`` hook: ``read`` then lists each session's files without reading
         #: them, and each unit's job reads its own (where it runs) and reports what it finds.
         self.planned = False
 
     def info(self) -> dict[str, Any]:
-        return {"kind": "file" if self.is_file else "project", "project": self.project.name}
+        return {"kind": "file" if self.is_file else "project", "project": self.project_name}
 
     def close(self) -> None:
         """Nothing is held open."""

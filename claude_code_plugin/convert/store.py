@@ -40,7 +40,7 @@ def _meta(path: Path) -> Any:
 
 def _header(store: ClaudeStore, member: Member, stem: str) -> Header:
     index = member.index
-    about: JSON = {"session": stem, "project": store.project.name}
+    about: JSON = {"session": stem, "project": store.project_name}
     about["file"] = store.relative(member.path)
     if index.branches:
         about["git_branch"] = index.branches[0]

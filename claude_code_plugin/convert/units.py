@@ -52,7 +52,7 @@ def _files(group: Group) -> list[Path]:
 def fingerprint(store: ClaudeStore, group: Group) -> str:
     """A unit's fingerprint: the plugin's code, the project's name (headers carry it), the
     session's id, and each file's name and status."""
-    parts: list[object] = [converter_version(), store.project.name, group.files.stem]
+    parts: list[object] = [converter_version(), store.project_name, group.files.stem]
     parts += [(store.relative(path), file_status(path)) for path in _files(group)]
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 

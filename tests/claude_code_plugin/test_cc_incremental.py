@@ -332,6 +332,38 @@ def test_a_store_named_another_way_keeps_its_records(
     assert output_files(out, ran=False) == _fresh(home, tmp_path / "fresh")
 
 
+@pytest.mark.parametrize("named", [".", "a link", "a session file"])
+def test_a_project_named_another_way_writes_the_same_files(
+    home: Path, tmp_path: Path, reads: list[str], monkeypatch: pytest.MonkeyPatch, named: str
+) -> None:
+    """Headers (and fingerprints) give the project directory's name: typed as ``.`` from
+    inside it, or a session file by its name alone, it was ``""``; through a link, the link's
+    name. Every file was converted again into the same output, with other bytes."""
+
+    def sessions(out: Path) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in out.rglob("*.jsonl")}
+
+    project = home / "projects" / KITCHEN
+    assert _convert(project, tmp_path / "fresh") == 0
+    out = tmp_path / "out"
+    assert _convert(project, out) == 0
+    if named == "a link":
+        (tmp_path / "mine").symlink_to(project, target_is_directory=True)
+        monkeypatch.chdir(tmp_path)
+        typed = Path("mine")
+    else:
+        monkeypatch.chdir(project)
+        typed = Path() if named == "." else Path(f"{SESSION}.jsonl")
+    assert _convert(typed, tmp_path / "typed") == 0
+    fresh = sessions(tmp_path / "fresh")
+    assert sessions(tmp_path / "typed").items() <= fresh.items()
+    if named != "a session file":  # a file is a store of its own
+        reads.clear()
+        assert _convert(typed, out) == 0
+        assert reads == []  # the records hold: nothing is read again
+        assert sessions(out) == fresh
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_the_progress_line_counts_sessions_not_sub_agent_files(tmp_path: Path, jobs: int) -> None:
     """A session with sub-agents is one of the store's total, written as several files: the
