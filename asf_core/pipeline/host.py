@@ -40,9 +40,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Candidate",
+    "CheckedEntries",
     "Discovery",
     "blame",
-    "checked_entries",
     "checked_items",
     "choose",
     "close_store",
@@ -255,23 +255,28 @@ def _with_checked_entries(plugin: str, hook: str, session: ConvertedSession) -> 
         if wrong is not _END:
             raise PluginError(plugin, where, _not_an_entry(wrong))
         return session
-    return attrs.evolve(session, entries=checked_entries(plugin, where, entries))
+    return attrs.evolve(session, entries=CheckedEntries(plugin, where, entries))
 
 
 def _not_an_entry(value: object) -> str:
     return f"gave {type(value).__name__} as an entry"
 
 
-def checked_entries(plugin: str, hook: str, entries: Iterable[Entry]) -> Iterator[Entry]:
-    """A converted session's entries, pulled under :func:`blame`, each an :class:`Entry`
-    (anything else, a None included, is the plugin's error, never the end of the session)."""
-    from asf_core.model import Entry  # only once a session is converted
+class CheckedEntries:
+    """A session's entries, pulled under :func:`blame` on each iteration (the Claude Code
+    plugin's can be read again), each an :class:`Entry`: anything else is the plugin's error."""
 
-    with blame(plugin, hook):
-        for entry in entries:
-            if not isinstance(entry, Entry):
-                raise PluginError(plugin, hook, _not_an_entry(entry))
-            yield entry
+    def __init__(self, plugin: str, hook: str, entries: Iterable[Entry]) -> None:
+        self.plugin, self.hook, self.entries = plugin, hook, entries
+
+    def __iter__(self) -> Iterator[Entry]:
+        from asf_core.model import Entry  # only once a session is converted
+
+        with blame(self.plugin, self.hook):
+            for entry in self.entries:
+                if not isinstance(entry, Entry):
+                    raise PluginError(self.plugin, self.hook, _not_an_entry(entry))
+                yield entry
 
 
 _END: Any = object()

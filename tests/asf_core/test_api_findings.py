@@ -40,3 +40,17 @@ def test_each_finding_comes_once_as_the_report_has_it(tmp_path: Path) -> None:
     assert sorted(s["unit"] for s in json.loads(report.read_text())["strays"]) == sorted(
         f.unit for f in strays
     )
+
+
+def test_a_sessions_entries_read_twice_are_the_same(tmp_path: Path) -> None:
+    """A converted session's entries are checked as they are pulled; a plugin's entries that
+    can be read again (the Claude Code plugin's, read from the file each time) still can:
+    counting them first left ``api.lines`` a file of its header alone."""
+    stores, problems = api.find_stores(SHARED / "claude-code" / "home" / ".claude")
+    assert problems == []
+    for store in stores:
+        for session in store.sessions():
+            first = list(session.entries)
+            assert first
+            assert list(session.entries) == first
+            assert len(list(api.lines(session))) == len(first) + 1
