@@ -159,29 +159,35 @@ def test_an_unchanged_home_at_rest_is_not_opened(
     assert was == now
 
 
+def _totals(home: Path, out: Path, key: Callable[[Path], Any]) -> dict[Any, int | None]:
+    """Each store's total for the progress line of a run that counts (``convert`` on a
+    terminal), by ``key`` of its path: None where the store was not counted."""
+    from asf_core.pipeline.conversion import convert_paths
+    from asf_core.plugins import make_plugin_manager
+
+    told: dict[Any, int | None] = {}
+    _, problems = convert_paths(
+        make_plugin_manager(),
+        [home],
+        out,
+        count=True,
+        on_store=lambda candidate, total: told.__setitem__(key(candidate.claim.path), total),
+    )
+    assert problems == []
+    return told
+
+
 def test_counting_for_a_progress_line_opens_no_unchanged_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``asf convert`` on a terminal counts each store's sessions first (its progress line's
     total), except a store its records say the last run left as it is: that one is not
     opened at all, as without a progress line, and its total is not told."""
-    from asf_core.pipeline.conversion import convert_paths
-    from asf_core.plugins import make_plugin_manager
-
     src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
     main_db, work_db = src / "state.db", src / "profiles" / "work" / "state.db"
 
     def totals() -> dict[Path, int | None]:
-        told: dict[Path, int | None] = {}
-        _, problems = convert_paths(
-            make_plugin_manager(),
-            [src],
-            out,
-            count=True,
-            on_store=lambda candidate, total: told.__setitem__(candidate.claim.path, total),
-        )
-        assert problems == []
-        return told
+        return _totals(src, out, lambda path: path)
 
     first = totals()
     assert first == {main_db: 24, work_db: 1}  # the fixture's sessions (asf list)
@@ -220,23 +226,11 @@ def test_a_store_named_another_way_is_counted_as_it_is_opened(
     """A home named by a relative path, then by its absolute path: the records hold (the
     store's resolved path), but the last report names it the other way, so the store is
     opened and converted. Its progress line had no total: counting took it for not opened."""
-    from asf_core.pipeline.conversion import convert_paths
-    from asf_core.plugins import make_plugin_manager
-
     src, out = _copy(HOME, tmp_path / "home"), tmp_path / "out"
     monkeypatch.chdir(tmp_path)
 
     def totals(home: Path) -> dict[str, int | None]:
-        told: dict[str, int | None] = {}
-        _, problems = convert_paths(
-            make_plugin_manager(),
-            [home],
-            out,
-            count=True,
-            on_store=lambda c, total: told.__setitem__(c.claim.path.parent.name, total),
-        )
-        assert problems == []
-        return told
+        return _totals(home, out, lambda path: path.parent.name)
 
     assert totals(Path("home")) == {"home": 24, "work": 1}
     opened = _openings(monkeypatch)
