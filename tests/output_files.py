@@ -43,3 +43,17 @@ def store_report(store: Path | None) -> dict[str, Any]:
     for key in HOW_IT_RAN:
         report.pop(key, None)
     return report
+
+
+#: The codes of the findings naming files of earlier runs left in place (docs/cli.md,
+#: "Re-running").
+LEFT_CODES = ("left", "superseded")
+
+
+def take_left(report: dict[str, Any]) -> set[str]:
+    """Take the findings naming files of earlier runs out of a store's report (a fresh
+    conversion has none); return the paths they name."""
+    left = [f for f in report.get("findings", ()) if f.get("code") in LEFT_CODES]
+    for finding in left:
+        report["findings"].remove(finding)
+    return {str(f["path"]) for f in left}

@@ -18,6 +18,7 @@ from asf_core.cli.redacting import redaction_for
 from asf_core.errors import OutputError
 from asf_core.layout import REPORT_NAME
 from asf_core.pipeline.conversion import convert_paths
+from asf_core.pipeline.left import LEFT, SUPERSEDED
 from asf_core.pipeline.unchanged import IGNORED
 
 if TYPE_CHECKING:  # what only some runs need loads when they need it (see main's docstring)
@@ -44,6 +45,9 @@ def _summary(run: RunReport) -> str:
     )
     if any(s.redacted for s in run.stores):
         text += f"; {t['redacted']} secrets and personal values redacted"
+    left = sum(1 for s in run.stores for f in s.findings if f.code in (LEFT, SUPERSEDED))
+    if left:
+        text += f"; {plural(left, 'file')} of earlier runs left in place"
     failed = sum(1 for s in run.stores if s.error)
     if failed:
         text += f"; {plural(failed, 'store')} stopped early"

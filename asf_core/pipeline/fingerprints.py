@@ -107,7 +107,8 @@ class WholeRecord:
 
     stamp: str
     report: FileStamp
-    #: The files of sessions written outside any unit (by ``finish``), by path.
+    #: The files besides the units' the report names, by path: sessions written outside any
+    #: unit (by ``finish``) and files left from earlier runs (:mod:`asf_core.pipeline.left`).
     files: Mapping[str, FileStamp] = field(factory=dict)
 
 

@@ -118,8 +118,11 @@ class StoreRun:
         self.stamp: str | None = None
         #: Whether a unit without fingerprint was converted (then the store is read again).
         self.unrecorded = False
-        #: The files written outside any unit, and their stamps.
+        #: The files besides the units' that the report names, and their stamps: sessions
+        #: written outside any unit, files of earlier runs left in place.
         self.outside: dict[str, FileStamp] = {}
+        #: Every session file this run wrote or found unchanged, by the session's id.
+        self.by_id: dict[str, str] = {}
         #: The store as its records name it.
         self._name = store_name(self.claim.path)
 
@@ -138,8 +141,10 @@ class StoreRun:
 
         for item in items:
             apply(self.report, self.seen, [item])
-            if isinstance(item, Written) and self.on_session is not None:
-                self.on_session(self.report, _stub(item))
+            if isinstance(item, Written):
+                self.by_id[item.id] = item.file
+                if self.on_session is not None:
+                    self.on_session(self.report, _stub(item))
 
     def flushed(self, outcome: Outcome) -> None:
         """Have the files a unit wrote flushed to disk."""
@@ -156,6 +161,7 @@ class StoreRun:
             session = redaction.session(session)
         done = write_session(self.plugin, self.dest, session, self.guard)
         self.outside[done.file] = done.stamp
+        self.by_id[done.id] = done.file
         if done.size is not None:
             self.syncer.add([self.dest / done.file])
         apply(self.report, self.seen, [done])
@@ -266,6 +272,8 @@ class StoreRun:
                 host.close_store(self.plugin, store)
             except PluginError as exc:
                 report.error = report.error or str(exc)
+        if report.complete and not report.error and self.selection.everything():
+            self._left()
         if self.guard is not None:
             self.guard.check_write(self.dest / REPORT_NAME)
             self.guard.check_write(self.dest / FINGERPRINTS_NAME)
@@ -276,6 +284,17 @@ class StoreRun:
                 self._save(kept, self._whole(written))
         except OSError as exc:
             raise OutputError(f"cannot write in {self.dest}: {exc.strerror or exc}") from exc
+
+    def _left(self) -> None:
+        """Name in the report each session file an earlier run wrote and this one did not
+        (:mod:`asf_core.pipeline.left`); a run that finds the store unchanged repeats the
+        findings as long as those files are as they were (their stamps are recorded)."""
+        from asf_core.pipeline.fingerprints import stamp_of
+        from asf_core.pipeline.left import left_files
+
+        for name, finding, st in left_files(self.dest, self.by_id):
+            self.note([finding])
+            self.outside[name] = stamp_of(st)
 
     def _whole(self, written: os.stat_result | None) -> WholeRecord | None:
         """What lets the next run skip the whole store: this run's stamp of it and of the

@@ -403,3 +403,28 @@ def test_the_progress_line_counts_sessions_not_sub_agent_files(tmp_path: Path, j
         "1 of 2 sessions",
         "2 of 2 sessions",
     ]
+
+
+def test_a_session_whose_file_name_changed_names_its_earlier_file(tmp_path: Path) -> None:
+    """A line appended with an earlier time moves the session's start, which its file name
+    spells: the new file is written, the earlier one left in place, and the report warns
+    that the output holds the session twice (docs/cli.md, "Re-running")."""
+    lines = simple()
+    transcript = lines.write(tmp_path / "home" / "projects" / "-home-u-proj")
+    out = tmp_path / "out"
+    assert _convert(tmp_path / "home", out) == 0
+    (earlier,) = out.rglob("*.jsonl")
+    first = lines.objects[-1]
+    lines.raw(
+        {**first, "uuid": "9" * 8 + first["uuid"][8:], "timestamp": "2026-01-01T00:00:00.000Z"}
+    )
+    transcript.write_bytes(lines.bytes())
+    assert _convert(tmp_path / "home", out) == 0
+    now = next(p for p in out.rglob("*.jsonl") if p != earlier)
+    (report_path,) = out.rglob("report.json")
+    report = json.loads(report_path.read_text())
+    (finding,) = [f for f in report["findings"] if f.get("code") in ("left", "superseded")]
+    assert finding["code"] == "superseded"
+    assert finding["path"] == str(earlier)
+    assert finding["data"]["file"] == now.relative_to(report_path.parent).as_posix()
+    assert earlier.exists()

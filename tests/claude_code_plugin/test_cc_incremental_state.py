@@ -28,7 +28,7 @@ from cc_helpers import last_uuid, watch_reads
 from cc_synth import Lines
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
-from output_files import output_files, store_report
+from output_files import output_files, store_report, take_left
 from output_tampering import TAMPERING, tamper_with_file, tamper_with_record
 from state_machines import run_machine
 
@@ -128,6 +128,10 @@ class StateMachine(RuleBasedStateMachine):
                 warned = [f for f in report["findings"] if f.get("code") == IGNORED]
                 assert len(warned) == 1
                 report["findings"].remove(warned[0])
+            if report:  # the stale files, each named in its store's report
+                mine_here = ours[name].relative_to(self.out).as_posix() + "/"
+                stale = {n for n in set(mine) - set(new) if n.startswith(mine_here)}
+                assert take_left(report) == {str(self.out / n) for n in stale}, name
             assert report == fresh_report, name
         self.damaged.clear()
 

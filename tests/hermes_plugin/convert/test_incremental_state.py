@@ -42,7 +42,7 @@ from hypothesis.stateful import (
     initialize,
     rule,
 )
-from output_files import output_files, store_report
+from output_files import output_files, store_report, take_left
 from output_tampering import TAMPERING, tamper_with_file, tamper_with_record
 from state_machines import run_machine
 
@@ -190,7 +190,8 @@ class StateMachine(RuleBasedStateMachine):
     def _check(self, code: int, fresh_code: int, fresh: Path) -> None:
         """The output is what the fresh conversion wrote: every file it wrote, byte for byte,
         and the same report but for how the run went; any other file is a stale one (a
-        session deleted or moved since is not deleted from the output)."""
+        session deleted or moved since is not deleted from the output), each named in the
+        report."""
         assert code == fresh_code
         ours, theirs = _store_dir(self.out), _store_dir(fresh)
         assert (ours and ours.name) == (theirs and theirs.name)
@@ -205,6 +206,8 @@ class StateMachine(RuleBasedStateMachine):
             assert len(warned) == 1
             report["findings"].remove(warned[0])
             self.damaged_records = False
+        if report:  # the stale files, each named in the report
+            assert take_left(report) == {str(ours / name) for name in set(mine) - set(new)}
         assert report == fresh_report
         shutil.rmtree(fresh)
 

@@ -1,0 +1,119 @@
+"""Session files an earlier run wrote into a store's directory that this run did not write.
+
+Each is a session gone from the store (deleted, pruned, or no longer readable), or an earlier
+file of a session written now under another name (its start time or working directory, which
+its file name spells, changed). asf deletes nothing it was not asked to, since an output
+directory is often a backup, but a session the output holds twice, or one its source no longer
+has, must not pass unseen: each such file is a finding in the store's report. Only a run that
+read the whole store without a problem can tell: a picked run writes some sessions, and a
+stopped one has not seen them all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from asf_core.files import open_regular
+from asf_core.findings import INFO, WARNING, Finding
+from asf_core.layout import RESERVED
+
+__all__ = ["LEFT", "SUPERSEDED", "left_files"]
+
+#: The code of a file whose session this run did not write (an ``info`` finding).
+LEFT = "left"
+#: The code of an earlier file of a session this run wrote to another file (a ``warning``).
+SUPERSEDED = "superseded"
+
+#: How much of a file is read for its header line, at most.
+_HEADER_BYTES = 1 << 20
+
+
+def session_files(dest: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """The ``.jsonl`` files in a store's directory and its folders one level down (where the
+    layout puts sessions), relative to it, with their status. Links are not followed and
+    hidden names (a run's temporaries) are passed over."""
+    for top in _entries(dest):
+        if stat.S_ISDIR(top.st_mode):
+            for inner in _entries(Path(top.path)):
+                if stat.S_ISREG(inner.st_mode) and inner.name.endswith(".jsonl"):
+                    yield f"{top.name}/{inner.name}", inner.st
+        elif stat.S_ISREG(top.st_mode) and top.name.endswith(".jsonl"):
+            yield top.name, top.st
+
+
+class _Entry:
+    __slots__ = ("name", "path", "st", "st_mode")
+
+    def __init__(self, entry: os.DirEntry[str]) -> None:
+        self.name, self.path = entry.name, entry.path
+        self.st = entry.stat(follow_symlinks=False)
+        self.st_mode = self.st.st_mode
+
+
+def _entries(folder: Path) -> list[_Entry]:
+    """A folder's entries not hidden nor asf's own, sorted by name (reports are stable);
+    none when it cannot be listed."""
+    found: list[_Entry] = []
+    try:
+        with os.scandir(folder) as listing:
+            for entry in listing:
+                if entry.name.startswith(".") or entry.name in RESERVED:
+                    continue
+                try:
+                    found.append(_Entry(entry))
+                except OSError:  # gone since it was listed
+                    continue
+    except OSError:
+        return []
+    return sorted(found, key=lambda e: e.name)
+
+
+def header_id(path: Path) -> str | None:
+    """The session id an ASF file's header line holds; None when there is none to read."""
+    try:
+        with open_regular(path) as stream:
+            line = stream.readline(_HEADER_BYTES)
+        header = json.loads(line)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(header, dict) or header.get("type") != "session":
+        return None
+    ident = header.get("id")
+    return ident if isinstance(ident, str) else None
+
+
+def left_files(dest: Path, written: Mapping[str, str]) -> list[tuple[str, Finding, os.stat_result]]:
+    """Each session file in ``dest`` that is none of the files this run ``written`` (session
+    id -> file, relative to ``dest``): its name relative to ``dest``, a finding, its status."""
+    files = set(written.values())
+    found: list[tuple[str, Finding, os.stat_result]] = []
+    for name, st in session_files(dest):
+        if name in files:
+            continue
+        path = dest / name
+        ident = header_id(path)
+        now = None if ident is None else written.get(ident)
+        if ident is not None and now is not None:
+            finding = Finding(
+                kind=WARNING,
+                code=SUPERSEDED,
+                message=f"{path}: an earlier file of session {ident!r}, which this run wrote "
+                f"to {now}; left in place (the output holds that session twice)",
+                path=str(path),
+                data={"id": ident, "file": now},
+            )
+        else:
+            finding = Finding(
+                kind=INFO,
+                code=LEFT,
+                message=f"{path}: written by an earlier run, its session is not in the store "
+                "now (gone, or unreadable: see the strays); left in place",
+                path=str(path),
+                data={} if ident is None else {"id": ident},
+            )
+        found.append((name, finding, st))
+    return found

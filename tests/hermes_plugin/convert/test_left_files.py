@@ -1,0 +1,188 @@
+"""Files an earlier run wrote that a run no longer writes: left in place and named in the
+report (docs/cli.md, "Re-running"), with Hermes' own ``SessionDB`` deleting and writing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hermes_clock import HermesClock
+from output_files import output_files
+
+from asf_core.cli.main import main
+
+_LEFT = ("left", "superseded")
+
+
+@pytest.fixture
+def hermes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], Any]:
+    """Hermes' ``SessionDB`` on an empty home (``tmp_path / "home"``), on its own clock."""
+    import hermes_state
+
+    monkeypatch.setattr(hermes_state, "time", HermesClock())
+    (tmp_path / "home").mkdir()
+    return lambda: hermes_state.SessionDB(db_path=tmp_path / "home" / "state.db")
+
+
+def _chat(sdb: Any, sid: str, question: str) -> None:
+    sdb.create_session(sid, "cli")
+    sdb.append_message(sid, "user", question)
+    sdb.append_message(sid, "assistant", f"An answer to: {question}", finish_reason="stop")
+
+
+def _home(hermes: Callable[[], Any], *sessions: str) -> None:
+    sdb = hermes()
+    for sid in sessions:
+        _chat(sdb, sid, f"What about {sid}?")
+    sdb.close()
+
+
+def _convert(home: Path, out: Path, *more: str) -> int:
+    return main(["convert", str(home), "-o", str(out), "-j", "1", *more])
+
+
+def _report(out: Path) -> dict[str, Any]:
+    (path,) = out.glob("hermes/*/report.json")
+    report: dict[str, Any] = json.loads(path.read_text())
+    return report
+
+
+def _left(out: Path) -> list[dict[str, Any]]:
+    return [f for f in _report(out)["findings"] if f.get("code") in _LEFT]
+
+
+def _file_of(out: Path, session: str) -> Path:
+    """The output file whose header names a Hermes session."""
+    (path,) = [
+        p
+        for p in out.glob("hermes/*/*/*.jsonl")
+        if f'/{session}"'.encode() in p.read_bytes().split(b"\n", 1)[0]
+    ]
+    return path
+
+
+def _header_id(path: Path) -> str:
+    ident: str = json.loads(path.read_bytes().split(b"\n", 1)[0])["id"]
+    return ident
+
+
+def test_a_deleted_session_keeps_its_file_and_the_report_names_it(
+    tmp_path: Path, hermes: Callable[[], Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    home, out = tmp_path / "home", tmp_path / "out"
+    _home(hermes, "kept", "gone")
+    assert _convert(home, out, "--quiet") == 0
+    assert _left(out) == []
+    gone = _file_of(out, "gone")
+    before = gone.read_bytes()
+    sdb = hermes()
+    assert sdb.delete_session("gone")
+    sdb.close()
+    capsys.readouterr()
+    assert _convert(home, out) == 0
+    summary = capsys.readouterr().out
+    assert "1 file of earlier runs left in place" in summary
+    assert gone.read_bytes() == before  # nothing deleted
+    (finding,) = _left(out)
+    assert finding["kind"] == "info"
+    assert finding["code"] == "left"
+    assert finding["path"] == str(gone)
+    assert finding["data"] == {"id": _header_id(gone)}
+    assert _report(out)["sessions_written"] == 1
+    # Nothing changed: the store is not opened, the finding repeated.
+    assert _convert(home, out, "--quiet") == 0
+    assert [f["path"] for f in _left(out)] == [str(gone)]
+    # The file deleted since: the store is read again, and nothing is left.
+    gone.unlink()
+    assert _convert(home, out) == 0
+    assert _left(out) == []
+    assert "left in place" not in capsys.readouterr().out
+
+
+def test_an_earlier_file_of_a_session_written_elsewhere_now_is_a_warning(
+    tmp_path: Path, hermes: Callable[[], Any]
+) -> None:
+    """A file of the same session under another name (what an earlier asf, or a session
+    whose start changed, left): the output holds the session twice, a warning says so."""
+    home, out = tmp_path / "home", tmp_path / "out"
+    _home(hermes, "one", "two")
+    assert _convert(home, out, "--quiet") == 0
+    now = _file_of(out, "one")
+    earlier = now.with_name("2020-01-01T00-00-00.000Z_" + now.name.split("_", 1)[1])
+    shutil.copyfile(now, earlier)
+    sdb = hermes()
+    sdb.append_message("two", "user", "And then?")  # the store changes: it is read again
+    sdb.close()
+    assert _convert(home, out, "--quiet") == 0
+    (finding,) = _left(out)
+    assert finding["kind"] == "warning"
+    assert finding["code"] == "superseded"
+    assert finding["path"] == str(earlier)
+    assert finding["data"] == {"id": _header_id(now), "file": str(now.relative_to(now.parents[1]))}
+    assert earlier.exists()
+
+
+def test_only_a_whole_run_names_files_left(tmp_path: Path, hermes: Callable[[], Any]) -> None:
+    """A picked run writes some sessions: the others' files are not "left"."""
+    home, out = tmp_path / "home", tmp_path / "out"
+    _home(hermes, "alpha", "beta")
+    assert _convert(home, out, "--quiet") == 0
+    assert _convert(home, out, "--quiet", "--session", "alpha") == 0
+    assert _left(out) == []
+    assert _report(out)["sessions_written"] == 1
+
+
+def test_what_is_not_a_session_file_of_the_layout_is_not_named(
+    tmp_path: Path, hermes: Callable[[], Any]
+) -> None:
+    """Hidden names (a run's temporaries), other suffixes, folders deeper than the layout's
+    and links are not a run's session files; a file that is no ASF is ``left`` without id."""
+    home, out = tmp_path / "home", tmp_path / "out"
+    _home(hermes, "alpha")
+    assert _convert(home, out, "--quiet") == 0
+    mine = _file_of(out, "alpha")
+    project, store = mine.parent, mine.parents[1]
+    (project / ".hidden.jsonl").write_text("{}\n")
+    (project / "notes.txt").write_text("mine\n")
+    (project / "deeper").mkdir()
+    (project / "deeper" / "x.jsonl").write_text("{}\n")
+    (project / "link.jsonl").symlink_to(mine)
+    (store / "top.jsonl").write_text("not json\n")
+    _home(hermes, "beta")  # the store changes: it is read again
+    assert _convert(home, out, "--quiet") == 0
+    (finding,) = _left(out)
+    assert finding["path"] == str(store / "top.jsonl")
+    assert (finding["code"], finding.get("data")) == ("left", None)
+    assert sorted(p.name for p in project.iterdir()) == sorted(
+        [
+            ".hidden.jsonl",
+            "notes.txt",
+            "deeper",
+            "link.jsonl",
+            mine.name,
+            _file_of(out, "beta").name,
+        ]
+    )
+
+
+def test_the_files_written_are_those_of_a_fresh_run(
+    tmp_path: Path, hermes: Callable[[], Any]
+) -> None:
+    """Naming what is left changes no session file: a fresh conversion writes the same ones."""
+    home, out = tmp_path / "home", tmp_path / "out"
+    _home(hermes, "a", "b", "c")
+    assert _convert(home, out, "--quiet") == 0
+    sdb = hermes()
+    assert sdb.delete_session("b")
+    sdb.close()
+    assert _convert(home, out, "--quiet") == 0
+    assert _convert(home, tmp_path / "fresh", "--quiet") == 0
+    after = output_files(out, reports=False)
+    fresh = output_files(tmp_path / "fresh", reports=False)
+    (left,) = set(after) - set(fresh)
+    assert {k: v for k, v in after.items() if k != left} == fresh
+    assert [f["path"] for f in _left(out)] == [str(out / left)]
