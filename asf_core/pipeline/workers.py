@@ -293,12 +293,14 @@ class Workers(Generic[R]):
 
     def pack(self, function: Callable[..., R], *args: object) -> bytes | None:
         """A call of a module-level ``function`` as the message a worker receives; None when
-        it cannot be sent (the caller runs it in this process instead)."""
+        it cannot be sent (the caller runs it in this process instead). A plugin's job may
+        refuse in any way (its own ``__reduce__``, a value nested too deep), not only as
+        ``pickle`` refuses: each is a job for this process, never the run's end."""
         import pickle
 
         try:
             return pickle.dumps((function, args), protocol=pickle.HIGHEST_PROTOCOL)
-        except (pickle.PicklingError, TypeError, AttributeError):
+        except Exception:  # see above
             return None
 
     def submit(self, ticket: int, message: bytes) -> None:

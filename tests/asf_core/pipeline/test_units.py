@@ -856,3 +856,41 @@ def test_a_recorded_name_is_read_as_a_path_would_be(name: str) -> None:
     path = PurePosixPath(name)
     as_path = bool(name) and "\0" not in name and not path.is_absolute() and ".." not in path.parts
     assert unchanged.inside(name) == as_path
+
+
+class _Unpicklable:
+    """A job that refuses to be pickled otherwise than ``pickle`` itself refuses."""
+
+    def __init__(self, job: Callable[[], Any], error: BaseException) -> None:
+        self.job, self.error = job, error
+
+    def __call__(self) -> Any:
+        return self.job()
+
+    def __reduce__(self) -> str:
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    "error", [ValueError("no"), RecursionError("deep"), OSError(5, "gone")], ids=repr
+)
+def test_a_job_that_cannot_be_pickled_in_any_way_runs_in_the_host(
+    pm: AsfPluginManager,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    error: BaseException,
+) -> None:
+    """However a plugin's job fails to pickle, it is the host's to run: the same files."""
+    src = _store(tmp_path, LINES)
+    _run(pm, src, tmp_path / "one", jobs=1)
+    real = plan_toy._prepare
+
+    def prepare(ident: str, text: str) -> Any:
+        job = real(ident, text)
+        return _Unpicklable(job, error) if ident == "b" else job
+
+    monkeypatch.setattr(plan_toy, "_prepare", prepare)
+    report = _run(pm, src, tmp_path / "two", jobs=2)
+    assert report.complete
+    assert report.error is None
+    assert _sessions(tmp_path / "two") == _sessions(tmp_path / "one")
