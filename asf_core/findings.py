@@ -126,6 +126,26 @@ class Finding:
             raise TypeError("finding data nested too deep")
         return cls(**obj)
 
+    def problem(self) -> str | None:
+        """What keeps this finding out of a report the next run reads back, or None: a member
+        of another type (a plugin's finding: attrs checks none), or ``data`` that JSON cannot
+        hold or that nests deeper than :data:`DATA_DEPTH` once written."""
+        import json
+
+        for name, kinds in _MEMBER_TYPES.items():
+            value = getattr(self, name)
+            if name == "data":
+                kinds = Mapping
+            if not isinstance(value, kinds) or type(value) is bool:
+                return f"{name} is {type(value).__name__}"
+        try:  # as the report writes it, and the next run reads it back
+            written = json.loads(json.dumps(dict(self.data), allow_nan=False))
+        except (TypeError, ValueError, RecursionError) as exc:
+            return f"data is not JSON: {str(exc)[:200]}"
+        if nesting(written) > DATA_DEPTH:
+            return f"data nests deeper than {DATA_DEPTH}"
+        return None
+
     @property
     def severity(self) -> str:
         """``error``, ``warning`` or ``info``: a stray is a warning, dropped data info."""

@@ -3,9 +3,10 @@
 pluggy hands back untyped results and lets a misspelt keyword pass silently, so every hook is
 called through one typed function here (:func:`discover`, :func:`open_store`, :func:`read`,
 :func:`convert`), which also checks what the plugin returned against the contract
-(``docs/hooks.md``). Plugin code runs inside :func:`blame`: an exception from it becomes a
-:class:`~asf_core.errors.PluginError` naming the plugin and the hook, except a
-:class:`~asf_core.formats.StoreError`, which is the plugin saying the input is damaged.
+(``docs/hooks.md``, with :mod:`asf_core.pipeline.answers`). Plugin code runs inside
+:func:`blame`: an exception from it becomes a :class:`~asf_core.errors.PluginError` naming the
+plugin and the hook, except a :class:`~asf_core.formats.StoreError`, which is the plugin saying
+the input is damaged.
 """
 
 from __future__ import annotations
@@ -13,9 +14,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import Any, cast
 
-import attrs
 from attrs import frozen
 
 from asf_core.errors import AmbiguousFormat, PluginError, one_line
@@ -25,18 +25,15 @@ from asf_core.formats import (
     ConvertedSession,
     Finding,
     NativeSession,
-    NeedsHost,
     Selection,
     StoreError,
     StoreHandle,
     Unit,
 )
 from asf_core.layout import session_file_name
+from asf_core.pipeline.answers import CheckedEntries, blame, checked, checked_items
 from asf_core.plugins import AsfPluginManager
 from asf_core.walk import UNSEARCHABLE
-
-if TYPE_CHECKING:
-    from asf_core.model import Entry
 
 __all__ = [
     "Candidate",
@@ -59,8 +56,6 @@ __all__ = [
     "store_info",
     "store_problem",
 ]
-
-_T = TypeVar("_T")
 
 
 @frozen(kw_only=True)
@@ -90,34 +85,6 @@ class Discovery:
     skipped: tuple[Finding, ...] = ()
 
 
-@contextlib.contextmanager
-def blame(plugin: str, hook: str, *, store_errors: bool = True) -> Iterator[None]:
-    """Run plugin code, turning its exceptions into a :class:`PluginError` naming it.
-
-    A :class:`StoreError` (the input is damaged: not the plugin's fault) goes up as it is,
-    unless ``store_errors`` is false (``discover`` must never raise, whatever the input); so
-    does :class:`NeedsHost` (a job asking to be run in the host's process). A ``SystemExit``
-    (a plugin or a library it uses calling ``sys.exit()``) is the plugin's failure too: it
-    would otherwise end the whole run, other stores unconverted, with an unrelated exit code.
-    """
-    try:
-        yield
-    except (PluginError, NeedsHost):
-        raise
-    except StoreError as exc:
-        if store_errors:
-            raise
-        raise PluginError.from_exception(plugin, hook, exc) from exc
-    except (Exception, SystemExit) as exc:
-        raise PluginError.from_exception(plugin, hook, exc) from exc
-
-
-def _checked(plugin: str, hook: str, value: object, kind: type[_T]) -> _T:
-    if not isinstance(value, kind):
-        raise PluginError(plugin, hook, f"returned {type(value).__name__}, not {kind.__name__}")
-    return value
-
-
 def discover(pm: AsfPluginManager, path: Path | None) -> Discovery:
     """Ask every plugin about ``path`` (None: their default locations).
 
@@ -137,7 +104,7 @@ def discover(pm: AsfPluginManager, path: Path | None) -> Discovery:
             for answer in answers:
                 if answer is None:
                     continue
-                for item in _checked(name, "discover", answer, list):
+                for item in checked(name, "discover", answer, list):
                     if isinstance(item, Finding):
                         if (item.kind, item.code) != (WARNING, UNSEARCHABLE) or not item.path:
                             what = f"a {item.kind} finding {item.code or item.message!r}"
@@ -146,7 +113,7 @@ def discover(pm: AsfPluginManager, path: Path | None) -> Discovery:
                             )
                         skipped.setdefault((item.path, item.message), item)
                     else:
-                        _checked(name, "discover", item, Claim)
+                        checked(name, "discover", item, Claim)
                         candidates.append(Candidate(claim=item, plugin=name))
         except PluginError as error:
             failures.append(error)
@@ -222,66 +189,6 @@ def opened(pm: AsfPluginManager, candidate: Candidate) -> Iterator[StoreHandle]:
         close_store(candidate.plugin, store)
 
 
-def checked_items(
-    plugin: str, hook: str, items: Iterable[_T] | None, kinds: tuple[type, ...]
-) -> Iterator[_T]:
-    """A generator hook's items (or a unit's job's), each one of ``kinds``, pulled under
-    :func:`blame`."""
-    if items is None:
-        raise PluginError(plugin, hook, "returned None for its own store")
-    iterator = iter(items)
-    while True:
-        with blame(plugin, hook):
-            item = next(iterator, _END)
-        if item is _END:
-            return
-        if not isinstance(item, kinds):
-            raise PluginError(plugin, hook, f"yielded {type(item).__name__}")
-        if isinstance(item, ConvertedSession):
-            item = cast("_T", _with_checked_entries(plugin, hook, item))
-        yield cast("_T", item)
-
-
-def _with_checked_entries(plugin: str, hook: str, session: ConvertedSession) -> ConvertedSession:
-    """``session`` with its entries checked: a list or tuple at once, any other iterable (the
-    plugin's code, pulled later by the writer, the redactor or ``asf show``) as it is pulled,
-    under :func:`blame`."""
-    from asf_core.model import Entry  # only once a session is converted
-
-    where = f"{hook.partition(' ')[0]} (session {session.name})"
-    entries = session.entries
-    if isinstance(entries, (list, tuple)):
-        wrong = next((e for e in entries if not isinstance(e, Entry)), _END)
-        if wrong is not _END:
-            raise PluginError(plugin, where, _not_an_entry(wrong))
-        return session
-    return attrs.evolve(session, entries=CheckedEntries(plugin, where, entries))
-
-
-def _not_an_entry(value: object) -> str:
-    return f"gave {type(value).__name__} as an entry"
-
-
-class CheckedEntries:
-    """A session's entries, pulled under :func:`blame` on each iteration (the Claude Code
-    plugin's can be read again), each an :class:`Entry`: anything else is the plugin's error."""
-
-    def __init__(self, plugin: str, hook: str, entries: Iterable[Entry]) -> None:
-        self.plugin, self.hook, self.entries = plugin, hook, entries
-
-    def __iter__(self) -> Iterator[Entry]:
-        from asf_core.model import Entry  # only once a session is converted
-
-        with blame(self.plugin, self.hook):
-            for entry in self.entries:
-                if not isinstance(entry, Entry):
-                    raise PluginError(self.plugin, self.hook, _not_an_entry(entry))
-                yield entry
-
-
-_END: Any = object()
-
-
 def default_locations(pm: AsfPluginManager) -> dict[str, list[Path]]:
     """Where each plugin's ``discover(None)`` looks, by plugin (those that say)."""
     out: dict[str, list[Path]] = {}
@@ -295,8 +202,8 @@ def default_locations(pm: AsfPluginManager) -> dict[str, list[Path]]:
             for answer in answers:
                 if answer is not None:
                     out.setdefault(name, []).extend(
-                        _checked(name, "default_locations", p, Path)
-                        for p in _checked(name, "default_locations", answer, list)
+                        checked(name, "default_locations", p, Path)
+                        for p in checked(name, "default_locations", answer, list)
                     )
         except PluginError:  # where it looked is a courtesy; its failure is not the news
             continue

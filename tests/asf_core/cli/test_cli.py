@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import importlib.metadata
 import json
 import os
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import types
 from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -1019,6 +1021,78 @@ def test_entries_that_go_wrong_are_the_plugins_failure_in_every_command(
     assert code == ExitCode.PLUGIN
     assert stderr == f"asf: {log}: plugin 'toy' failed in convert (session s1): {why}\n"
     assert list(out.rglob("*.jsonl")) == []
+
+
+class OddFindings(Toy):
+    """A toy whose read, session or convert hands over a finding or counts that the report
+    (JSON, read back by the next run) cannot hold: ``where`` says which, ``what`` what."""
+
+    def __init__(self, where: str, what: str) -> None:
+        super().__init__("toy")
+        self.where, self.what = where, what
+
+    def _odd(self) -> Finding:
+        data: dict[str, Any] = {
+            "datetime": {"at": datetime.now(UTC)},
+            "nan": {"ratio": float("nan")},
+            "deep": {"x": functools.reduce(lambda inner, _: [inner], range(80), [])},
+        }.get(self.what, {})
+        if self.what == "line":
+            return Finding(kind="stray", message="odd", line=True)  # type: ignore[arg-type]
+        return Finding(kind="stray", message="odd", data=data)
+
+    def _read(self, store: ToyStore) -> Iterator[NativeSession | Finding]:
+        for item in super()._read(store):
+            if self.where == "read" and isinstance(item, NativeSession):
+                item = attrs.evolve(item, findings=[self._odd()])
+            if self.where == "read counts" and isinstance(item, NativeSession):
+                item = attrs.evolve(item, counts={"lines": "1"})
+            yield item
+
+    def _convert(self, sessions: Iterable[NativeSession]) -> Iterator[ConvertedSession | Finding]:
+        for item in super()._convert(sessions):
+            if self.where == "convert":
+                yield self._odd()
+            elif self.where == "session" and isinstance(item, ConvertedSession):
+                item = attrs.evolve(item, findings=[self._odd()])
+            elif self.where == "session counts" and isinstance(item, ConvertedSession):
+                item = attrs.evolve(item, counts={"items": 1.5})
+            yield item
+
+
+@pytest.mark.parametrize(
+    ("where", "what", "why"),
+    [
+        ("convert", "datetime", "gave a finding whose data is not JSON: Object of type datetime"),
+        ("convert", "nan", "gave a finding whose data is not JSON: Out of range float values"),
+        ("convert", "deep", "gave a finding whose data nests deeper than 64"),
+        ("convert", "line", "gave a finding whose line is bool"),
+        ("session", "datetime", "gave a finding whose data is not JSON: Object of type datetime"),
+        ("read", "nan", "gave a finding whose data is not JSON: Out of range float values"),
+        ("read counts", "", "gave counts that are not whole numbers by name"),
+        ("session counts", "", "gave counts that are not whole numbers by name"),
+    ],
+)
+def test_findings_and_counts_the_report_cannot_hold_are_the_plugins_failure(
+    installed: Installed,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    where: str,
+    what: str,
+    why: str,
+) -> None:
+    """The report is written when the store is done and read back by the next run: a
+    finding or figure it cannot hold was a traceback at the end (after the whole store
+    converted), or a damaged record every next run. It is the plugin's failure, said as the
+    finding arrives."""
+    installed.add("toy", OddFindings(where, what))
+    log = _toy(tmp_path)
+    code, _, stderr = _run(capsys, "convert", log, "-o", tmp_path / "o", "--quiet")
+    assert code == ExitCode.PLUGIN
+    hook = "read" if where.startswith("read") else "convert"
+    assert stderr.startswith(f"asf: {log}: plugin 'toy' failed in {hook}: {why}"), stderr
+    report = json.loads(next((tmp_path / "o").rglob("report.json")).read_text())
+    assert report["complete"] is False
 
 
 class OddInfoStore(ToyStore):
