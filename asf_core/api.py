@@ -86,6 +86,7 @@ def convert(
     plugins: AsfPluginManager | None = None,
     selection: Selection | None = None,
     redact: bool = False,
+    prune: bool = False,
 ) -> RunReport:
     """Convert every store under ``paths`` (none: the default locations) into ``output``.
 
@@ -94,9 +95,13 @@ def convert(
     replaces secrets and personal values as ``--redact`` does (it needs the ``redact`` extra:
     ``asf-sessions[redact]``, else :class:`MissingDetector` is raised). Problems outside a
     store (a path no plugin claims, a tie) are in ``errors``; a store that stopped early has
-    its ``error``. Raises :class:`OutputError` when the output cannot be written, and
-    ``KeyboardInterrupt`` again after the store in progress has its report.
+    its ``error``. ``prune`` deletes the ASF session files of earlier runs this one did not
+    write, as ``--prune`` does (only without ``selection``: ``ValueError`` otherwise). Raises
+    :class:`OutputError` when the output cannot be written, and ``KeyboardInterrupt`` again
+    after the store in progress has its report.
     """
+    if prune and selection is not None and not selection.everything():
+        raise ValueError("prune needs a whole run: a picked run does not write every session")
     pm = plugins or make_plugin_manager()
     redaction = SessionRedaction(Redactor()) if redact else None
     run, _ = convert_paths(
@@ -106,6 +111,7 @@ def convert(
         format=format,
         selection=selection,
         redaction=redaction,
+        prune=prune,
     )
     if run.interrupted:
         raise KeyboardInterrupt

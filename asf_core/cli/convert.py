@@ -18,7 +18,7 @@ from asf_core.cli.redacting import redaction_for
 from asf_core.errors import OutputError
 from asf_core.layout import REPORT_NAME
 from asf_core.pipeline.conversion import convert_paths
-from asf_core.pipeline.left import LEFT, SUPERSEDED
+from asf_core.pipeline.left import LEFT, PRUNED, SUPERSEDED
 from asf_core.pipeline.unchanged import IGNORED
 
 if TYPE_CHECKING:  # what only some runs need loads when they need it (see main's docstring)
@@ -48,6 +48,9 @@ def _summary(run: RunReport) -> str:
     left = sum(1 for s in run.stores for f in s.findings if f.code in (LEFT, SUPERSEDED))
     if left:
         text += f"; {plural(left, 'file')} of earlier runs left in place"
+    deleted = sum(1 for s in run.stores for f in s.findings if f.code == PRUNED)
+    if deleted:
+        text += f"; {plural(deleted, 'file')} of earlier runs deleted"
     failed = sum(1 for s in run.stores if s.error)
     if failed:
         text += f"; {plural(failed, 'store')} stopped early"
@@ -136,10 +139,17 @@ def _to_stdout(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
 
 def run_convert(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
     """The ``asf convert`` command."""
+    if args.prune and str(args.output) == STDOUT:
+        raise Fail("--prune deletes files of earlier runs in DIR: it needs -o DIR, not -o -")
     if str(args.output) == STDOUT:
         return _to_stdout(args, pm)
     troubles = Troubles()
     selection = selection_from(args)
+    if args.prune and not selection.everything():
+        raise Fail(
+            "--prune needs a whole run (no --session, --since ...): "
+            "a picked run does not write every session"
+        )
     redaction = redaction_for(args)
     display = progress_for(quiet=args.quiet or args.json)
     progress = _Progress(display)
@@ -157,6 +167,7 @@ def run_convert(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
             processes=args.jobs,
             report_file=args.report,
             on_wait=None if args.quiet else _waiting,
+            prune=args.prune,
         )
     except OutputError as exc:
         raise Fail(str(exc)) from exc
@@ -215,6 +226,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="replace API keys, tokens, private keys, passwords in URLs, e-mail addresses, "
         "phone numbers and the ids that name people or chats with [REDACTED:<kind>:<n>] "
         "(the same value, the same placeholder); the report counts them by kind",
+    )
+    p.add_argument(
+        "--prune",
+        action="store_true",
+        help="delete the ASF session files of earlier runs that this run did not write "
+        "(sessions gone from the store, earlier files of sessions now written under another "
+        "name); without it they are kept and named in the report. Only in a whole run",
     )
     p.add_argument("--json", action="store_true", help="print the run's report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress and no summary")

@@ -118,6 +118,7 @@ def convert_store(
     workers: UnitWorkers | None = None,
     inputs: Inputs | None = None,
     on_wait: OnWait | None = None,
+    prune: bool = False,
 ) -> tuple[StoreReport, str | None]:
     """Convert one store into ``out_dir/<format>/<store label>/`` and write its report.
 
@@ -133,7 +134,8 @@ def convert_store(
     that is an :class:`OutputError`. A store that changed while it was read
     (:class:`StoreChanged`) is converted again from its opening, :data:`_TRIES` times at most.
     Another run converting into ``dest`` is waited for (:mod:`asf_core.pipeline.lock`),
-    ``on_wait`` told first.
+    ``on_wait`` told first. With ``prune``, the ASF session files of earlier runs that a whole
+    run without a problem did not write are deleted (:mod:`asf_core.pipeline.left`).
     """
     claim = candidate.claim
     dest = store_dir(out_dir, claim.format, claim.path)
@@ -151,6 +153,7 @@ def convert_store(
                 redacted=redaction is not None,
             )
             run = StoreRun(candidate, dest, report, on_session, redaction, wanted, guard, syncer)
+            run.prune = prune
             done = _attempt(pm, run, candidate, workers, last=attempt + 1 == _TRIES)
             if done is not None:
                 return done
@@ -262,6 +265,7 @@ def convert_paths(
     processes: int = 1,
     report_file: Path | None = None,
     on_wait: OnWait | None = None,
+    prune: bool = False,
 ) -> tuple[RunReport, list[Finding]]:
     """Convert every store found under ``paths`` (none: the default locations), or the
     sessions ``selection`` picks among them (each with what it needs: its conversation).
@@ -269,7 +273,8 @@ def convert_paths(
     ``count`` (or a selection) had them listed first; ``on_session`` of each session written.
     ``processes`` is the number of worker processes planned units convert on (1: all in
     this process). ``on_wait`` hears of a store's output another run is writing, before this
-    run waits for it.
+    run waits for it. ``prune`` deletes what each store's whole run finds left from earlier runs
+    (see :func:`convert_store`).
 
     Returns the run's report and the problems met outside any store's conversion (paths no
     plugin claims, ties, plugin failures in ``discover``); a store that stopped early is in
@@ -301,10 +306,10 @@ def convert_paths(
             picked = []  # a --session that names nothing (or too much): convert nothing
         stores = [(p.candidate, p.selection, len(p.sessions)) for p in picked]
     elif count:  # for progress only; a store that could not be listed says so later
-        # (a redacted conversion is not planned: the stamp does not spare it)
+        # (a redacted conversion is not planned, and a pruning one does not trust the stamp)
         from asf_core.pipeline.picking import pick
 
-        listed = [c for c in found.stores if redaction or not _as_left(pm, c, out_dir)]
+        listed = [c for c in found.stores if redaction or prune or not _as_left(pm, c, out_dir)]
         totals: dict[int, int | None] = {id(c): 0 for c in listed}
         picked, _ = pick(pm, listed, Selection(), unique=True, counting=True)
         totals.update((id(p.candidate), len(p.sessions)) for p in picked)
@@ -324,6 +329,7 @@ def convert_paths(
                 workers=workers,
                 inputs=inputs,
                 on_wait=on_wait,
+                prune=prune,
             )
             run.stores.append(report)
             if report.error:

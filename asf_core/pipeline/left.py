@@ -21,12 +21,15 @@ from asf_core.files import open_regular
 from asf_core.findings import INFO, WARNING, Finding
 from asf_core.layout import RESERVED
 
-__all__ = ["LEFT", "SUPERSEDED", "left_files"]
+__all__ = ["LEFT", "PRUNED", "SUPERSEDED", "left_files", "pruned"]
 
 #: The code of a file whose session this run did not write (an ``info`` finding).
 LEFT = "left"
 #: The code of an earlier file of a session this run wrote to another file (a ``warning``).
 SUPERSEDED = "superseded"
+
+#: The code of a file of an earlier run deleted by ``--prune`` (an ``info``).
+PRUNED = "pruned"
 
 #: How much of a file is read for its header line, at most.
 _HEADER_BYTES = 1 << 20
@@ -117,3 +120,29 @@ def left_files(dest: Path, written: Mapping[str, str]) -> list[tuple[str, Findin
             )
         found.append((name, finding, st))
     return found
+
+
+def pruned(path: Path, left: Finding) -> Finding:
+    """Delete a file :func:`left_files` named (``--prune``: an ASF session file, its header
+    read) and say so; the finding ``left`` as it was, and why, when it cannot be deleted."""
+    try:
+        path.unlink()
+    except FileNotFoundError:  # deleted meanwhile: what was asked
+        pass
+    except OSError as exc:
+        why = f"; cannot delete it: {exc.strerror or exc}"
+        return Finding(
+            kind=WARNING, code=left.code, message=left.message + why, path=left.path, data=left.data
+        )
+    what = (
+        "an earlier file of a session written now"
+        if left.code == SUPERSEDED
+        else ("its session is not in the store now")
+    )
+    return Finding(
+        kind=INFO,
+        code=PRUNED,
+        message=f"{path}: written by an earlier run, deleted ({what})",
+        path=left.path,
+        data=left.data,
+    )

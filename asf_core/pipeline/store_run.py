@@ -35,6 +35,7 @@ from asf_core.layout import FINGERPRINTS_NAME, REPORT_NAME
 from asf_core.pipeline import host
 from asf_core.pipeline.host import Candidate
 from asf_core.pipeline.inputs import Inputs
+from asf_core.pipeline.left import PRUNED, left_files, pruned
 from asf_core.pipeline.report import StoreReport, read_report, write_report
 from asf_core.pipeline.unchanged import IGNORED, holds, store_name
 from asf_core.plugins import AsfPluginManager
@@ -123,6 +124,8 @@ class StoreRun:
         self.outside: dict[str, FileStamp] = {}
         #: Every session file this run wrote or found unchanged, by the session's id.
         self.by_id: dict[str, str] = {}
+        #: Whether the ASF files of earlier runs this one did not write are deleted.
+        self.prune = False
         #: The store as its records name it.
         self._name = store_name(self.claim.path)
 
@@ -197,6 +200,8 @@ class StoreRun:
         named another way is opened). False (nothing done): convert as usual."""
         self.stamp = stamp
         fmt, store = self.claim.format, self._name
+        if self.prune:  # the output is looked at whatever the store: its units carried over
+            return False
         if not holds(self.dest, fmt, store, stamp):
             return False
         path = self.dest / REPORT_NAME
@@ -287,14 +292,19 @@ class StoreRun:
 
     def _left(self) -> None:
         """Name in the report each session file an earlier run wrote and this one did not
-        (:mod:`asf_core.pipeline.left`); a run that finds the store unchanged repeats the
-        findings as long as those files are as they were (their stamps are recorded)."""
+        (:mod:`asf_core.pipeline.left`), deleting the ASF ones with ``prune``. A run that
+        finds the store unchanged repeats the findings as long as those files are as they
+        were (their stamps are recorded)."""
         from asf_core.pipeline.fingerprints import stamp_of
-        from asf_core.pipeline.left import left_files
 
         for name, finding, st in left_files(self.dest, self.by_id):
+            if self.prune and finding.data.get("id") is not None:
+                if self.guard is not None:
+                    self.guard.check_write(self.dest / name)
+                finding = pruned(self.dest / name, finding)
+            if finding.code != PRUNED:
+                self.outside[name] = stamp_of(st)
             self.note([finding])
-            self.outside[name] = stamp_of(st)
 
     def _whole(self, written: os.stat_result | None) -> WholeRecord | None:
         """What lets the next run skip the whole store: this run's stamp of it and of the
@@ -304,7 +314,8 @@ class StoreRun:
         report = self.report
         if written is None or self.stamp is None or self.unrecorded or not report.complete:
             return None
-        if report.error or any(f.code == IGNORED for f in report.findings):
+        # A run that deleted files (``prune``) says so once: the next one reads the store.
+        if report.error or any(f.code in (IGNORED, PRUNED) for f in report.findings):
             return None
         from asf_core.pipeline.fingerprints import WholeRecord, stamp_of
 

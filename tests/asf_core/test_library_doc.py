@@ -53,3 +53,24 @@ def test_in_memory_sessions_equal_the_written_files(tmp_path: Path) -> None:
     assert problems == []
     in_memory = {b"".join(api.lines(s)) for store in stores for s in store.sessions()}
     assert in_memory == written
+
+
+def test_the_api_prunes_like_the_command(tmp_path: Path) -> None:
+    """``prune=True`` deletes an earlier run's ASF file the run did not write; it refuses a
+    picked run, before anything is written."""
+    from asf_core import api
+    from asf_core.formats import Selection
+
+    home = ROOT / "examples" / "hermes-home"
+    out = tmp_path / "out"
+    api.convert(home, out)
+    kept = sorted(out.rglob("*.jsonl"))[0]
+    earlier = kept.with_name("2020-01-01T00-00-00.000Z_" + kept.name.split("_", 1)[1])
+    shutil.copyfile(kept, earlier)
+    with pytest.raises(ValueError, match="prune needs a whole run"):
+        api.convert(home, out, selection=Selection(ids=("fx",)), prune=True)
+    assert earlier.exists()
+    report = api.convert(home, out, prune=True)
+    assert not earlier.exists()
+    codes = [f.code for s in report.stores for f in s.findings if f.path == str(earlier)]
+    assert codes == ["pruned"]

@@ -186,3 +186,65 @@ def test_the_files_written_are_those_of_a_fresh_run(
     (left,) = set(after) - set(fresh)
     assert {k: v for k, v in after.items() if k != left} == fresh
     assert [f["path"] for f in _left(out)] == [str(out / left)]
+
+
+def test_prune_deletes_the_asf_files_left_and_keeps_the_rest(
+    tmp_path: Path, hermes: Callable[[], Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--prune``: the ASF files of a gone session and of a session's earlier name are
+    deleted and named once (the next run reads the store and finds nothing left); a file
+    that is no ASF session is only named. The output is then a fresh conversion's."""
+    home, out = tmp_path / "home", tmp_path / "out"
+    _home(hermes, "kept", "gone")
+    assert _convert(home, out, "--quiet") == 0
+    gone, kept = _file_of(out, "gone"), _file_of(out, "kept")
+    earlier = kept.with_name("2020-01-01T00-00-00.000Z_" + kept.name.split("_", 1)[1])
+    shutil.copyfile(kept, earlier)
+    foreign = kept.parent / "mine.jsonl"
+    foreign.write_text('{"type": "note"}\n')
+    sdb = hermes()
+    assert sdb.delete_session("gone")
+    sdb.close()
+    # Left once without --prune: then a run that finds the store unchanged still deletes.
+    assert _convert(home, out, "--quiet") == 0
+    assert len(_left(out)) == 3
+    capsys.readouterr()
+    assert _convert(home, out, "--prune") == 0
+    assert "2 files of earlier runs deleted" in capsys.readouterr().out
+    assert not gone.exists()
+    assert not earlier.exists()
+    assert foreign.exists()
+    findings = [f for f in _report(out)["findings"] if f.get("code") in (*_LEFT, "pruned")]
+    assert sorted((f["code"], f["path"]) for f in findings) == sorted(
+        [("pruned", str(gone)), ("pruned", str(earlier)), ("left", str(foreign))]
+    )
+    assert _convert(home, out, "--quiet") == 0
+    assert [f["path"] for f in _left(out)] == [str(foreign)]
+    assert not [f for f in _report(out)["findings"] if f.get("code") == "pruned"]
+    foreign.unlink()
+    assert _convert(home, tmp_path / "fresh", "--quiet") == 0
+    assert output_files(out, reports=False) == output_files(tmp_path / "fresh", reports=False)
+
+
+@pytest.mark.parametrize(
+    ("more", "why"),
+    [
+        (["--session", "alpha"], "--prune needs a whole run"),
+        (["-o", "-"], "--prune deletes files of earlier runs in DIR"),
+    ],
+)
+def test_prune_refuses_a_run_that_does_not_write_every_session(
+    tmp_path: Path,
+    hermes: Callable[[], Any],
+    capsys: pytest.CaptureFixture[str],
+    more: list[str],
+    why: str,
+) -> None:
+    home, out = tmp_path / "home", tmp_path / "out"
+    _home(hermes, "alpha", "beta")
+    assert _convert(home, out, "--quiet") == 0
+    before = output_files(out)
+    capsys.readouterr()
+    assert _convert(home, out, "--prune", *more) == 2
+    assert capsys.readouterr().err.startswith(f"asf: {why}")
+    assert output_files(out) == before
