@@ -66,11 +66,13 @@ class _Progress:
         self.total: int | None = None
         #: Native sessions written, by the ids the sessions hold, and sessions holding none.
         self.named = self.unnamed = 0
+        #: The count last shown: the line never counts back.
+        self.shown = 0
         self.started = time.monotonic()
 
     def store(self, candidate: Candidate, total: int | None) -> None:
         self.label = f"{candidate.claim.format} {flat(candidate.label())}"
-        self.total, self.named, self.unnamed = total, 0, 0
+        self.total, self.named, self.unnamed, self.shown = total, 0, 0, 0
         self.started = time.monotonic()
         self.display.show(f"{self.label}: reading", force=True)
 
@@ -83,16 +85,19 @@ class _Progress:
     def session(self, report: StoreReport, session: ConvertedSession) -> None:
         self.named += len(session.native_ids)
         self.unnamed += 0 if session.native_ids else 1
+        # Sub-agent files written before the session holding them counted as sessions until
+        # it came: the line holds their count rather than step back.
+        self.shown = max(self.shown, self.done)
         if self.total:
             # Sessions no listed one stands for (sub-agents) are written too: not past the total.
-            done = min(self.done, self.total)
+            done = min(self.shown, self.total)
             text = f"{self.label}: {done} of {self.total} sessions"
             elapsed = time.monotonic() - self.started
             if 0 < done < self.total and elapsed > 1:
                 left = int(elapsed / done * (self.total - done))
                 text += f", {left // 60}:{left % 60:02d} left"
         else:
-            text = f"{self.label}: {plural(self.done, 'session')}"
+            text = f"{self.label}: {plural(self.shown, 'session')}"
         written = plural(report.files_written, "file")
         self.display.show(f"{text} ({written} written)")
 

@@ -113,3 +113,19 @@ def test_transcript_refuses_an_unknown_format() -> None:
     """Checked before anything is read, so the session is not even looked at."""
     with pytest.raises(ValueError, match="unknown transcript format 'pdf'"):
         api.transcript(None, to="pdf")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("total", [24, None])
+def test_the_count_never_steps_back(total: int | None) -> None:
+    """Claude Code writes a session's sub-agent files (no native id) before the session:
+    three counted, then the session naming one; the line holds 3 rather than show 1."""
+    lines: list[str] = []
+    display: Any = SimpleNamespace(show=lambda text, force=False: lines.append(text))
+    counter = _Progress(display)
+    counter.label, counter.total = "claude-code proj", total
+    report: Any = SimpleNamespace(files_written=0)
+    counts = []
+    for native_ids in [(), (), (), ("a",), ("b",), ("c",), ("d",), ("e",)]:
+        counter.session(report, SimpleNamespace(native_ids=native_ids))  # type: ignore[arg-type]
+        counts.append(int(lines[-1].split(": ", 1)[1].split()[0]))
+    assert counts == [1, 2, 3, 3, 3, 3, 4, 5]
