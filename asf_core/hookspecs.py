@@ -10,8 +10,9 @@ parameters, and an implementation takes only the ones it uses.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pluggy
 
@@ -24,6 +25,9 @@ from asf_core.formats import (
     StoreHandle,
     Unit,
 )
+
+if TYPE_CHECKING:  # the model loads with a session to convert, not with the hooks
+    from asf_core.model import Entry, Header
 
 hookspec = pluggy.HookspecMarker("asf")
 
@@ -165,6 +169,23 @@ def stamp(claim: Claim) -> str | None:
     """
 
 
+@hookspec
+def personal(header: Header, entries: Sequence[Entry]) -> Mapping[str, Sequence[str]] | None:
+    """The values naming people, chats or accounts in an ASF session your conversion wrote,
+    read back from its file (optional): what your ``ConvertedSession.personal`` gave when it
+    was converted.
+
+    Runs for every plugin when an ASF file is redacted (``asf show FILE --redact``, ``asf
+    export --redact``): the host replaces them wherever they occur, as ``convert --redact``
+    would have, besides the secrets it finds itself. Read only members your plugin writes.
+
+    :param header: the session's header.
+    :param entries: its entries, in file order.
+    :return: values by kind (``{"user_id": ["u-42"]}``); None or an empty mapping for a
+        session your plugin did not write.
+    """
+
+
 __all__ = [
     "convert",
     "default_locations",
@@ -172,6 +193,7 @@ __all__ = [
     "finish",
     "hookspec",
     "open_store",
+    "personal",
     "plan",
     "read",
     "stamp",

@@ -10,8 +10,9 @@ is told what is wrong with the file.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from asf_core import hookimpl
 from asf_core.formats import (
@@ -23,6 +24,9 @@ from asf_core.formats import (
     StoreHandle,
     Unit,
 )
+
+if TYPE_CHECKING:
+    from asf_core.model import Entry, Header
 
 FORMAT = "hermes"
 
@@ -58,6 +62,17 @@ def default_locations() -> list[Path] | None:
     from hermes_plugin.source.discovery import default_home
 
     return [default_home()]
+
+
+@hookimpl
+def personal(header: Header, entries: Sequence[Entry]) -> Mapping[str, Sequence[str]] | None:
+    """The identity values a session this plugin converted keeps in its ``hermes`` members
+    (what its conversion gave as ``personal``): None for a session of another format."""
+    if "hermes" not in header.unknown:
+        return None
+    from hermes_plugin.convert.personal import personal_in_entries
+
+    return personal_in_entries(entries)
 
 
 @hookimpl

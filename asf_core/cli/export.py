@@ -15,15 +15,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from attrs import frozen
 
 from asf_core import json_chunks
 from asf_core.cli.jobs import add_jobs_option
 from asf_core.cli.output import ExitCode, Fail, err, out, worst
+from asf_core.cli.redacting import redacted_file, redaction_for
 from asf_core.cli.show import resolve_leaf
 from asf_core.export import SessionTree, atif_document, otel_request
 from asf_core.export.otel_wire import SendError, send
@@ -36,6 +37,10 @@ from asf_core.files import write_atomic
 from asf_core.reader import FormatError, read_session
 from asf_core.safe_text import json_safe, printable
 from asf_core.session_file import SessionFile
+
+if TYPE_CHECKING:
+    from asf_core.plugins import AsfPluginManager
+    from asf_core.redaction import SessionRedaction
 
 __all__ = ["add_parser", "run_export"]
 
@@ -99,6 +104,10 @@ class Exporter:
         self.spans = 0
         #: Where a file's problems are said (stderr; a worker keeps them for the host).
         self.say: Callable[[str], None] = err
+        #: The redaction of the file being exported (``--redact``: each file's own, so its
+        #: documents are the same on one process or several).
+        self.redaction: SessionRedaction | None = None
+        self._plugins: AsfPluginManager | None = None
 
     # -- what to export ---------------------------------------------------------------
 
@@ -112,14 +121,18 @@ class Exporter:
             raise Fail(f"{self.source}: no *.jsonl session files under it", ExitCode.NOTHING)
         return found
 
-    def jobs(self, path: Path, session: SessionFile) -> list[_Job]:
+    def jobs(
+        self, path: Path, session: SessionFile, renamed: Mapping[str, str] | None = None
+    ) -> list[_Job]:
         tree = SessionTree(session)
         stem = path.name.removesuffix(".jsonl")
         folder = path.parent.relative_to(self.source) if self.is_dir else Path()
         ext = _EXTENSIONS[self.target]
         wanted = self.args.leaf
         # A pre-0.5 file's entries are known by the ids written in it.
-        resume = resolve_leaf(session, session.legacy.get(wanted, wanted) if wanted else None)
+        resume = resolve_leaf(
+            session, session.legacy.get(wanted, wanted) if wanted else None, renamed
+        )
         if resume is None:
             return []
         self.resume_of[path] = resume
@@ -139,6 +152,7 @@ class Exporter:
     # -- the run ----------------------------------------------------------------------
 
     def run(self) -> ExitCode:
+        redaction_for(self.args)  # a missing detector stops the run before any file
         files = self.files()
         to_stdout = self.output in (None, "-")
         single = not self.is_dir and not self.args.all_leaves
@@ -160,14 +174,14 @@ class Exporter:
         """Export one file's documents; what is wrong with it is said (``self.say``), or
         raised as :class:`Fail` when the export cannot go on."""
         try:
-            session = _load(path)
+            session, renamed = self._read(path)
         except Fail as exc:
             if not self.is_dir:
                 raise
             self.say(str(exc))
             self.code = worst(self.code, exc.code)
             return
-        jobs = self.jobs(path, session)
+        jobs = self.jobs(path, session, renamed)
         if not jobs:
             if not self.is_dir:
                 raise Fail(f"{path}: no entries, nothing to export", ExitCode.NOTHING)
@@ -176,6 +190,15 @@ class Exporter:
         self.tree = SessionTree(session)
         for job in jobs:
             self.export(self.tree.view(job.leaf), job, to_dir)
+
+    def _read(self, path: Path) -> tuple[SessionFile, dict[str, str]]:
+        """A file's session, redacted with ``--redact`` (its own placeholders: see
+        :attr:`redaction`), and the ids redacting changed (old -> new)."""
+        session = _load(path)
+        self.redaction = redaction_for(self.args)
+        if self.redaction is None:
+            return session, {}
+        return redacted_file(session, self.redaction, path, self.plugins())
 
     def spread(self, files: list[Path]) -> None:
         """A directory's files exported on worker processes; what each says is said in the
@@ -216,7 +239,7 @@ class Exporter:
 
     def document(self, view: PathView, job: _Job, to_dir: bool) -> Iterator[str]:
         pretty = self.output not in (None, "-")
-        children = self.index.resolver(job.source)
+        children = self._children(job.source)
         if self.target == "atif":
             return _json(atif_document(view, children), pretty=pretty)
         if self.target == "otel":
@@ -233,6 +256,35 @@ class Exporter:
         t = transcript(view, href=href)
         render = {"markdown": render_markdown, "html": render_html, "text": render_text}
         return render[self.target](t)
+
+    def plugins(self) -> AsfPluginManager:
+        """The format plugins, loaded once when a file is redacted (``personal``)."""
+        if self._plugins is None:
+            from asf_core.plugins import make_plugin_manager
+
+            self._plugins = make_plugin_manager()
+        return self._plugins
+
+    def _children(self, near: Path) -> Callable[[str], SessionFile | None]:
+        """The sessions a document embeds or links to, from the files beside ``near``; with
+        ``--redact``, redacted as the file itself (one numbering of placeholders), and one
+        that cannot be redacted left out and said."""
+        find = self.index.resolver(near)
+        redaction = self.redaction
+        if redaction is None:
+            return find
+
+        def redacted(session_id: str) -> SessionFile | None:
+            found = find(session_id)
+            if found is None or redaction is None:
+                return found
+            try:
+                return redacted_file(found, redaction, found.path or near, self.plugins())[0]
+            except Fail as exc:
+                self.say(f"{exc}; left out of the documents of {near}")
+                return None
+
+        return redacted
 
     def href_for(self, job: _Job) -> Href:
         """Links from this document to the other documents of the export."""
@@ -318,6 +370,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="URL",
         help="otel: also POST each trace to this OTLP/HTTP (JSON) URL, e.g. "
         "http://localhost:4318/v1/traces",
+    )
+    export.add_argument(
+        "--redact",
+        action="store_true",
+        help="replace secrets and personal values as asf show --redact does: each file "
+        "redacted as convert --redact would write it (placeholders numbered per file)",
     )
     add_jobs_option(export, "export a directory's files")
     export.set_defaults(run=run_export, plugins=False)

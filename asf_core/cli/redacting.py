@@ -1,4 +1,5 @@
-"""``--redact`` for the commands that take it (``convert``, ``show``): the run's redaction.
+"""``--redact`` for the commands that take it (``convert``, ``show``, ``export``): the run's
+redaction, and an ASF file redacted as ``convert --redact`` would have written it.
 
 A module of its own so that ``asf show`` of an ASF file loads neither the conversion pipeline
 nor the detectors unless it redacts.
@@ -7,14 +8,17 @@ nor the detectors unless it redacts.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from asf_core.cli.output import Fail
+from asf_core.cli.output import ExitCode, Fail
 
 if TYPE_CHECKING:
+    from asf_core.plugins import AsfPluginManager
+    from asf_core.reader import SessionFile
     from asf_core.redaction import SessionRedaction
 
-__all__ = ["redaction_for"]
+__all__ = ["redacted_file", "redaction_for"]
 
 
 def redaction_for(args: argparse.Namespace) -> SessionRedaction | None:
@@ -27,3 +31,42 @@ def redaction_for(args: argparse.Namespace) -> SessionRedaction | None:
         return SessionRedaction(Redactor())
     except MissingDetector as exc:
         raise Fail(str(exc)) from None
+
+
+def redacted_file(
+    session: SessionFile, redaction: SessionRedaction, name: Path, pm: AsfPluginManager
+) -> tuple[SessionFile, dict[str, str]]:
+    """An ASF file redacted as ``convert --redact`` would have written it, and the ids its
+    entries had that redacting changed (old -> new: an entry is sealed again when its
+    content changes), so that ``--leaf`` may name an entry as the file names it.
+
+    The values naming people that the plugin which wrote the file knows (its ``personal``
+    hook: Hermes' identity columns) are replaced too, as converting would have; a plugin
+    failing there stops the redaction (exit 3) rather than let them through."""
+    from asf_core.canonical import JsonError
+    from asf_core.errors import PluginError
+    from asf_core.formats import ConvertedSession
+    from asf_core.ids import IdError
+    from asf_core.pipeline.host import personal
+    from asf_core.reader import parse_session
+    from asf_core.writer import session_lines
+
+    try:
+        values = personal(pm, session.header, session.entries)
+    except PluginError as exc:
+        raise Fail(f"{name}: cannot redact: {exc}", ExitCode.PLUGIN) from exc
+    converted = ConvertedSession(
+        header=session.header, entries=session.entries, name="shown", personal=values
+    )
+    try:
+        done = redaction.session(converted)
+        lines = b"".join(session_lines(done.header, done.entries))
+    except (JsonError, IdError) as exc:  # an entry of a damaged file that cannot be sealed
+        raise Fail(f"{name}: cannot redact: {exc}") from exc
+    redacted = parse_session(lines, path=name)
+    renamed = {
+        old.id: new.id
+        for old, new in zip(session.entries, redacted.entries, strict=False)
+        if old.id is not None and new.id is not None and old.id != new.id
+    }
+    return redacted, renamed

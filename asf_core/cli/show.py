@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from asf_core.cli.output import ExitCode, Fail, err, out, out_json
@@ -28,18 +29,24 @@ __all__ = ["add_parser", "resolve_leaf", "run_show"]
 _FORMATS = ("tree", "text", "markdown")
 
 
-def resolve_leaf(session: SessionFile, wanted: str | None) -> str | None:
-    """The entry id ``--leaf`` names (a unique prefix, with or without ``sha256:``)."""
+def resolve_leaf(
+    session: SessionFile, wanted: str | None, renamed: Mapping[str, str] | None = None
+) -> str | None:
+    """The entry id ``--leaf`` names (a unique prefix, with or without ``sha256:``): of the
+    session, or one its file gave an entry that redacting sealed again (``renamed``: old ->
+    new), so ``--leaf`` takes the ids ``asf show FILE`` shows with or without ``--redact``."""
     if wanted is None:
         return session.resume_leaf()
     prefix = wanted.strip()
     bare = prefix.removeprefix("sha256:")
-    matches = [
-        e.id
-        for e in session.entries
-        if e.id is not None
-        and (e.id.startswith(prefix) or e.id.removeprefix("sha256:").startswith(bare))
-    ]
+    known = [(e.id, e.id) for e in session.entries if e.id is not None]
+    known += (renamed or {}).items()
+    found = {
+        new: None
+        for ident, new in known
+        if ident.startswith(prefix) or ident.removeprefix("sha256:").startswith(bare)
+    }
+    matches = list(found)
     if not prefix or not matches:
         raise Fail(f"no entry id starts with {wanted!r}")
     if len(matches) > 1:
@@ -75,7 +82,7 @@ def run_show(args: argparse.Namespace) -> ExitCode:
 
     shown = load(args)
     session, path = shown.session, shown.name
-    leaf = resolve_leaf(session, args.leaf)
+    leaf = resolve_leaf(session, args.leaf, shown.renamed)
     problems = [f"{path}:{p.line}: {p.severity}: {p.code}: {p.message}" for p in session.problems]
     if args.format in ("text", "markdown") and not args.json:
         for line in problems:

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from attrs import frozen
+import attrs
+from attrs import field, frozen
 
 from asf_core.cli.exit_codes import worst
 from asf_core.cli.output import ExitCode, Fail, Troubles, exit_code_for
 from asf_core.cli.picking import selection_from
-from asf_core.cli.redacting import redaction_for
+from asf_core.cli.redacting import redacted_file, redaction_for
 from asf_core.reader import FormatError, SessionFile, parse_session, read_session
 
 if TYPE_CHECKING:
@@ -35,6 +37,8 @@ class Shown:
 
     session: SessionFile
     name: str
+    #: The ids the file gave entries that redacting sealed again (old -> new).
+    renamed: Mapping[str, str] = field(factory=dict)
 
 
 def _parsed(session: ConvertedSession, name: Path) -> SessionFile:
@@ -43,20 +47,15 @@ def _parsed(session: ConvertedSession, name: Path) -> SessionFile:
     return parse_session(b"".join(session_lines(session.header, session.entries)), path=name)
 
 
-def _redacted(session: SessionFile, redaction: SessionRedaction | None) -> SessionFile:
-    """An ASF file redacted as ``convert --redact`` would have written it."""
-    if redaction is None:
-        return session
-    from asf_core.canonical import JsonError
-    from asf_core.formats import ConvertedSession
-    from asf_core.ids import IdError
-
-    converted = ConvertedSession(header=session.header, entries=session.entries, name="shown")
+def _redacted(session: SessionFile, redaction: SessionRedaction | None) -> Shown:
+    """An ASF file to show, redacted as ``convert --redact`` would have written it."""
     name = session.path or Path(STDIN)
-    try:
-        return _parsed(redaction.session(converted), name)
-    except (JsonError, IdError) as exc:  # an entry of a damaged file that cannot be sealed
-        raise Fail(f"{name}: cannot redact: {exc}") from exc
+    if redaction is None:
+        return Shown(session=session, name=str(name))
+    from asf_core.plugins import make_plugin_manager
+
+    redacted, renamed = redacted_file(session, redaction, name, make_plugin_manager())
+    return Shown(session=redacted, name=str(name), renamed=renamed)
 
 
 def _asf(path: Path) -> SessionFile:
@@ -123,12 +122,12 @@ def load(args: argparse.Namespace) -> Shown:
     if str(args.path) == STDIN:
         if _picks(args):
             raise Fail("stdin holds one ASF session: options picking sessions do not apply")
-        return Shown(session=_redacted(_stdin(), redaction), name="stdin")
+        return attrs.evolve(_redacted(_stdin(), redaction), name="stdin")
     path = Path(args.path)
     if _picks(args) or path.is_dir():
         return _native(args, path)
     try:
-        return Shown(session=_redacted(_asf(path), redaction), name=str(path))
+        return attrs.evolve(_redacted(_asf(path), redaction), name=str(path))
     except FormatError as exc:
         not_asf = exc
     try:

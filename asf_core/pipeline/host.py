@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from attrs import frozen
 
@@ -35,6 +35,9 @@ from asf_core.pipeline.answers import CheckedEntries, blame, checked, checked_it
 from asf_core.plugins import AsfPluginManager
 from asf_core.walk import UNSEARCHABLE
 
+if TYPE_CHECKING:
+    from asf_core.model import Entry, Header
+
 __all__ = [
     "Candidate",
     "CheckedEntries",
@@ -50,6 +53,7 @@ __all__ = [
     "group_by_path",
     "open_store",
     "opened",
+    "personal",
     "plan",
     "read",
     "stamp",
@@ -208,6 +212,37 @@ def default_locations(pm: AsfPluginManager) -> dict[str, list[Path]]:
         except PluginError:  # where it looked is a courtesy; its failure is not the news
             continue
     return out
+
+
+def personal(
+    pm: AsfPluginManager, header: Header, entries: Sequence[Entry]
+) -> dict[str, list[str]]:
+    """What every plugin says names people in an ASF session (``personal``), by kind. A
+    plugin that fails or answers otherwise is a :class:`PluginError`: redacting without its
+    values could let them through."""
+    found: dict[str, list[str]] = {}
+    for name in pm.plugin_names():
+        caller = pm.only("personal", name)
+        if not caller.get_hookimpls():
+            continue
+        with blame(name, "personal", store_errors=False):
+            answers = cast(
+                "list[Mapping[str, Sequence[str]] | None]", caller(header=header, entries=entries)
+            )
+        for answer in answers:
+            if answer is None:
+                continue
+            if not isinstance(answer, Mapping) or not all(
+                isinstance(kind, str)
+                and isinstance(values, Sequence)
+                and not isinstance(values, str)
+                and all(isinstance(v, str) for v in values)
+                for kind, values in answer.items()
+            ):
+                raise PluginError(name, "personal", "returned what is not text values by kind")
+            for kind, values in answer.items():
+                found.setdefault(kind, []).extend(values)
+    return found
 
 
 def read(

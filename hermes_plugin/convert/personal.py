@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
-from hermes_plugin.source.columns import Cell, Columns, cell_text
+from asf_core.model import Custom, Entry
+from hermes_plugin.source.columns import Columns, cell_text
 from hermes_plugin.source.jsontext import parse
 from hermes_plugin.source.rows import Session
 
-__all__ = ["IDENTITY_COLUMNS", "personal_values"]
+__all__ = ["IDENTITY_COLUMNS", "personal_in_entries", "personal_values"]
 
 #: ``sessions`` columns whose whole value names a person, a chat or an account.
 IDENTITY_COLUMNS = (
@@ -50,10 +51,11 @@ def _leaves(value: object) -> Iterator[str]:
             yield str(node)
 
 
-def _text(cell: Cell) -> str | None:
+def _text(cell: object) -> str | None:
+    """A cell (or a column's value as an entry keeps it) as the text it names."""
     if isinstance(cell, int | float) and not isinstance(cell, bool):
         return str(cell)
-    text = cell_text(cell)
+    text = cell_text(cell) if isinstance(cell, str | bytes) else None
     return text if text and text.strip() else None
 
 
@@ -62,14 +64,38 @@ def personal_values(
 ) -> dict[str, tuple[str, ...]]:
     """Each identity column's values over ``sessions`` (and the billing URLs of ``usage``
     rows), by column; ``origin_json``'s scalar members count as ``origin_json`` values."""
+    return _values((s.cols.mapping() for s in sessions), (row.mapping() for row in usage))
+
+
+def personal_in_entries(entries: Iterable[Entry]) -> dict[str, tuple[str, ...]]:
+    """The same values read back from a converted session's entries: the session rows its
+    ``custom`` entries keep (``hermes.session_columns``) and the usage rows
+    (``hermes.columns`` of a ``session_model_usage`` row)."""
+    sessions: list[Mapping[str, object]] = []
+    usage: list[Mapping[str, object]] = []
+    for entry in entries:
+        member = entry.unknown.get("hermes") if isinstance(entry, Custom) else None
+        if not isinstance(member, dict):
+            continue
+        columns = member.get("session_columns")
+        if isinstance(columns, dict):
+            sessions.append(columns)
+        row, columns = member.get("row"), member.get("columns")
+        if isinstance(row, str) and ":session_model_usage/" in row and isinstance(columns, dict):
+            usage.append(columns)
+    return _values(sessions, usage)
+
+
+def _values(
+    sessions: Iterable[Mapping[str, object]], usage: Iterable[Mapping[str, object]]
+) -> dict[str, tuple[str, ...]]:
     found: dict[str, dict[str, None]] = {}
 
     def add(kind: str, value: str | None) -> None:
         if value is not None:
             found.setdefault(kind, {})[value] = None
 
-    for session in sessions:
-        cells: Mapping[str, Cell] = session.cols.mapping()
+    for cells in sessions:
         for name in IDENTITY_COLUMNS:
             value = _text(cells.get(name))
             add(name, value)

@@ -65,6 +65,7 @@ def test_every_hook_is_documented_and_every_documented_hook_exists() -> None:
         "plan",
         "finish",
         "stamp",
+        "personal",
     }
     assert set(_doc_sections()) == set(_specs())
 

@@ -6,7 +6,7 @@ import ast
 import importlib.metadata
 import sys
 import types
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from asf_core.formats import (
     StoreError,
     Unit,
 )
-from asf_core.model import Header, Item
+from asf_core.model import Entry, Header, Item
 from asf_core.pipeline import host
 from asf_core.pipeline.host import Candidate
 from asf_core.plugins import AsfPluginManager, make_plugin_manager
@@ -535,6 +535,50 @@ def test_hook_stamp(pm: AsfPluginManager, tmp_path: Path) -> None:
     pm.add_plugin("odd", lambda: Odd())
     with pytest.raises(PluginError, match="not a string"):
         host.stamp(pm, Candidate(plugin="odd", claim=toy.claim))
+
+
+def test_hook_personal(pm: AsfPluginManager) -> None:
+    """Every plugin is asked; the answers merge by kind; one that fails or answers what is
+    not text values by kind is its error (a redaction without its values could leak)."""
+    header = Header(id="s", created_at="2026-01-01T00:00:00Z", unknown={"mine": {}})
+
+    class Mine:
+        @hookimpl
+        def personal(self, header: Header, entries: Sequence[Entry]) -> Any:
+            return {"user_id": ["u-1"], "chat_id": ["c-9"]} if "mine" in header.unknown else None
+
+    class Also:
+        @hookimpl
+        def personal(self, entries: Sequence[Entry]) -> Any:
+            return {"user_id": [f"u-{len(entries)}"]}
+
+    pm.add_plugin("mine", lambda: Mine())
+    pm.add_plugin("also", lambda: Also())
+    pm.add_plugin("toy", lambda: Toy())  # implements no personal
+    found = host.personal(pm, header, [])
+    assert sorted(found) == ["chat_id", "user_id"]
+    assert sorted(found["user_id"]) == ["u-0", "u-1"]
+    assert host.personal(pm, Header(id="t", created_at="2026-01-01T00:00:00Z"), []) == {
+        "user_id": ["u-0"]
+    }
+
+    class Odd:
+        @hookimpl
+        def personal(self) -> Any:
+            return {"user_id": "u-1"}  # a string, not a list of them
+
+    class Broken:
+        @hookimpl
+        def personal(self) -> Any:
+            raise RuntimeError("cannot tell")
+
+    for name, plugin, why in [
+        ("odd", Odd, "returned what is not text values by kind"),
+        ("broken", Broken, "RuntimeError: cannot tell"),
+    ]:
+        other = make_plugin_manager(plugins=[(name, plugin())], autoload=False)
+        with pytest.raises(PluginError, match=f"'{name}' failed in personal: {why}"):
+            host.personal(other, header, [])
 
 
 # --- loading -----------------------------------------------------------------------------

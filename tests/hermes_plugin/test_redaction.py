@@ -249,3 +249,79 @@ def test_redact_on_stdout_and_show(
     shown = capsys.readouterr()
     assert code == ExitCode.OK, shown.err
     _assert_clean(shown.out.encode(), "show - --redact")
+
+
+@pytest.fixture
+def plain(home: Path, tmp_path: Path) -> Path:
+    """The home converted without redaction: every planted value is in its files."""
+    out = tmp_path / "plain"
+    assert main(["convert", str(home), "-o", str(out), "--quiet"]) == ExitCode.OK
+    assert set(_planted_in(out)) == set(PLANTED.values())
+    return out
+
+
+@pytest.mark.parametrize("form", ["tree", "markdown", "text", "json"])
+def test_show_redact_of_an_asf_file_leaves_no_planted_value(
+    plain: Path, capsys: pytest.CaptureFixture[str], form: str
+) -> None:
+    """An ASF file written unredacted, shown with ``--redact``: the identity columns its
+    ``hermes`` members keep (user, chat, display name, origin, billing URL) are replaced as
+    ``convert --redact`` replaces them, through the plugin's ``personal`` hook."""
+    argv = ["--json"] if form == "json" else ["--format", form, "--full"]
+    for path in sorted(plain.rglob("*.jsonl")):
+        code = main(["show", str(path), "--redact", *argv])
+        shown = capsys.readouterr()
+        assert code == ExitCode.OK, shown.err
+        _assert_clean(shown.out.encode(), f"show {path.name} {form}")
+        _assert_clean(shown.err.encode(), f"show {path.name} {form} (stderr)")
+
+
+@pytest.mark.parametrize("to", ["atif", "otel", "markdown", "html", "text"])
+def test_export_redact_leaves_no_planted_value_on_one_process_or_two(
+    plain: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], to: str
+) -> None:
+    content = ["--content"] if to == "otel" else []
+    outs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"{to}-{jobs}"
+        code = main(
+            ["export", str(plain), "--to", to, "-o", str(out), "--redact", "-j", jobs, *content]
+        )
+        got = capsys.readouterr()
+        assert code == ExitCode.OK, got.err
+        files = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+        assert len(files) == 2
+        for name, data in files.items():
+            _assert_clean(data, f"export {to} {name}")
+            assert b"[REDACTED:" in data
+        outs.append(files)
+    assert outs[0] == outs[1]
+
+
+def test_leaf_names_an_entry_as_the_unredacted_file_does(
+    plain: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Redacting seals changed entries again, so their ids change: ``--leaf`` takes the id
+    ``asf show FILE`` shows as well as the one ``asf show FILE --redact`` shows."""
+    path = next(p for p in plain.rglob("*.jsonl") if b"415-555-0132" in p.read_bytes())
+    session = read_session(path)
+    # The user's message: its text holds a phone number and a key, so its id changes.
+    user = next(e for e in session.entries if "415-555" in json.dumps(getattr(e, "item", None)))
+    assert user.id is not None
+    old = user.id.removeprefix("sha256:")[:10]
+    assert main(["show", str(path), "--leaf", old, "--format", "markdown"]) == ExitCode.OK
+    plain_text = capsys.readouterr().out
+    assert "415-555-0132" in plain_text
+    assert main(["show", str(path), "--leaf", old, "--redact", "--json"]) == ExitCode.OK
+    shown = json.loads(capsys.readouterr().out)
+    new = shown["leaf"]
+    assert new != user.id
+    assert "[REDACTED:phone:1]" in json.dumps(shown["context"]["items"][-1])
+    assert main(["show", str(path), "--leaf", new[7:17], "--redact", "--json"]) == ExitCode.OK
+    assert json.loads(capsys.readouterr().out)["leaf"] == new
+    out = tmp_path / "one.md"
+    argv = ["export", str(path), "--to", "markdown", "--leaf", old, "--redact", "-o", str(out)]
+    assert main(argv) == ExitCode.OK, capsys.readouterr().err
+    text = out.read_text()
+    _assert_clean(text.encode(), "export --leaf")
+    assert text.rstrip().endswith("[REDACTED:anthropic_key:1]")
