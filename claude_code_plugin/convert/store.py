@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from asf_core.canonical import JsonError
-from asf_core.files import read_regular
+from asf_core.files import open_regular
 from asf_core.formats import ConvertedSession, Finding, NativeSession
 from asf_core.model import Header
 from asf_core.strict_json import parse
@@ -29,16 +29,33 @@ __all__ = ["convert_sessions", "family"]
 JSON = dict[str, Any]
 
 
-def _meta(path: Path) -> Any:
-    """A sub-agent's ``agent-<id>.meta.json`` (newer CLIs), when there is a readable one: a
-    regular file (a FIFO in its place would stall the conversion, a device never end)."""
+#: The most of a sub-agent's ``.meta.json`` read into its header: real ones hold a few
+#: members (its type, a description); a larger one is hostile or damaged, and dropped.
+META_BYTES = 1 << 20
+
+
+def _meta(path: Path) -> tuple[Any, str | None]:
+    """A sub-agent's ``agent-<id>.meta.json`` (newer CLIs) and None; or None and why the one
+    there cannot be kept (not a regular file: a FIFO in its place would stall the conversion,
+    a device never end; larger than :data:`META_BYTES`; not JSON). None, None: there is none."""
     try:
-        return parse(read_regular(meta_path(path)))
-    except (OSError, JsonError):
-        return None
+        with open_regular(meta_path(path)) as stream:
+            data = stream.read(META_BYTES + 1)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"cannot be read: {exc.strerror or exc}"
+    if len(data) > META_BYTES:
+        return None, f"larger than {META_BYTES} bytes"
+    try:
+        return parse(data), None
+    except JsonError as exc:
+        return None, f"not JSON: {exc}"
 
 
-def _header(store: ClaudeStore, member: Member, stem: str) -> Header:
+def _header(store: ClaudeStore, member: Member, stem: str, found: list[Finding]) -> Header:
+    """A member's header; what cannot be kept of its sub-agent's ``.meta.json`` is said in
+    ``found`` (the session's findings)."""
     index = member.index
     about: JSON = {"session": stem, "project": store.project_name}
     about["file"] = store.relative(member.path)
@@ -54,9 +71,13 @@ def _header(store: ClaudeStore, member: Member, stem: str) -> Header:
         about["agent"] = member.agent
         if member.holder is not None and member.call is not None:
             about.update(member.holder.index.tasks.get(member.call, {}))
-        meta = _meta(member.path)
+        meta, why = _meta(member.path)
         if meta is not None:
             about["meta"] = meta
+        elif why is not None:
+            where = store.relative(meta_path(member.path))
+            message = f"sub-agent's {meta_path(member.path).name} {why}: not kept in its header"
+            found.append(Finding(kind="dropped", message=message, unit=where, session=stem))
     harness: JSON = {"name": "claude-code"}
     if index.versions:
         harness["version"] = index.versions[0]
@@ -255,7 +276,7 @@ def family(store: ClaudeStore, native: Native) -> Iterator[ConvertedSession | Fi
         if member is not main:
             findings[:0] = index_findings(member.index, unit, stem)
         yield ConvertedSession(
-            header=_header(store, member, stem),
+            header=_header(store, member, stem, findings),
             entries=job,
             name=member.name,
             sources=[unit],

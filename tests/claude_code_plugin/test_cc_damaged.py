@@ -202,6 +202,37 @@ def test_a_meta_json_that_is_a_fifo_does_not_stall_the_conversion(
     assert "meta" not in child.header.unknown[NS]
 
 
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (None, "cannot be read: not a regular file"),
+        (b"{not json", "not JSON"),
+        (b'{"agentType": "' + b"x" * (1 << 20) + b'"}', "larger than 1048576 bytes"),
+    ],
+    ids=["fifo", "not-json", "huge"],
+)
+def test_a_meta_json_that_cannot_be_kept_is_dropped_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes | None, why: str
+) -> None:
+    """A sub-agent's ``.meta.json`` that is there but cannot be kept (not a regular file, not
+    JSON, larger than a real one could be: read whole, it went into the header) is a
+    ``dropped`` finding of its session, never silently gone; the header has no ``meta``."""
+    kitchen_sink(tmp_path / PROJECT)
+    meta = tmp_path / PROJECT / SESSION / "subagents" / "agent-kit0001.meta.json"
+    if content is None:
+        os.mkfifo(meta)
+    else:
+        meta.write_bytes(content)
+    assert _convert_in_time(capsys, tmp_path / PROJECT, tmp_path / "o") == ExitCode.OK
+    child = sessions_in(tmp_path / "o")[f"{SESSION}.agent-kit0001"]
+    assert "meta" not in child.header.unknown[NS]
+    (report,) = reports_in(tmp_path / "o")
+    (dropped,) = [d for d in report["dropped"] if "meta.json" in d["message"]]
+    assert dropped["message"].startswith(f"sub-agent's agent-kit0001.meta.json {why}")
+    assert dropped["unit"] == f"{SESSION}/subagents/agent-kit0001.meta.json"
+    assert dropped["session"] == SESSION
+
+
 @pytest.mark.parametrize("which", ["session", "sub-agent"])
 def test_a_transcript_replaced_by_a_fifo_after_the_listing_does_not_stall(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, which: str
