@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import attrs
 from attrs import field, frozen
 
 from asf_core.cli.exit_codes import worst
@@ -47,15 +46,15 @@ def _parsed(session: ConvertedSession, name: Path) -> SessionFile:
     return parse_session(b"".join(session_lines(session.header, session.entries)), path=name)
 
 
-def _redacted(session: SessionFile, redaction: SessionRedaction | None) -> Shown:
+def _as_asf(session: SessionFile, redaction: SessionRedaction | None, name: str) -> Shown:
     """An ASF file to show, redacted as ``convert --redact`` would have written it."""
-    name = session.path or Path(STDIN)
     if redaction is None:
-        return Shown(session=session, name=str(name))
+        return Shown(session=session, name=name)
     from asf_core.plugins import make_plugin_manager
 
-    redacted, renamed = redacted_file(session, redaction, name, make_plugin_manager())
-    return Shown(session=redacted, name=str(name), renamed=renamed)
+    path = session.path or Path(STDIN)
+    redacted, renamed = redacted_file(session, redaction, path, make_plugin_manager())
+    return Shown(session=redacted, name=name, renamed=renamed)
 
 
 def _asf(path: Path) -> SessionFile:
@@ -122,12 +121,12 @@ def load(args: argparse.Namespace) -> Shown:
     if str(args.path) == STDIN:
         if _picks(args):
             raise Fail("stdin holds one ASF session: options picking sessions do not apply")
-        return attrs.evolve(_redacted(_stdin(), redaction), name="stdin")
+        return _as_asf(_stdin(), redaction, "stdin")
     path = Path(args.path)
     if _picks(args) or path.is_dir():
         return _native(args, path)
     try:
-        return attrs.evolve(_redacted(_asf(path), redaction), name=str(path))
+        return _as_asf(_asf(path), redaction, str(path))
     except FormatError as exc:
         not_asf = exc
     try:

@@ -49,6 +49,8 @@ def session_files(dest: Path) -> Iterator[tuple[str, os.stat_result]]:
 
 
 class _Entry:
+    """A folder's entry and its status (not following a link), taken once."""
+
     __slots__ = ("name", "path", "st", "st_mode")
 
     def __init__(self, entry: os.DirEntry[str]) -> None:
@@ -134,11 +136,8 @@ def pruned(path: Path, left: Finding) -> Finding:
         return Finding(
             kind=WARNING, code=left.code, message=left.message + why, path=left.path, data=left.data
         )
-    what = (
-        "an earlier file of a session written now"
-        if left.code == SUPERSEDED
-        else ("its session is not in the store now")
-    )
+    superseded = left.code == SUPERSEDED
+    what = "an earlier file of a session written now" if superseded else "its session is gone"
     return Finding(
         kind=INFO,
         code=PRUNED,
