@@ -20,7 +20,7 @@ from typing import Any
 
 from attrs import frozen
 
-from asf_core.context import Context, context_at
+from asf_core.context import Context, ContextError, context_at
 from asf_core.errors import AmbiguousFormat, OutputError, PluginError
 from asf_core.export import SessionTree, atif_document, otel_request
 from asf_core.export.paths import PathView
@@ -45,6 +45,7 @@ from asf_core.writer import session_lines
 
 __all__ = [
     "AmbiguousFormat",
+    "ContextError",
     "ConvertedSession",
     "FormatError",
     "MissingDetector",
@@ -222,16 +223,27 @@ def read(source: PathLike | bytes) -> SessionFile:
     return read_session(Path(source))
 
 
-def context(session: SessionFile, leaf: str | None = None) -> Context:
-    """What a model call after ``leaf`` (default: the resume leaf) would receive."""
+def _leaf(session: SessionFile, leaf: str | None) -> str:
+    """``leaf``, or the resume leaf; :class:`ContextError` when the session has no such entry
+    (a bare ``KeyError`` of an id would not say what was asked)."""
     at = leaf if leaf is not None else session.resume_leaf()
     if at is None:
-        raise ValueError("the session has no entries, so no context")
-    return context_at(session, at)
+        raise ContextError("the session has no entries, so no leaf to start from")
+    if at not in session.by_id:
+        raise ContextError(f"no entry {at} in the session")
+    return at
+
+
+def context(session: SessionFile, leaf: str | None = None) -> Context:
+    """What a model call after ``leaf`` (default: the resume leaf) would receive; raises
+    :class:`ContextError` when the session has no such entry."""
+    return context_at(session, _leaf(session, leaf))
 
 
 def request(session: SessionFile, response: str) -> dict[str, Any]:
-    """The canonical Open Responses request that produced the ``response`` entry."""
+    """The canonical Open Responses request that produced the ``response`` entry; raises
+    :class:`ContextError` when it is not a response of the session or its instructions cannot
+    be rebuilt."""
     return request_body(request_context(session, response))
 
 
@@ -241,10 +253,7 @@ def verify(path: PathLike) -> list[Finding]:
 
 
 def _view(session: SessionFile, leaf: str | None) -> PathView:
-    at = leaf if leaf is not None else session.resume_leaf()
-    if at is None:
-        raise ValueError("the session has no entries, so no path to export")
-    return SessionTree(session).view(at)
+    return SessionTree(session).view(_leaf(session, leaf))
 
 
 def _subagents(session: SessionFile, beside: PathLike | None) -> DirectoryIndex | None:
