@@ -1,9 +1,12 @@
-"""docs/library.md: every example runs, in order, on a copy of the shipped example home."""
+"""docs/library.md: every example runs, in order, on a copy of the shipped example home, and
+type-checks as one program under ``mypy --strict``, as a user's program using the API must."""
 
 from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +26,22 @@ def test_library_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         code = compile(block, f"{DOC.name} example {number}", "exec")
         exec(code, namespace)  # noqa: S102 - the documentation's own examples
     assert list((tmp_path / "asf-out").rglob("report.json"))
+
+
+def test_library_examples_type_check(tmp_path: Path) -> None:
+    """The examples, as one program, pass ``mypy --strict`` outside the repository (so no
+    project configuration helps): a sample a user copies must not need ``# type: ignore``."""
+    program = tmp_path / "library_doc.py"
+    program.write_text("\n".join(_BLOCK.findall(DOC.read_text(encoding="utf-8"))), "utf-8")
+    mypy = [sys.executable, "-m", "mypy", "--strict", "--config-file", ""]
+    done = subprocess.run(
+        [*mypy, "--cache-dir", str(tmp_path / "cache"), program.name],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_the_api_converts_like_the_command(tmp_path: Path) -> None:
