@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from attrs import frozen
 
@@ -57,6 +57,7 @@ __all__ = [
     "SessionFile",
     "Store",
     "StoreError",
+    "TranscriptFormat",
     "atif",
     "context",
     "convert",
@@ -71,6 +72,8 @@ __all__ = [
 ]
 
 PathLike = str | os.PathLike[str]
+#: What :func:`transcript` renders to: a literal, so a misspelt format fails type-checking.
+TranscriptFormat = Literal["markdown", "html", "text"]
 
 
 def _paths(paths: PathLike | Sequence[PathLike]) -> list[Path]:
@@ -290,7 +293,9 @@ def otel(
     return otel_request(_view(session, leaf), content=content, subsessions=resolver)
 
 
-def transcript(session: SessionFile, leaf: str | None = None, *, to: str = "markdown") -> str:
+def transcript(
+    session: SessionFile, leaf: str | None = None, *, to: TranscriptFormat = "markdown"
+) -> str:
     """The path to ``leaf`` for people: ``to`` is ``markdown``, ``html`` (one self-contained
     page) or ``text``."""
     renderers = {"markdown": render_markdown, "html": render_html, "text": render_text}
