@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
-from attrs import field, frozen
+from attrs import Attribute, field, frozen
 
 from asf_core.findings import Finding
 
@@ -102,6 +102,20 @@ def _instant(text: str | None) -> datetime | None:
     return moment if moment.tzinfo is not None else None
 
 
+def _aware(_: object, member: Attribute[Any], value: datetime | None) -> None:
+    # Compared with sessions' aware start times: naive, it would fail inside the plugin.
+    if value is not None and value.utcoffset() is None:
+        raise ValueError(
+            f"{member.name} {value.isoformat()} has no timezone: give it one "
+            "(local time: .astimezone()) or use parse_time"
+        )
+
+
+def _count(_: object, member: Attribute[Any], value: int | None) -> None:
+    if value is not None and value < 0:
+        raise ValueError(f"{member.name} {value} is negative")
+
+
 @frozen(kw_only=True)
 class Selection:
     """The native sessions a user asked for; each member narrows, ``Selection()`` is all.
@@ -115,10 +129,10 @@ class Selection:
     ids: tuple[str, ...] = ()
     #: The ``ids`` are whole ids, not prefixes (set by the host once it resolved prefixes).
     exact: bool = False
-    #: Started at or after ``since`` and before ``until`` (timezone-aware; a session without
-    #: a start time is then not selected).
-    since: datetime | None = None
-    until: datetime | None = None
+    #: Started at or after ``since`` and before ``until`` (timezone-aware, else ValueError; a
+    #: session without a start time is then not selected).
+    since: datetime | None = field(default=None, validator=_aware)
+    until: datetime | None = field(default=None, validator=_aware)
     #: One of these sources (exactly as the plugin spells them).
     sources: tuple[str, ...] = ()
     #: A substring of the title, compared case-insensitively.
@@ -127,10 +141,10 @@ class Selection:
     cwd: str | None = None
     #: A substring of the model, compared case-insensitively.
     model: str | None = None
-    #: At least this many ``rows``.
-    min_rows: int | None = None
-    #: At most this many sessions, the newest (by ``started``) first.
-    limit: int | None = None
+    #: At least this many ``rows`` (not negative, else ValueError).
+    min_rows: int | None = field(default=None, validator=_count)
+    #: At most this many sessions, the newest (by ``started``) first (not negative).
+    limit: int | None = field(default=None, validator=_count)
 
     def everything(self) -> bool:
         """Whether nothing is narrowed: every session of the store is selected."""
