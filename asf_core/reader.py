@@ -45,6 +45,8 @@ _FORMAT: Final = re.compile(r"agentsession/(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)")
 #: Version numbers longer than this are read as "newer than this reader" without converting
 #: them (a hostile file may spell one with thousands of digits).
 _VERSION_DIGITS: Final = 9
+#: Bytes looked at before line 1 is read whole: a database or an archive costs no more.
+_PEEK: Final = 64
 
 
 class FormatError(Exception):
@@ -361,6 +363,16 @@ class _Pass:
                     )
 
 
+def _refuse_non_object(head: bytes) -> None:
+    """FormatError when the first line, of which ``head`` is the start, is not a JSON object."""
+    start = head.split(b"\n", 1)[0].removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r")
+    if start and not start.startswith(b"{"):
+        shown_start = repr(start[:16])[1:]
+        raise FormatError(
+            f"line 1 is not a session header (not a JSON object: it begins {shown_start})"
+        )
+
+
 def _lines(stream: Iterable[bytes]) -> Iterator[tuple[int, bytes, bool]]:
     """(line number, raw line, is last) for every line after the header."""
     it = iter(stream)
@@ -378,6 +390,7 @@ def _read(stream: Iterable[bytes], path: Path | None) -> SessionFile:
     first = next(it, None)
     if first is None or not first.strip():
         raise FormatError("empty file: no session header")
+    _refuse_non_object(first[:_PEEK])
     state = _Pass(path, first)
     for n, raw, last in _lines(it):
         state.line(n, raw, last)
@@ -398,6 +411,7 @@ def read_session(path: Path) -> SessionFile:
         kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
         raise OSError(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL, kind, str(path))
     with path.open("rb") as stream:
+        _refuse_non_object(stream.peek(_PEEK)[:_PEEK])
         return _read(stream, path)
 
 
