@@ -44,6 +44,20 @@ def test_library_examples_type_check(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_the_errors_section_lists_every_exception_the_api_exports() -> None:
+    """What a caller catches is on the page, and what the page names exists."""
+    from asf_core import api
+
+    section = DOC.read_text(encoding="utf-8").split("\n## Errors\n", 1)[1]
+    listed = set(re.findall(r"^\* `api\.(\w+)`", section, re.M))
+    exported = {
+        name
+        for name in api.__all__
+        if isinstance(getattr(api, name), type) and issubclass(getattr(api, name), Exception)
+    }
+    assert listed == exported
+
+
 def test_the_api_converts_like_the_command(tmp_path: Path) -> None:
     from asf_core import api
     from asf_core.cli.main import main
