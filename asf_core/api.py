@@ -34,6 +34,7 @@ from asf_core.pipeline import host
 from asf_core.pipeline.conversion import convert_paths
 from asf_core.pipeline.host import Candidate
 from asf_core.pipeline.report import RunReport
+from asf_core.pipeline.stores import PLUGIN_NOT_LOADED
 from asf_core.pipeline.stores import find_stores as _find_stores
 from asf_core.plugins import AsfPluginManager, make_plugin_manager
 from asf_core.reader import FormatError, SessionFile, parse_session, read_session
@@ -106,7 +107,7 @@ def convert(
     """
     if prune and selection is not None and not selection.everything():
         raise ValueError("prune needs a whole run: a picked run does not write every session")
-    pm = plugins or make_plugin_manager()
+    pm = plugins or make_plugin_manager(quiet=True)
     redaction = SessionRedaction(Redactor()) if redact else None
     run, _ = convert_paths(
         pm,
@@ -119,6 +120,7 @@ def convert(
     )
     if run.interrupted:
         raise KeyboardInterrupt
+    run.warnings[:0] = pm.warnings
     return run
 
 
@@ -204,10 +206,12 @@ def find_stores(
     format: str | None = None,
     plugins: AsfPluginManager | None = None,
 ) -> tuple[list[Store], list[Finding]]:
-    """The stores under ``paths`` (none: the default locations) and what went wrong looking."""
-    pm = plugins or make_plugin_manager()
+    """The stores under ``paths`` (none: the default locations) and what went wrong looking,
+    a plugin that could not be loaded included (a warning)."""
+    pm = plugins or make_plugin_manager(quiet=True)
     found = _find_stores(pm, _paths(paths), format)
-    return [Store(c, pm) for c in found.stores], list(found.problems)
+    unloaded = [Finding(kind="warning", code=PLUGIN_NOT_LOADED, message=w) for w in pm.warnings]
+    return [Store(c, pm) for c in found.stores], [*unloaded, *found.problems]
 
 
 def lines(session: ConvertedSession) -> Iterator[bytes]:

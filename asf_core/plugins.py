@@ -3,7 +3,8 @@
 Format plugins arrive through the entry point group ``asf.formats`` (Hermes by the same route
 as any third party, so this module never names it). Each entry point is loaded on its own: a
 plugin that fails to import or whose hook implementations do not match the specs becomes a
-"broken" record and a warning on stderr, and every other plugin keeps working.
+"broken" record and a warning (on stderr for the command; for the library, in ``warnings``
+alone), and every other plugin keeps working.
 
 The hooks are called through :mod:`asf_core.pipeline.host`, never directly: it types them and says
 which plugin is to blame when one fails.
@@ -58,10 +59,19 @@ class PluginRecord:
 class AsfPluginManager(pluggy.PluginManager):
     """pluggy's manager plus what ``asf plugins`` shows: distributions and broken plugins."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, quiet: bool = False) -> None:
         super().__init__("asf")
         self._origin: dict[str, tuple[str | None, str | None]] = {}
         self.broken: list[PluginRecord] = []
+        #: What went wrong loading plugins, one line each (also said on stderr unless quiet).
+        self.warnings: list[str] = []
+        self._quiet = quiet
+
+    def warn(self, line: str) -> None:
+        """Record a loading problem; a library never writes to its caller's stderr."""
+        self.warnings.append(line)
+        if not self._quiet:
+            _say(f"warning: {line}")
 
     def add_plugin(
         self,
@@ -103,7 +113,7 @@ class AsfPluginManager(pluggy.PluginManager):
         self.broken.append(
             PluginRecord(name=name, distribution=dist, version=version, status="broken", error=why)
         )
-        _say(f"warning: plugin {name!r}{where} not loaded: {why}")
+        self.warn(f"plugin {name!r}{where} not loaded: {why}")
         return False
 
     def plugin_names(self) -> list[str]:
@@ -136,12 +146,12 @@ def _env_names(value: str | None) -> list[str] | None:
     return [name.strip() for name in value.split(",") if name.strip()]
 
 
-def _entry_points() -> list[entry_points.Declared]:
+def _entry_points(pm: AsfPluginManager) -> list[entry_points.Declared]:
     """Entry points of our group, each once per distribution; a distribution whose list
     cannot be read is a warning."""
     found = entry_points.declared(ENTRY_POINT_GROUP)
     for problem in found.problems:
-        _say(f"warning: {problem}")
+        pm.warn(problem)
     unique: dict[tuple[str, str | None], entry_points.Declared] = {}
     for point in found.points:  # the first of each wins, as importlib lists them
         unique.setdefault((point.name, point.distribution), point)
@@ -174,15 +184,19 @@ def _trace(pm: pluggy.PluginManager) -> None:
 
 
 def make_plugin_manager(
-    *, plugins: Iterable[object | tuple[str, object]] = (), autoload: bool = True
+    *,
+    plugins: Iterable[object | tuple[str, object]] = (),
+    autoload: bool = True,
+    quiet: bool = False,
 ) -> AsfPluginManager:
     """Build a fresh plugin manager: the specs, ``plugins`` (tests), then entry points.
 
     ``plugins`` holds plugin objects or ``(name, plugin)`` pairs. Entry points are loaded
     unless ``autoload`` is false or ``ASF_DISABLE_PLUGIN_AUTOLOAD`` is set; ``ASF_PLUGINS``
     restricts them to the names it lists (and loads those even when autoload is disabled).
+    What fails to load is in ``warnings``, and on stderr unless ``quiet`` (the library's).
     """
-    pm = AsfPluginManager()
+    pm = AsfPluginManager(quiet=quiet)
     pm.add_hookspecs(hookspecs)
     for entry in plugins:
         name, plugin = entry if isinstance(entry, tuple) else (None, entry)
@@ -191,13 +205,13 @@ def make_plugin_manager(
     disabled = bool(os.environ.get(DISABLE_AUTOLOAD_ENV))
     if autoload and (only is not None or not disabled):
         found: set[str] = set()
-        for ep in sorted(_entry_points(), key=lambda e: (e.name, e.distribution or "")):
+        for ep in sorted(_entry_points(pm), key=lambda e: (e.name, e.distribution or "")):
             if only is not None and ep.name not in only:
                 continue
             found.add(ep.name)
             pm.add_plugin(ep.name, ep.load, distribution=ep.distribution, version=ep.version)
         for name in sorted(set(only or ()) - found):
-            _say(f"warning: {ONLY_ENV} names {name!r}, which is not installed")
+            pm.warn(f"{ONLY_ENV} names {name!r}, which is not installed")
     pm.check_pending()
     if os.environ.get(TRACE_ENV):
         _trace(pm)

@@ -25,6 +25,7 @@ __all__ = [
     "AMBIGUOUS",
     "NOT_RECOGNISED",
     "PLUGIN_FAILED",
+    "PLUGIN_NOT_LOADED",
     "UNKNOWN_FORMAT",
     "UNREADABLE_PATH",
     "UNSEARCHABLE",
@@ -38,8 +39,9 @@ UNREADABLE_PATH = "unreadable-path"
 AMBIGUOUS = "ambiguous-format"
 #: ... nothing there ...
 NOT_RECOGNISED = "not-recognised"
-#: ... or a plugin's.
+#: ... or a plugin's (one that failed, or one that could not be loaded: a warning).
 PLUGIN_FAILED = "plugin-failed"
+PLUGIN_NOT_LOADED = "plugin-not-loaded"
 
 
 @frozen(kw_only=True)
