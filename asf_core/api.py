@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -265,7 +266,14 @@ def _view(session: SessionFile, leaf: str | None) -> PathView:
 
 def _subagents(session: SessionFile, beside: PathLike | None) -> DirectoryIndex | None:
     if beside is not None:
-        return DirectoryIndex(Path(beside))
+        where = Path(beside)
+        if not where.is_dir():  # a mistyped directory would silently leave sub-agents out
+            missing = not where.exists()
+            code = errno.ENOENT if missing else errno.ENOTDIR
+            raise (FileNotFoundError if missing else NotADirectoryError)(
+                code, os.strerror(code), str(where)
+            )
+        return DirectoryIndex(where)
     if session.path is not None:
         return DirectoryIndex(session.path.parent, recursive=False)
     return None
@@ -276,8 +284,8 @@ def atif(
 ) -> dict[str, Any]:
     """The ATIF-v1.8 trajectory of the path to ``leaf`` (default: the resume leaf).
 
-    Sub-agent sessions are looked for under ``subagents`` (default: the file's directory) and
-    embedded. The mapping: docs/export.md.
+    Sub-agent sessions are looked for under ``subagents`` (default: the file's directory;
+    ``OSError`` when it is not a directory) and embedded. The mapping: docs/export.md.
     """
     index = _subagents(session, subagents)
     return atif_document(_view(session, leaf), index.resolver(session.path) if index else None)
