@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from attrs import Attribute, field, frozen
@@ -111,6 +111,15 @@ def _aware(_: object, member: Attribute[Any], value: datetime | None) -> None:
         )
 
 
+def _absolute(_: object, member: Attribute[Any], value: str | None) -> None:
+    # Sessions record absolute directories: a relative one (``--cwd`` resolves it) would
+    # select nothing, silently.
+    if value is not None and not (
+        PurePosixPath(value).is_absolute() or PureWindowsPath(value).is_absolute()
+    ):
+        raise ValueError(f"{member.name} {value!r} is not an absolute path")
+
+
 def _count(_: object, member: Attribute[Any], value: int | None) -> None:
     if value is not None and value < 0:
         raise ValueError(f"{member.name} {value} is negative")
@@ -137,8 +146,8 @@ class Selection:
     sources: tuple[str, ...] = ()
     #: A substring of the title, compared case-insensitively.
     title: str | None = None
-    #: The working directory, or a directory above it (an absolute path).
-    cwd: str | None = None
+    #: The working directory, or a directory above it (an absolute path, else ValueError).
+    cwd: str | None = field(default=None, validator=_absolute)
     #: A substring of the model, compared case-insensitively.
     model: str | None = None
     #: At least this many ``rows`` (not negative, else ValueError).

@@ -22,6 +22,13 @@ def test_a_naive_time_is_refused_when_the_selection_is_made(member: str) -> None
         api.Selection(**{member: datetime(2026, 1, 1)})
 
 
+@pytest.mark.parametrize("cwd", ["home/user/project", "~/project", "./project", ""])
+def test_a_cwd_that_is_not_absolute_is_refused(cwd: str) -> None:
+    """``--cwd`` makes its directory absolute; a relative one here matched nothing, silently."""
+    with pytest.raises(ValueError, match=r"cwd .* is not an absolute path"):
+        api.Selection(cwd=cwd)
+
+
 @pytest.mark.parametrize("member", ["limit", "min_rows"])
 def test_a_negative_count_is_refused(member: str) -> None:
     with pytest.raises(ValueError, match=f"{member} -1 is negative"):
@@ -39,3 +46,7 @@ def test_what_the_options_allow_still_selects(tmp_path: Path) -> None:
     counts = [len(list(s.native_sessions(api.Selection(since=aware, limit=2)))) for s in stores]
     assert counts == [1, 2]  # the work profile holds one session
     assert all(list(s.native_sessions(picked)) == [] for s in stores)
+    for cwd in ("/home/user/project", "/home/user/", "C:\\Users"):
+        api.Selection(cwd=cwd)  # absolute, as the sessions record it (Windows' too)
+    (plain,) = stores[1].native_sessions(api.Selection(cwd="/home/user/"))
+    assert plain.id == "fx-plain"
