@@ -126,12 +126,27 @@ def _not_an_entry(value: object) -> str:
 
 class CheckedEntries:
     """A session's entries, pulled under :func:`blame` on each iteration (the Claude Code
-    plugin's can be read again), each an :class:`Entry`: anything else is the plugin's error."""
+    plugin's can be read again), each an :class:`Entry`: anything else is the plugin's error.
+
+    Entries a plugin gives once (a generator) raise ValueError when read a second time: an
+    empty second pass would be taken for a session without entries (a file of its header).
+    """
 
     def __init__(self, plugin: str, hook: str, entries: Iterable[Entry]) -> None:
         self.plugin, self.hook, self.entries = plugin, hook, entries
+        self._taken = False
 
     def __iter__(self) -> Iterator[Entry]:
+        if isinstance(self.entries, Iterator):  # iter() of it is itself: one pass only
+            if self._taken:
+                raise ValueError(
+                    f"{self.hook}: its entries were read already, and plugin {self.plugin!r} "
+                    "gives them once, as it reads them (list(session.entries) keeps them)"
+                )
+            self._taken = True
+        return self._pulled()
+
+    def _pulled(self) -> Iterator[Entry]:
         from asf_core.model import Entry  # only once a session is converted
 
         with blame(self.plugin, self.hook):
