@@ -71,12 +71,13 @@ class SessionRedaction:
         return attrs.evolve(
             session,
             header=header,
-            entries=self._entries(header.id, session.entries),
+            entries=_Redacted(self, header.id, session.entries),
             findings=self.findings(session.findings),
             personal={},
         )
 
-    def _entries(self, session_id: str, entries: Iterable[Entry]) -> Iterator[Entry]:
+    def entries(self, session_id: str, entries: Iterable[Entry]) -> Iterator[Entry]:
+        """The entries redacted and sealed again, in order (one pass)."""
         moved: dict[str, str] = {}
         parents: set[str] = set()
         dropped = 0
@@ -125,3 +126,17 @@ class SessionRedaction:
         if isinstance(value, list | tuple):
             return [self._body(v, moved) for v in value]
         return self.redactor.value(value)
+
+
+class _Redacted:
+    """A session's redacted entries, redacted afresh on each pass (placeholders are stable,
+    so each pass gives the same entries): as re-readable as the entries they come from. A
+    second pass counts its replacements again; only the host's single pass is reported."""
+
+    def __init__(
+        self, redaction: SessionRedaction, session_id: str, entries: Iterable[Entry]
+    ) -> None:
+        self.redaction, self.session_id, self.source = redaction, session_id, entries
+
+    def __iter__(self) -> Iterator[Entry]:
+        return self.redaction.entries(self.session_id, self.source)

@@ -11,7 +11,7 @@ from pathlib import Path
 import attrs
 import pytest
 from asf_format_example import plugin as chatlog
-from fixture_paths import ROOT
+from fixture_paths import CLAUDE_HOME, ROOT
 
 from asf_core import api, hookimpl
 from asf_core.formats import Claim, ConvertedSession, NativeSession
@@ -65,3 +65,21 @@ def test_entries_that_can_be_read_again_still_can() -> None:
         first = list(session.entries)
         assert list(session.entries) == first
         assert len(list(api.lines(session))) == len(first) + 1
+
+
+@pytest.mark.parametrize(
+    "source", [ROOT / "examples" / "hermes-home", CLAUDE_HOME / ".claude"], ids=["hermes", "cc"]
+)
+def test_redacted_entries_can_be_read_again(source: Path, tmp_path: Path) -> None:
+    """``sessions(redact=True)`` redacted the entries in one generator: counted first, a
+    session's ``api.lines`` were its header alone. Each pass now redacts them the same way."""
+    api.convert(source, tmp_path, redact=True)
+    written = {p.read_bytes() for p in tmp_path.rglob("*.jsonl")}
+    stores, problems = api.find_stores(source)
+    assert problems == []
+    for store in stores:
+        for session in store.sessions(redact=True):
+            first = list(session.entries)
+            assert first
+            assert list(session.entries) == first
+            assert b"".join(api.lines(session)) in written
