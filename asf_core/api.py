@@ -232,9 +232,10 @@ def read(source: PathLike | bytes) -> SessionFile:
 
 
 def _leaf(session: SessionFile, leaf: str | None) -> str:
-    """``leaf``, or the resume leaf; :class:`ContextError` when the session has no such entry
-    (a bare ``KeyError`` of an id would not say what was asked)."""
-    at = leaf if leaf is not None else session.resume_leaf()
+    """``leaf`` (a pre-0.5 file's own ids too, as ``asf export --leaf`` takes them), or the
+    resume leaf; :class:`ContextError` when the session has no such entry (a bare
+    ``KeyError`` of an id would not say what was asked)."""
+    at = session.legacy.get(leaf, leaf) if leaf is not None else session.resume_leaf()
     if at is None:
         raise ContextError("the session has no entries, so no leaf to start from")
     if at not in session.by_id:
@@ -252,7 +253,7 @@ def request(session: SessionFile, response: str) -> dict[str, Any]:
     """The canonical Open Responses request that produced the ``response`` entry; raises
     :class:`ContextError` when it is not a response of the session or its instructions cannot
     be rebuilt."""
-    return request_body(request_context(session, response))
+    return request_body(request_context(session, session.legacy.get(response, response)))
 
 
 def verify(path: PathLike) -> list[Finding]:

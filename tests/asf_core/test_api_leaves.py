@@ -48,3 +48,15 @@ def test_a_context_error_is_a_value_error_and_every_leaf_still_works() -> None:
             assert call(session, leaf)
     with pytest.raises(api.ContextError, match="not a response"):
         api.request(session, session.leaves()[0])
+
+
+def test_an_old_files_own_ids_name_its_entries_as_asf_export_takes_them() -> None:
+    """A pre-0.5 file is read with new ids; the ids written in it (``asf export --leaf``
+    takes them) name the same entries here, for every call that takes a leaf or response."""
+    old = api.read(VECTORS / "sessions" / "v0.4" / "basic.jsonl")
+    assert old.migrated
+    for written, new in old.legacy.items():
+        for call in CALLS.values():
+            assert call(old, written) == call(old, new)
+        if old.by_id[new].type == "response":
+            assert api.request(old, written) == api.request(old, new)
