@@ -26,6 +26,7 @@ from asf_core.cli.jobs import add_jobs_option
 from asf_core.cli.output import ExitCode, Fail, err, out, worst
 from asf_core.cli.redacting import redacted_file, redaction_for
 from asf_core.cli.show import resolve_leaf
+from asf_core.cli.streams import JSON_ESCAPE, encodable
 from asf_core.export import SessionTree, atif_document, otel_request
 from asf_core.export.otel_wire import SendError, send
 from asf_core.export.paths import PathView
@@ -53,6 +54,9 @@ _EXTENSIONS: Final = {
     "text": ".txt",
 }
 _JSON_TARGETS: Final = ("atif", "otel")
+#: How a document on stdout spells what stdout's encoding cannot (a Latin-1 locale): as the
+#: document itself would (markdown and text: the stream's backslash escapes).
+_STDOUT_ESCAPES: Final = {"atif": JSON_ESCAPE, "otel": JSON_ESCAPE, "html": "xmlcharrefreplace"}
 
 
 @frozen(kw_only=True)
@@ -221,13 +225,16 @@ class Exporter:
                 sys.stdout.write("\n")
             # What reaches stdout may reach a terminal: no control character from the data
             # goes out raw (JSON gets \u escapes, the same value; text keeps its layout).
+            # What stdout's encoding cannot spell is escaped as the document spells it.
             json_target = self.target in _JSON_TARGETS
+            errors = _STDOUT_ESCAPES.get(self.target)
             for chunk in chunks:
-                sys.stdout.write(
+                text = (
                     json_safe(chunk, terminal=True)
                     if json_target
                     else printable(chunk, layout=True)
                 )
+                sys.stdout.write(text if errors is None else encodable(text, errors))
         else:
             target = Path(str(self.output)) / job.name if to_dir else Path(str(self.output))
             try:

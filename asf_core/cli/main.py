@@ -17,7 +17,7 @@ import gc
 import os
 import sys
 
-from asf_core.cli import signals
+from asf_core.cli import signals, streams
 
 TYPE_CHECKING = False  # as typing's, without importing typing (mypy knows the name)
 if TYPE_CHECKING:
@@ -252,9 +252,11 @@ _GC_YOUNG = 10_000
 
 def console() -> NoReturn:
     """The ``asf`` script: :func:`main` for the whole process, signals handled to the end.
-    The process's collector runs less often (:data:`_GC_YOUNG`): the process is ours; a
-    program calling :func:`main` keeps its own settings."""
+    The process's collector runs less often (:data:`_GC_YOUNG`) and its standard streams
+    escape what their encoding cannot spell (:func:`~asf_core.cli.streams.prepare`): the
+    process is ours; a program calling :func:`main` keeps its own settings."""
     gc.set_threshold(_GC_YOUNG, *gc.get_threshold()[1:])
+    streams.prepare()
     with signals.Trap(restore=False) as caught:
         try:
             code = _guarded(None, caught)

@@ -16,6 +16,7 @@ from typing import Any
 from attrs import define, field
 
 from asf_core.cli.exit_codes import ExitCode, worst
+from asf_core.cli.streams import JSON_ESCAPE, encodable
 from asf_core.findings import Finding
 from asf_core.safe_text import printable
 
@@ -39,8 +40,9 @@ def out_json(value: Any, *, plain: bool = False) -> None:
     """A machine-readable result on stdout; attrs objects go through the library's converter
     (``plain``: the value is JSON data already, written without that copy).
 
-    Characters a terminal would obey are ``\\u`` escapes: the same JSON, safe on a screen.
-    Written block by block as it is encoded (:func:`~asf_core.pipeline.report.json_blocks`).
+    Characters a terminal would obey, and those stdout's encoding cannot spell, are ``\\u``
+    escapes: the same JSON, safe on a screen. Written block by block as it is encoded
+    (:func:`~asf_core.pipeline.report.json_blocks`).
     """
     from asf_core.pipeline.report import json_blocks
 
@@ -49,7 +51,7 @@ def out_json(value: Any, *, plain: bool = False) -> None:
 
         value = converter().unstructure(value)
     for block in json_blocks(value, terminal=True):
-        sys.stdout.write(block)
+        sys.stdout.write(encodable(block, JSON_ESCAPE))
 
 
 def err(message: str) -> None:

@@ -1,0 +1,75 @@
+"""The standard streams as ``asf`` needs them, whatever the environment hands over.
+
+A locale or ``PYTHONIOENCODING`` can give stdout and stderr an encoding that cannot spell the
+data (ASCII, Latin-1): Python would then stop the run with a traceback at the first title
+holding an em dash. So what a stream cannot encode is written as an escape instead: in text
+for people the backslash escape ``printable`` uses for control characters (``\\u2014``), in
+JSON its ``\\u`` escape (the same document), in HTML a character reference.
+
+This module imports nothing beyond what the interpreter has loaded at start-up: the command
+sets the streams up before anything else (see :mod:`asf_core.cli.main`).
+"""
+
+from __future__ import annotations
+
+import codecs
+import sys
+
+TYPE_CHECKING = False  # as typing's, without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import TextIO
+
+__all__ = ["JSON_ESCAPE", "encodable", "prepare"]
+
+#: The error handler spelling a character as JSON does: ``\\u00e9``, a surrogate pair beyond
+#: the Basic Multilingual Plane. Valid wherever the character was, as every character beyond
+#: ASCII in a JSON document lies inside a string.
+JSON_ESCAPE = "asf-json-escape"
+
+#: Encodings that spell every character: nothing to escape for them.
+_UNICODE = frozenset(
+    {"utf-8", "utf-8-sig", "utf-7", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le"}
+    | {"utf-32-be"}
+)
+
+
+def _json_escape(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    parts = []
+    for ch in exc.object[exc.start : exc.end]:
+        code = ord(ch)
+        if code < 0x10000:
+            parts.append(f"\\u{code:04x}")
+        else:
+            code -= 0x10000
+            parts.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+    return "".join(parts), exc.end
+
+
+codecs.register_error(JSON_ESCAPE, _json_escape)
+
+
+def encodable(text: str, errors: str, stream: TextIO | None = None) -> str:
+    """``text`` with what ``stream`` (default: stdout) cannot encode spelled by the error
+    handler ``errors`` (:data:`JSON_ESCAPE`, ``xmlcharrefreplace``); as it is when the stream
+    spells every character or says no encoding."""
+    encoding = getattr(sys.stdout if stream is None else stream, "encoding", None)
+    if text.isascii() or not isinstance(encoding, str):
+        return text
+    try:
+        name = codecs.lookup(encoding).name
+        if name in _UNICODE:
+            return text
+        return text.encode(name, errors).decode(name)
+    except LookupError:
+        return text
+
+
+def prepare() -> None:
+    """Let stdout and stderr write what their encoding cannot spell as backslash escapes
+    (stderr does already, by Python's default)."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
