@@ -185,7 +185,7 @@ def _run(argv: Sequence[str] | None) -> ExitCode:
         err(str(exc))
         code = exc.code
     except OSError as exc:
-        if not _no_room(exc):
+        if not (_no_room(exc) or isinstance(exc, streams.ClosedStream)):
             raise
         where = "" if exc.filename is None else f" {exc.filename}"  # none: stdout, most often
         err(f"cannot write{where}: {exc.strerror}")

@@ -13,13 +13,16 @@ sets the streams up before anything else (see :mod:`asf_core.cli.main`).
 from __future__ import annotations
 
 import codecs
+import errno
+import io
+import os
 import sys
 
 TYPE_CHECKING = False  # as typing's, without importing typing (mypy knows the name)
 if TYPE_CHECKING:
     from typing import TextIO
 
-__all__ = ["JSON_ESCAPE", "encodable", "prepare"]
+__all__ = ["JSON_ESCAPE", "ClosedStream", "encodable", "prepare"]
 
 #: The error handler spelling a character as JSON does: ``\\u00e9``, a surrogate pair beyond
 #: the Basic Multilingual Plane. Valid wherever the character was, as every character beyond
@@ -66,9 +69,50 @@ def encodable(text: str, errors: str, stream: TextIO | None = None) -> str:
         return text
 
 
+class ClosedStream(OSError):
+    """stdout was closed when the run began: what the command has to say cannot be said."""
+
+
+class _Closed(io.TextIOBase):
+    """stdout when its descriptor was closed: every write fails."""
+
+    def write(self, text: str) -> int:
+        raise ClosedStream(errno.EBADF, "stdout is closed")
+
+
+class _Dropped(io.TextIOBase):
+    """stderr when its descriptor was closed: what is said goes nowhere."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+def _hold_closed_fds() -> None:
+    """Open each closed standard descriptor on the null device."""
+    for fd in (0, 1, 2):  # in order: os.open takes the lowest free descriptor
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+            except OSError:  # no null device (a bare chroot): leave it closed
+                continue
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+
+
 def prepare() -> None:
-    """Let stdout and stderr write what their encoding cannot spell as backslash escapes
-    (stderr does already, by Python's default)."""
+    """Hold closed standard descriptors (see the module), and let stdout and stderr write what
+    their encoding cannot spell as backslash escapes (stderr does already, by Python's
+    default)."""
+    _hold_closed_fds()
+    if sys.stdin is None:  # Python's mark for a descriptor closed at start
+        sys.stdin = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    if sys.stdout is None:
+        sys.stdout = _Closed()
+    if sys.stderr is None:
+        sys.stderr = _Dropped()
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:

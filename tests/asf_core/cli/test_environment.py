@@ -91,3 +91,51 @@ def test_an_encoding_that_cannot_spell_the_data_escapes_it(
             escaped = escaped.replace("\\xe9", "\u00e9")
         assert (raw if encoding == "utf-16" else escaped) in said, (argv, said[-300:])
         assert done.returncode == (ExitCode.USAGE if "caf" in raw else ExitCode.OK), argv
+
+
+def _closing(*fds: int) -> Any:
+    """A ``preexec_fn`` closing ``fds`` in the child, as ``>&-`` does in a shell."""
+
+    def close() -> None:
+        for fd in fds:
+            os.close(fd)
+
+    return close
+
+
+def test_a_closed_stdout_is_one_line_and_exit_2(home: Path, session: Path, tmp_path: Path) -> None:
+    """``asf ... >&-``: what has to be said cannot be, as on a full disk; a run with nothing
+    to say (``convert --quiet``) succeeds, and nothing meant for stdout lands in its files."""
+    for argv in (
+        ["show", session],
+        ["list", home, "--json"],
+        ["export", session, "--to", "atif"],
+        ["convert", home, "-o", tmp_path / "loud", "-j", "2"],
+        ["plugins"],
+        ["--version"],
+    ):
+        done = _asf(*argv, preexec_fn=_closing(1), stdout=None)
+        assert (done.returncode, done.stderr) == (
+            ExitCode.USAGE,
+            b"asf: cannot write: stdout is closed\n",
+        ), argv
+    quiet = _asf("convert", home, "-o", tmp_path / "quiet", "--quiet", preexec_fn=_closing(1))
+    assert (quiet.returncode, quiet.stderr) == (ExitCode.OK, b"")
+    for out in ("quiet", "loud"):
+        assert _asf("verify", tmp_path / out).returncode == ExitCode.OK
+        files = [p for p in (tmp_path / out).rglob("*") if p.is_file()]
+        assert files
+        assert not any(b"Converted" in p.read_bytes() for p in files)
+
+
+def test_a_closed_stderr_or_stdin_keeps_the_exit_code(home: Path, session: Path) -> None:
+    """``2>&-``: the error line goes nowhere, its exit code still tells; ``<&-``: stdin reads
+    as empty."""
+    missing = _asf("show", home / "nope.jsonl", preexec_fn=_closing(2), stderr=None)
+    assert (missing.returncode, missing.stdout) == (ExitCode.USAGE, b"")
+    shown = _asf("show", session, preexec_fn=_closing(2), stderr=None)
+    assert shown.returncode == ExitCode.OK
+    assert shown.stdout.startswith(b"session ")
+    empty = _asf("show", "-", preexec_fn=_closing(0))
+    assert empty.returncode == ExitCode.USAGE
+    assert empty.stderr.startswith(b"asf: stdin: not an ASF session file: empty file")
