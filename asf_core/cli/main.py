@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any, NoReturn
 
+    from _typeshed import SupportsWrite
+
     from asf_core.cli.exit_codes import ExitCode
 
 __all__ = ["ExitCode", "build_parser", "console", "main"]
@@ -110,6 +112,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         def error(self, message: str) -> NoReturn:
             super().error(printable(message))
 
+        def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+            if message and file is sys.stdout:  # --help: argparse would hide a failed write
+                file.write(message)
+            else:
+                super()._print_message(message, file)
+
         def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
             self._adding = True  # argparse asks a formatter to check the argument's metavar
             try:
@@ -177,9 +185,7 @@ def _run(argv: Sequence[str] | None) -> ExitCode:
 
     try:
         parsed = _parse(argv)
-        if isinstance(parsed, ExitCode):
-            return parsed
-        code = _dispatch(parsed)
+        code = parsed if isinstance(parsed, ExitCode) else _dispatch(parsed)
         sys.stdout.flush()
     except Fail as exc:
         err(str(exc))

@@ -139,3 +139,23 @@ def test_a_closed_stderr_or_stdin_keeps_the_exit_code(home: Path, session: Path)
     empty = _asf("show", "-", preexec_fn=_closing(0))
     assert empty.returncode == ExitCode.USAGE
     assert empty.stderr.startswith(b"asf: stdin: not an ASF session file: empty file")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_help_on_a_full_disk_says_so(unbuffered: str) -> None:
+    """``asf --help > file`` on a full disk fails as any other output does, buffered or not
+    (argparse ignores a write that fails, and unbuffered, nothing is left to flush)."""
+    env = {"PYTHONUNBUFFERED": unbuffered}
+    for argv in (["--help"], ["list", "--help"], ["--version"]):
+        with Path("/dev/full").open("w") as full:
+            done = _asf(*argv, env=env, stdout=full)
+        assert (done.returncode, done.stderr) == (
+            ExitCode.USAGE,
+            b"asf: cannot write: No space left on device\n",
+        ), argv
+    closed = _asf("list", "--help", preexec_fn=_closing(1), stdout=None)
+    assert (closed.returncode, closed.stderr) == (
+        ExitCode.USAGE,
+        b"asf: cannot write: stdout is closed\n",
+    )
