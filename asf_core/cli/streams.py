@@ -6,7 +6,13 @@ holding an em dash. So what a stream cannot encode is written as an escape inste
 for people the backslash escape ``printable`` uses for control characters (``\\u2014``), in
 JSON its ``\\u`` escape (the same document), in HTML a character reference.
 
-This module imports nothing beyond what the interpreter has loaded at start-up: the command
+A stream closed before the run (``>&-``, ``2>&-``, ``<&-``) leaves its descriptor free for
+the first file ``asf`` opens, where a stray write would land; so the descriptor is held on
+the null device. A closed stdin reads as empty; a closed stderr, or one that cannot be written
+(a full disk), loses what is said while the exit code still tells; a closed stdout refuses
+every write with :class:`ClosedStream`, which the command reports as it reports a full disk.
+
+This module imports only what the interpreter has loaded at start-up or built in: the command
 sets the streams up before anything else (see :mod:`asf_core.cli.main`).
 """
 
@@ -80,6 +86,36 @@ class _Closed(io.TextIOBase):
         raise ClosedStream(errno.EBADF, "stdout is closed")
 
 
+class _Muted(io.TextIOBase):
+    """stderr, minus its write errors: when it cannot take a line (a full disk), the line is
+    lost and the run goes on, its exit code unchanged (a traceback could not be seen)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # the stream's, read-only
+        return self._stream.encoding
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError:
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError:
+            return  # what it held is lost, as a line written
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+
 class _Dropped(io.TextIOBase):
     """stderr when its descriptor was closed: what is said goes nowhere."""
 
@@ -117,3 +153,5 @@ def prepare() -> None:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
+    if not isinstance(sys.stderr, _Dropped):
+        sys.stderr = _Muted(sys.stderr)

@@ -159,3 +159,22 @@ def test_help_on_a_full_disk_says_so(unbuffered: str) -> None:
         ExitCode.USAGE,
         b"asf: cannot write: stdout is closed\n",
     )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+def test_a_stderr_that_cannot_be_written_keeps_the_exit_code(home: Path, session: Path) -> None:
+    """``asf ... 2> log`` on a full disk: the error line is lost, not turned into a traceback
+    (exit 1) nobody can read; the code is the one the error calls for."""
+    for argv, code in (
+        (["show", home / "nope.jsonl"], ExitCode.USAGE),
+        (["show", session, "--leaf", "nope"], ExitCode.USAGE),
+        (["list", home / "nope"], ExitCode.USAGE),
+        (["show", home, "--session", "nope"], ExitCode.NOTHING),
+        (["show", session], ExitCode.OK),
+    ):
+        with Path("/dev/full").open("w") as full:
+            done = _asf(*argv, stderr=full)
+        assert done.returncode == code, argv
+    with Path("/dev/full").open("w") as full:
+        both = _asf("show", session, stdout=full, stderr=full)
+    assert both.returncode == ExitCode.USAGE
