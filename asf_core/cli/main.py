@@ -191,6 +191,9 @@ def _run(argv: Sequence[str] | None) -> ExitCode:
         err(str(exc))
         code = exc.code
     except OSError as exc:
+        if _cwd_gone(exc):
+            err("the current directory no longer exists: name paths from / or run elsewhere")
+            return ExitCode.USAGE
         if not (_no_room(exc) or isinstance(exc, streams.ClosedStream)):
             raise
         where = "" if exc.filename is None else f" {exc.filename}"  # none: stdout, most often
@@ -198,6 +201,19 @@ def _run(argv: Sequence[str] | None) -> ExitCode:
         _silence_stdout()
         code = ExitCode.USAGE
     return code
+
+
+def _cwd_gone(exc: OSError) -> bool:
+    """Whether ``exc`` is ``os.getcwd`` failing because the current directory was deleted
+    (the run started in it, or it went meanwhile): a relative path then means nothing, and
+    making one absolute fails with no file name to report."""
+    if not isinstance(exc, FileNotFoundError) or exc.filename is not None:
+        return False
+    try:
+        os.getcwd()  # noqa: PTH109 - this module keeps pathlib out of start-up
+    except FileNotFoundError:
+        return True
+    return False
 
 
 def _silence_stdout() -> None:

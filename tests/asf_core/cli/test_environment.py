@@ -178,3 +178,29 @@ def test_a_stderr_that_cannot_be_written_keeps_the_exit_code(home: Path, session
     with Path("/dev/full").open("w") as full:
         both = _asf("show", session, stdout=full, stderr=full)
     assert both.returncode == ExitCode.USAGE
+
+
+def test_a_deleted_current_directory_is_one_line(home: Path, tmp_path: Path) -> None:
+    """Run from a directory deleted since (``cd d && rmdir ../d``): a relative path means
+    nothing there, which is said in one line (exit 2); paths from ``/`` work as anywhere."""
+    gone = tmp_path / "gone"
+
+    def in_gone(*argv: str | Path) -> subprocess.CompletedProcess[bytes]:
+        gone.mkdir()
+        return _asf(*argv, cwd=gone, preexec_fn=gone.rmdir)
+
+    for argv in (
+        ["convert", home],  # the default output, ./asf-out
+        ["convert", home, "-o", "out"],
+        ["convert", home, "-o", tmp_path / "out", "--report", "report.json"],
+        ["list", home, "--cwd", "."],
+    ):
+        done = in_gone(*argv)
+        assert (done.returncode, done.stderr) == (
+            ExitCode.USAGE,
+            b"asf: the current directory no longer exists: name paths from / or run elsewhere\n",
+        ), argv
+    assert not (tmp_path / "out").exists()
+    done = in_gone("convert", home, "-o", tmp_path / "out", "--quiet")
+    assert (done.returncode, done.stderr) == (ExitCode.OK, b"")
+    assert _asf("verify", tmp_path / "out").returncode == ExitCode.OK
