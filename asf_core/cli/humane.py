@@ -91,8 +91,10 @@ def clip(text: str, width: int) -> str:
 
 
 def terminal_width() -> int | None:
-    """The width to fit lines to: the terminal's (or ``$COLUMNS``); None for a pipe."""
-    if os.environ.get("COLUMNS", "").isdigit() or sys.stdout.isatty():
+    """The width to fit lines to: the terminal's (or ``$COLUMNS``); None for a pipe.
+    ``COLUMNS=0`` (or ``²``, which ``isdigit`` takes) sets no width, as for ``shutil``."""
+    columns = os.environ.get("COLUMNS", "")
+    if (columns.isascii() and columns.isdigit() and int(columns) > 0) or sys.stdout.isatty():
         import shutil  # only when a table is laid out
 
         return shutil.get_terminal_size().columns

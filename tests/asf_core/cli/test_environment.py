@@ -204,3 +204,14 @@ def test_a_deleted_current_directory_is_one_line(home: Path, tmp_path: Path) -> 
     done = in_gone("convert", home, "-o", tmp_path / "out", "--quiet")
     assert (done.returncode, done.stderr) == (ExitCode.OK, b"")
     assert _asf("verify", tmp_path / "out").returncode == ExitCode.OK
+
+
+def test_columns_zero_sets_no_width(home: Path) -> None:
+    """``COLUMNS=0`` (as some shells and CI runners export it) is no width: a pipe gets whole
+    lines, as without it; a positive number still cuts them."""
+    whole = _asf("list", home, env={"COLUMNS": ""}).stdout
+    assert max(map(len, whole.decode().splitlines())) > 80  # else nothing to cut
+    for columns in ("0", "00", "\u00b2", "-5", "abc"):
+        assert _asf("list", home, env={"COLUMNS": columns}).stdout == whole, columns
+    cut = _asf("list", home, env={"COLUMNS": "40"}).stdout.decode().splitlines()
+    assert max(map(len, cut)) == 40
