@@ -6,13 +6,18 @@ out a silent display unless stderr is a TTY and the user did not ask for quiet.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import TextIO
 
+from asf_core.cli.humane import clip
 from asf_core.safe_text import printable
 
 __all__ = ["Progress", "progress_for"]
+
+#: The longest progress line, whatever the terminal's width.
+_LONGEST = 150
 
 
 class Progress:
@@ -34,7 +39,7 @@ class Progress:
         if not force and now - self._last < 0.1:
             return
         self._last = now
-        line = printable(text)[:150]
+        line = _fitted(printable(text), _room(self._stream))
         self._stream.write("\r" + line.ljust(self._width))
         self._stream.flush()
         self._width = len(line)
@@ -45,6 +50,30 @@ class Progress:
         self._stream.write("\r" + " " * self._width + "\r")
         self._stream.flush()
         self._width = 0
+
+
+def _fitted(text: str, room: int) -> str:
+    """``text`` in ``room`` columns; of ``store: 3 of 40 sessions`` the store gives way
+    first, so the count stays in sight."""
+    whole = clip(text, room)
+    head, sep, tail = text.rpartition(": ")
+    if whole == text or not sep or len(tail) + len(sep) >= room:
+        return whole
+    return clip(head, room - len(tail) - len(sep)) + sep + tail
+
+
+def _room(stream: TextIO) -> int:
+    """The columns a progress line may take: fewer than the terminal's (a line that wraps
+    cannot be rewritten in place: each update would leave a line behind), at most 150."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isascii() and columns.isdigit() and int(columns) > 0:
+        width = int(columns)
+    else:
+        try:
+            width = os.get_terminal_size(stream.fileno()).columns
+        except (AttributeError, OSError, ValueError):  # not a terminal (tests)
+            width = 0
+    return min(width - 1, _LONGEST) if width > 1 else _LONGEST
 
 
 def progress_for(*, quiet: bool) -> Progress:

@@ -4,18 +4,23 @@ Whatever the environment, a run ends with its documented exit code and never a t
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import pty
 import shutil
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fixture_paths import ROOT
+from fixture_paths import CLAUDE_HOME, ROOT
 
 from asf_core.cli.exit_codes import ExitCode
+from asf_core.cli.humane import clip
 
 ASF = [sys.executable, "-m", "asf_core.cli.main"]
 
@@ -215,3 +220,34 @@ def test_columns_zero_sets_no_width(home: Path) -> None:
         assert _asf("list", home, env={"COLUMNS": columns}).stdout == whole, columns
     cut = _asf("list", home, env={"COLUMNS": "40"}).stdout.decode().splitlines()
     assert max(map(len, cut)) == 40
+
+
+def test_the_progress_line_fits_a_narrow_terminal(tmp_path: Path) -> None:
+    """On a 60-column terminal a progress line longer than the terminal would wrap, and
+    ``\\r`` rewrites only its last row: every update would leave a row behind. Each line
+    fits, the store's name giving way to the count."""
+    main_fd, child_fd = pty.openpty()
+    fcntl.ioctl(child_fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 60, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "ASF_PLUGINS")}
+    projects = CLAUDE_HOME / ".claude" / "projects"
+    with subprocess.Popen(
+        [*ASF, "convert", projects, "-o", tmp_path / "out", "-j", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=child_fd,
+        env={**env, "ASF_PLUGINS": "claude-code"},
+    ) as proc:
+        os.close(child_fd)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(main_fd, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            shown += chunk
+        assert proc.wait(timeout=120) == ExitCode.OK
+    os.close(main_fd)
+    lines = shown.decode().split("\r")
+    assert any(": 1 of 1 sessions (1 file written)" in line for line in lines), lines
+    assert all(clip(line, 59) == line for line in lines), lines

@@ -46,11 +46,12 @@ def test_progress_rewrites_at_most_ten_times_a_second(clock: Clock) -> None:
 
 
 def test_progress_line_is_cut_and_pads_over_a_longer_one(clock: Clock) -> None:
-    """A line never wraps (150 characters at most), and a shorter one blanks the rest."""
+    """A line never wraps (150 columns at most, fewer than a terminal's), and a shorter one
+    blanks the rest."""
     stream = io.StringIO()
     shown = Progress(stream)
     shown.show("x" * 200, force=True)
-    assert stream.getvalue() == "\r" + "x" * 150
+    assert stream.getvalue() == "\r" + "x" * 149 + "\u2026"
     shown.show("short", force=True)
     assert stream.getvalue().endswith("\rshort" + " " * 145)
 
