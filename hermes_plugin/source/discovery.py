@@ -89,10 +89,15 @@ def find_databases(root: str | os.PathLike[str], skipped: Skipped | None = None)
     return [p for p in ordered if not p.is_symlink()]
 
 
-def default_homes() -> list[Path]:
-    """Hermes' home as Hermes finds it: ``$HERMES_HOME``, else ``~/.hermes``; when it exists."""
+def default_homes(skipped: Skipped | None = None) -> list[Path]:
+    """Hermes' home as Hermes finds it: ``$HERMES_HOME``, else ``~/.hermes``; when it exists.
+    One behind a directory closed to us goes into ``skipped``: whether it holds a home cannot
+    be told, and saying nothing would claim it holds none."""
     home = default_home()
-    return [home] if home.is_dir() else []
+    found = sniff.kind(home)
+    if found == "denied" and skipped is not None:
+        skipped[home] = "permission denied"
+    return [home] if found == "dir" else []
 
 
 @frozen(kw_only=True)
@@ -190,7 +195,7 @@ def claims(
       unreadable; not another program's readable state.db.
     """
     if path is None:
-        return [c for home in default_homes() for c in _home_claims(home, skipped)]
+        return [c for home in default_homes(skipped) for c in _home_claims(home, skipped)]
     path = Path(path)
     if sniff.kind(path) == "dir" and _entries(path):
         return _home_claims(path, skipped)

@@ -251,3 +251,32 @@ def test_the_progress_line_fits_a_narrow_terminal(tmp_path: Path) -> None:
     lines = shown.decode().split("\r")
     assert any(": 1 of 1 sessions (1 file written)" in line for line in lines), lines
     assert all(clip(line, 59) == line for line in lines), lines
+
+
+def test_a_default_home_behind_a_closed_directory_is_said(home: Path, tmp_path: Path) -> None:
+    """``$HERMES_HOME`` inside a directory closed to the user: not a plugin failure (exit 3
+    with a ``PermissionError``) but a folder passed over, said in one line, then nothing
+    found (exit 4). Run as root without the capabilities that bypass permissions."""
+    closed = tmp_path / "closed"
+    hidden = closed / "hermes-home"
+    shutil.copytree(home, hidden)
+    closed.chmod(0)
+    argv = [*ASF, "list"]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("needs setpriv to drop root's file capabilities")
+        caps = "-dac_override,-dac_read_search"
+        argv = [setpriv, f"--inh-caps={caps}", f"--bounding-set={caps}", *argv]
+    env = {**os.environ, "ASF_PLUGINS": "hermes", "HERMES_HOME": str(hidden)}
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    finally:
+        closed.chmod(0o755)
+    if "setpriv:" in done.stderr:
+        pytest.skip(f"cannot drop capabilities here: {done.stderr.strip()}")
+    assert (done.returncode, done.stdout) == (ExitCode.NOTHING, "")
+    assert done.stderr == (
+        f"asf: {hidden}: cannot search this folder: permission denied; skipped\n"
+        f"asf: no stores found in the default locations (hermes: {hidden}); name a PATH\n"
+    )
