@@ -66,7 +66,9 @@ class Catcher:
 class Trap:
     """Handle :data:`SIGNALS` inside the ``with`` block (only the main thread can; elsewhere
     this changes nothing); the previous handlers come back after it unless ``restore`` is
-    false. A class rather than ``contextlib``, which start-up does not load."""
+    false. A signal ignored when the block starts stays ignored, as the shell that started a
+    background job meant (Ctrl-C stops the script's foreground command, not ``asf``). A class
+    rather than ``contextlib``, which start-up does not load."""
 
     def __init__(self, *, restore: bool = True) -> None:
         self._restore = restore
@@ -76,6 +78,8 @@ class Trap:
     def __enter__(self) -> Catcher:
         for signum in SIGNALS:
             try:
+                if _signal.getsignal(signum) == _signal.SIG_IGN:
+                    continue  # ignored by whoever started us (`asf ... &` in a script): so be it
                 self._previous[signum] = _signal.signal(signum, self.catcher.handle)
             except ValueError:  # not the main thread of the main interpreter
                 break

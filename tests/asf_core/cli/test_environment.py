@@ -9,6 +9,7 @@ import json
 import os
 import pty
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -280,3 +281,39 @@ def test_a_default_home_behind_a_closed_directory_is_said(home: Path, tmp_path: 
         f"asf: {hidden}: cannot search this folder: permission denied; skipped\n"
         f"asf: no stores found in the default locations (hermes: {hidden}); name a PATH\n"
     )
+
+
+def test_a_signal_ignored_at_start_stays_ignored(home: Path, tmp_path: Path) -> None:
+    """A script's ``asf convert ... &`` starts with SIGINT ignored (and a supervisor may
+    ignore SIGTERM): Ctrl-C in the terminal then stops the script's foreground command, not
+    ``asf``. Sent while ``asf`` waits for the store's lock, both leave it waiting; it converts
+    once the lock is free."""
+    store, out = home / "state.db", tmp_path / "out"
+    assert _asf("convert", store, "-o", out, "--quiet", "-j", "1").returncode == ExitCode.OK
+    (lock,) = (out / "hermes").glob(".*.lock")
+
+    def ignoring() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    held = os.open(lock, os.O_RDONLY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        proc = subprocess.Popen(
+            [*ASF, "convert", store, "-o", out, "-j", "1"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "ASF_PLUGINS": "hermes"},
+            preexec_fn=ignoring,
+        )
+        assert proc.stderr is not None
+        assert proc.stderr.readline().startswith(b"asf: waiting for another asf convert")
+        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGTERM)
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=1)
+    finally:
+        os.close(held)  # the lock goes with it
+    stdout, stderr = proc.communicate(timeout=120)
+    assert (proc.returncode, stderr) == (ExitCode.OK, b""), stderr
+    assert stdout.startswith(b"Converted 1 store")
