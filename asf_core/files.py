@@ -230,13 +230,15 @@ class Syncer:
     """Flushes the files written to disk on a thread of its own, while conversion goes on,
     then (:meth:`finish`) every directory from theirs up to the output's: exactly what was
     written, never the whole machine. Flushing file by file costs a disk commit each, time
-    the conversion's work now hides."""
+    the conversion's work now hides. Where no thread can be had (a process limit reached, as
+    ``ulimit -u`` or a container's sets), each file is flushed as it is added."""
 
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue[Path | None] | None = None
         self._thread: threading.Thread | None = None
         self._dirs: set[Path] = set()
         self._error: OSError | None = None
+        self._inline = False
 
     def _paths(self) -> queue.SimpleQueue[Path | None]:
         """The files for the thread to flush (made on the first: a run that writes nothing
@@ -250,21 +252,31 @@ class Syncer:
     def add(self, files: Iterable[Path]) -> None:
         for path in files:
             self._dirs.add(path.parent)
-            if self._thread is None:
+            if self._thread is None and not self._inline:
                 thread = threading.Thread(
                     target=self._run, args=(self._paths(),), name="asf-sync", daemon=True
                 )
-                thread.start()
-                self._thread = thread  # only a started thread: finish joins it
-            self._paths().put(path)
+                try:
+                    thread.start()
+                except RuntimeError:  # "can't start new thread"
+                    self._inline = True
+                else:
+                    self._thread = thread  # only a started thread: finish joins it
+            if self._inline:
+                self._flush(path)
+            else:
+                self._paths().put(path)
 
     def _run(self, paths: queue.SimpleQueue[Path | None]) -> None:
         while (path := paths.get()) is not None:
-            if self._error is None:
-                try:
-                    _fsync(path, os.O_RDONLY)
-                except OSError as exc:
-                    self._error = exc
+            self._flush(path)
+
+    def _flush(self, path: Path) -> None:
+        if self._error is None:
+            try:
+                _fsync(path, os.O_RDONLY)
+            except OSError as exc:
+                self._error = exc
 
     def finish(self, top: Path) -> None:
         """Wait for the files, then flush their directories up to ``top``'s parent;

@@ -8,6 +8,7 @@ import fcntl
 import json
 import os
 import pty
+import resource
 import shutil
 import signal
 import struct
@@ -317,3 +318,24 @@ def test_a_signal_ignored_at_start_stays_ignored(home: Path, tmp_path: Path) -> 
     stdout, stderr = proc.communicate(timeout=120)
     assert (proc.returncode, stderr) == (ExitCode.OK, b""), stderr
     assert stdout.startswith(b"Converted 1 store")
+
+
+def _no_threads() -> None:
+    """Limits under which no thread can start (each would reserve an 8 GB stack, more than
+    the address space allowed) but the process runs: as a process limit (``ulimit -u``, a
+    container's) leaves a run that has used its share."""
+    resource.setrlimit(resource.RLIMIT_STACK, (8 << 30, 8 << 30))
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_convert_without_a_thread_to_spare(jobs: str, home: Path, tmp_path: Path) -> None:
+    """Where no thread can start, the files are flushed to disk one by one as written (no
+    ``RuntimeError: can't start new thread``), and are the same files."""
+    plain, limited = tmp_path / "plain", tmp_path / "limited"
+    assert _asf("convert", home, "-o", plain, "-j", jobs, "--quiet").returncode == ExitCode.OK
+    done = _asf("convert", home, "-o", limited, "-j", jobs, "--quiet", preexec_fn=_no_threads)
+    assert (done.returncode, done.stderr) == (ExitCode.OK, b"")
+    names = sorted(p.relative_to(plain) for p in plain.rglob("*.jsonl"))
+    assert names == sorted(p.relative_to(limited) for p in limited.rglob("*.jsonl"))
+    assert all((plain / n).read_bytes() == (limited / n).read_bytes() for n in names)
