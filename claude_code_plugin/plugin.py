@@ -37,7 +37,8 @@ def default_locations() -> list[Path] | None:
     ``~/.claude/projects``."""
     from claude_code_plugin.source.layout import default_projects
 
-    return [default_projects()]
+    projects = default_projects()
+    return None if projects is None else [projects]
 
 
 @hookimpl

@@ -61,7 +61,8 @@ def default_locations() -> list[Path] | None:
     """The home ``discover(None)`` looks in: ``$HERMES_HOME``, else ``~/.hermes``."""
     from hermes_plugin.source.discovery import default_home
 
-    return [default_home()]
+    home = default_home()
+    return None if home is None else [home]
 
 
 @hookimpl

@@ -71,7 +71,10 @@ def selection_from(args: argparse.Namespace) -> Selection:
         raise Fail(str(exc)) from None
     cwd = None
     if args.cwd:
-        cwd = os.path.normpath(Path(args.cwd).expanduser().absolute())
+        try:
+            cwd = os.path.normpath(Path(args.cwd).expanduser().absolute())
+        except RuntimeError:  # "~" with no home directory to stand for
+            raise Fail(f"--cwd {args.cwd}: no home directory for ~ ($HOME is unset)") from None
     return Selection(
         ids=tuple(s.strip() for s in args.session if s.strip()),
         since=since,

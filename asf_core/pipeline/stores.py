@@ -16,6 +16,7 @@ from attrs import frozen
 
 from asf_core.errors import AmbiguousFormat
 from asf_core.findings import Finding
+from asf_core.home import home
 from asf_core.pipeline import host
 from asf_core.pipeline.host import Candidate
 from asf_core.plugins import AsfPluginManager
@@ -66,12 +67,15 @@ def _unreadable(path: Path) -> str | None:
 
 
 def _nothing_at_defaults(pm: AsfPluginManager) -> str:
-    """ "Nothing found", saying where each plugin looked (those that say)."""
+    """ "Nothing found", saying where each plugin looked (those that say), and that there is
+    no home directory to look in when there is none."""
     looked = host.default_locations(pm)
+    homeless = "" if home() is not None else "; no home directory ($HOME is unset)"
     if not looked:
-        return "no stores found in the default locations of any format"
+        tail = f"{homeless}; name a PATH" if homeless else ""
+        return f"no stores found in the default locations of any format{tail}"
     where = "; ".join(f"{name}: {', '.join(map(str, paths))}" for name, paths in looked.items())
-    return f"no stores found in the default locations ({where}); name a PATH"
+    return f"no stores found in the default locations ({where}){homeless}; name a PATH"
 
 
 def find_stores(pm: AsfPluginManager, paths: Sequence[Path], fmt: str | None = None) -> Found:

@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from attrs import frozen
 
+from asf_core.home import home
 from asf_core.walk import files_under
 
 __all__ = [
@@ -103,12 +104,14 @@ class SessionFiles:
     side: tuple[Path, ...] = ()
 
 
-def default_projects() -> Path:
+def default_projects() -> Path | None:
     """``$CLAUDE_CONFIG_DIR/projects`` when the variable is set and not empty, else
-    ``~/.claude/projects``."""
+    ``~/.claude/projects`` (None without either: no home directory at all)."""
     config = os.environ.get(CONFIG_ENV)
-    base = Path(config) if config else Path.home() / CLAUDE_DIR
-    return base / PROJECTS
+    if config:
+        return Path(config) / PROJECTS
+    user = home()
+    return None if user is None else user / CLAUDE_DIR / PROJECTS
 
 
 def meta_path(agent: Path) -> Path:
@@ -257,7 +260,7 @@ def stores_at(path: Path | None) -> list[Found]:
     try:
         if path is None:
             root = default_projects()
-            return _projects_root(root, trusted=True) if _is_dir(root) else []
+            return _projects_root(root, trusted=True) if root and _is_dir(root) else []
         if _is_file(path):
             claim = _file_claim(path)
             return [claim] if claim is not None else []

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from attrs import frozen
 
+from asf_core.home import home
 from asf_core.walk import files_under, reason
 from hermes_plugin.schema import DATABASE_NAME, DIR_PROFILES
 from hermes_plugin.source import sniff
@@ -94,6 +95,8 @@ def default_homes(skipped: Skipped | None = None) -> list[Path]:
     One behind a directory closed to us goes into ``skipped``: whether it holds a home cannot
     be told, and saying nothing would claim it holds none."""
     home = default_home()
+    if home is None:
+        return []
     found = sniff.kind(home)
     if found == "denied" and skipped is not None:
         skipped[home] = "permission denied"
@@ -168,14 +171,18 @@ def label_of(database: Path) -> str:
     return resolved.name
 
 
-def default_home() -> Path:
-    """Where Hermes keeps its home: ``$HERMES_HOME``, else ``~/.hermes`` (existing or not).
+def default_home() -> Path | None:
+    """Where Hermes keeps its home: ``$HERMES_HOME``, else ``~/.hermes`` (existing or not;
+    None without either: no home directory at all).
 
     Read as Hermes reads it: surrounding blanks stripped, a blank value meaning unset, and
     the rest taken as it is (Hermes expands no ``~`` in it, so neither is one expanded here:
     that would name a home Hermes does not use)."""
     env = os.environ.get("HERMES_HOME", "").strip()
-    return Path(env) if env else Path.home() / ".hermes"
+    if env:
+        return Path(env)
+    user = home()
+    return None if user is None else user / ".hermes"
 
 
 def claims(

@@ -14,6 +14,7 @@ from typing import Any, BinaryIO
 
 from asf_core import hookimpl
 from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession
+from asf_core.home import home
 from asf_format_example import __version__, chatlog
 
 FORMAT = "chatlog"
@@ -45,12 +46,18 @@ def _claims(path: Path) -> list[Claim]:
     return claims
 
 
+def _default_dir() -> Path | None:
+    """$CHATLOG_DIR, else ~/.local/share/chatlogs (None: no home directory to hold it)."""
+    user = home()
+    default = os.environ.get(DEFAULT_DIR_ENV) or (user and user / ".local/share/chatlogs")
+    return Path(default) if default else None
+
+
 @hookimpl
 def discover(path: Path | None) -> list[Claim] | None:
     if path is None:
-        default = os.environ.get(DEFAULT_DIR_ENV) or Path.home() / ".local/share/chatlogs"
-        path = Path(default)
-        if not path.is_dir():
+        path = _default_dir()
+        if path is None or not path.is_dir():
             return None
     return _claims(path) or None
 

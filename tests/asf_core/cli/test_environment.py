@@ -14,7 +14,9 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import termios
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +30,19 @@ ASF = [sys.executable, "-m", "asf_core.cli.main"]
 
 
 def _asf(
-    *argv: str | Path, env: dict[str, str] | None = None, **how: Any
+    *argv: str | Path,
+    env: dict[str, str] | None = None,
+    command: Sequence[str] = ASF,
+    base: Mapping[str, str] | None = None,
+    **how: Any,
 ) -> subprocess.CompletedProcess[bytes]:
-    """One run of the command as its own process, stdout and stderr captured as bytes."""
+    """One run of the command as its own process, stdout and stderr captured as bytes: in
+    this environment with the Hermes plugin alone (or ``base``), plus ``env``."""
     how.setdefault("stdout", subprocess.PIPE)
     how.setdefault("stderr", subprocess.PIPE)
-    environ = {**os.environ, "ASF_PLUGINS": "hermes", **(env or {})}
-    done = subprocess.run([*ASF, *map(str, argv)], env=environ, check=False, timeout=120, **how)
+    environ = {**os.environ, "ASF_PLUGINS": "hermes"} if base is None else dict(base)
+    environ.update(env or {})
+    done = subprocess.run([*command, *map(str, argv)], env=environ, check=False, timeout=120, **how)
     assert b"Traceback" not in (done.stderr or b""), done.stderr.decode(errors="replace")
     return done
 
@@ -339,3 +347,41 @@ def test_convert_without_a_thread_to_spare(jobs: str, home: Path, tmp_path: Path
     names = sorted(p.relative_to(plain) for p in plain.rglob("*.jsonl"))
     assert names == sorted(p.relative_to(limited) for p in limited.rglob("*.jsonl"))
     assert all((plain / n).read_bytes() == (limited / n).read_bytes() for n in names)
+
+
+def test_no_home_directory_at_all(home: Path) -> None:
+    """``$HOME`` unset and no password entry for the user (a container run under an
+    arbitrary uid): the default locations under the home are nowhere, said in one line
+    (exit 4), not three plugins failing (exit 3); ``$HERMES_HOME`` still names a home, and
+    ``--cwd ~/x`` is a usage error."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv to run as a user with no password entry")
+    shared = Path(tempfile.mkdtemp(prefix="asf-homeless-"))
+    try:
+        shared.chmod(0o777)
+        shutil.copytree(home, shared / "hermes-home")
+        env = {k: v for k, v in os.environ.items() if k not in ("HOME", "ASF_PLUGINS")}
+        user = [setpriv, "--reuid=54321", "--regid=54321", "--clear-groups", *ASF]
+
+        def homeless(*argv: str | Path, **extra: str) -> subprocess.CompletedProcess[bytes]:
+            return _asf(*argv, env=extra, command=user, base=env, cwd="/")
+
+        nothing = homeless("list")
+        assert (nothing.returncode, nothing.stderr) == (
+            ExitCode.NOTHING,
+            b"asf: no stores found in the default locations of any format;"
+            b" no home directory ($HOME is unset); name a PATH\n",
+        )
+        tilde = homeless("list", shared / "hermes-home", "--cwd", "~/x")
+        assert (tilde.returncode, tilde.stderr) == (
+            ExitCode.USAGE,
+            b"asf: --cwd ~/x: no home directory for ~ ($HOME is unset)\n",
+        )
+        named = homeless(
+            "convert", "-o", shared / "out", "--quiet", HERMES_HOME=str(shared / "hermes-home")
+        )
+        assert (named.returncode, named.stderr) == (ExitCode.OK, b"")
+        assert len(list((shared / "out").rglob("*.jsonl"))) > 20
+    finally:
+        shutil.rmtree(shared)
