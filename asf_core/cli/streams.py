@@ -24,6 +24,8 @@ import io
 import os
 import sys
 
+from asf_core.cli.blocking import patient
+
 TYPE_CHECKING = False  # as typing's, without importing typing (mypy knows the name)
 if TYPE_CHECKING:
     from typing import TextIO
@@ -139,10 +141,15 @@ def _hold_closed_fds() -> None:
 
 
 def prepare() -> None:
-    """Hold closed standard descriptors (see the module), and let stdout and stderr write what
-    their encoding cannot spell as backslash escapes (stderr does already, by Python's
+    """Hold closed standard descriptors (see the module), wait on those another program left
+    non-blocking (:func:`~asf_core.cli.blocking.patient`), and let stdout and stderr write
+    what their encoding cannot spell as backslash escapes (stderr does already, by Python's
     default)."""
     _hold_closed_fds()
+    for fd, name in enumerate(("stdin", "stdout", "stderr")):
+        stream = getattr(sys, name)
+        if stream is not None:
+            setattr(sys, name, patient(stream, fd))
     if sys.stdin is None:  # Python's mark for a descriptor closed at start
         sys.stdin = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
     if sys.stdout is None:

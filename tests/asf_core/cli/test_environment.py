@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import termios
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -385,3 +386,54 @@ def test_no_home_directory_at_all(home: Path) -> None:
         assert len(list((shared / "out").rglob("*.jsonl"))) > 20
     finally:
         shutil.rmtree(shared)
+
+
+def _nonblocking_pipe(end: int) -> tuple[int, int]:
+    """A pipe, its end ``end`` (0: read, 1: write) non-blocking, as a parent may leave it."""
+    fds = os.pipe()
+    os.set_blocking(fds[end], False)
+    return fds
+
+
+def test_a_nonblocking_stdout_gets_everything(session: Path) -> None:
+    """A pipe whose reader set ``O_NONBLOCK`` on it (the flag is the pipe's, shared with us):
+    a full pipe made Python drop what did not fit (unbuffered, exit 0) or fail with
+    ``BlockingIOError``; every byte arrives, as through a blocking pipe."""
+    for unbuffered in ("1", ""):
+        env = {"PYTHONUNBUFFERED": unbuffered}
+        expected = _asf("export", session.parents[1], "--to", "atif", env=env).stdout
+        assert len(expected) > 65536  # more than a pipe holds
+        read_fd, write_fd = _nonblocking_pipe(1)
+        with subprocess.Popen(
+            [*ASF, "export", session.parents[1], "--to", "atif"],
+            stdout=write_fd,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **env},
+        ) as proc:
+            os.close(write_fd)
+            time.sleep(1)  # the pipe fills meanwhile
+            with os.fdopen(read_fd, "rb") as reader:
+                got = reader.read()
+            assert proc.stderr is not None
+            assert (proc.wait(timeout=60), proc.stderr.read()) == (ExitCode.OK, b"")
+        assert got == expected
+
+
+def test_a_nonblocking_stdin_is_read_whole(session: Path) -> None:
+    """``asf show -`` on a pipe left non-blocking read only what had arrived, and showed half
+    a session (a warning, exit 0); it waits for the rest."""
+    data = session.read_bytes()
+    expected = _asf("show", session).stdout
+    read_fd, write_fd = _nonblocking_pipe(0)
+    with subprocess.Popen(
+        [*ASF, "show", "-"], stdin=read_fd, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as proc:
+        os.close(read_fd)
+        with os.fdopen(write_fd, "wb") as writer:
+            writer.write(data[:100])
+            writer.flush()
+            time.sleep(1)
+            writer.write(data[100:])
+        stdout, stderr = proc.communicate(timeout=60)
+    assert (proc.returncode, stderr) == (ExitCode.OK, b"")
+    assert stdout == expected.replace(str(session).encode(), b"stdin")
