@@ -11,6 +11,7 @@ the first file ``asf`` opens, where a stray write would land; so the descriptor 
 the null device. A closed stdin reads as empty; a closed stderr, or one that cannot be written
 (a full disk), loses what is said while the exit code still tells; a closed stdout refuses
 every write with :class:`ClosedStream`, which the command reports as it reports a full disk.
+A stream opened the wrong way (``1< file``, ``0> file``) is taken as closed.
 
 This module imports only what the interpreter has loaded at start-up or built in: the command
 sets the streams up before anything else (see :mod:`asf_core.cli.main`).
@@ -82,10 +83,26 @@ class ClosedStream(OSError):
 
 
 class _Closed(io.TextIOBase):
-    """stdout when its descriptor was closed: every write fails."""
+    """stdout when its descriptor was closed, or opened for reading only (``1< file``):
+    every write fails, saying ``why``."""
+
+    def __init__(self, why: str = "stdout is closed") -> None:
+        self._why = why
 
     def write(self, text: str) -> int:
-        raise ClosedStream(errno.EBADF, "stdout is closed")
+        raise ClosedStream(errno.EBADF, self._why)
+
+
+def _opened_backwards(fd: int) -> bool:
+    """Whether standard descriptor ``fd`` is open the wrong way for it: stdin for writing
+    only (``0> file``), stdout or stderr for reading only (``1< file``)."""
+    import fcntl  # a C module: cheap, and this is the only use
+
+    try:
+        mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE
+    except OSError:
+        return False
+    return mode == (os.O_WRONLY if fd == 0 else os.O_RDONLY)
 
 
 class _Muted(io.TextIOBase):
@@ -150,11 +167,13 @@ def prepare() -> None:
         stream = getattr(sys, name)
         if stream is not None:
             setattr(sys, name, patient(stream, fd))
-    if sys.stdin is None:  # Python's mark for a descriptor closed at start
+    if sys.stdin is None or _opened_backwards(0):  # None: closed at start
         sys.stdin = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
     if sys.stdout is None:
         sys.stdout = _Closed()
-    if sys.stderr is None:
+    elif _opened_backwards(1):
+        sys.stdout = _Closed("stdout is open for reading only")
+    if sys.stderr is None or _opened_backwards(2):
         sys.stderr = _Dropped()
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)

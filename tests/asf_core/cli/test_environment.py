@@ -437,3 +437,22 @@ def test_a_nonblocking_stdin_is_read_whole(session: Path) -> None:
         stdout, stderr = proc.communicate(timeout=60)
     assert (proc.returncode, stderr) == (ExitCode.OK, b"")
     assert stdout == expected.replace(str(session).encode(), b"stdin")
+
+
+def test_streams_opened_the_wrong_way(home: Path, session: Path, tmp_path: Path) -> None:
+    """``asf ... 1< file`` (stdout open for reading only) died with EBADF's traceback: it is
+    a closed stdout, said in one line (exit 2); ``2< file`` loses the error line, keeping the
+    code; ``0> file`` reads as an empty stdin."""
+    with Path(os.devnull).open("rb") as reading:
+        for argv in (["show", session], ["list", home, "--json"], ["--help"]):
+            done = _asf(*argv, stdout=reading)
+            assert (done.returncode, done.stderr) == (
+                ExitCode.USAGE,
+                b"asf: cannot write: stdout is open for reading only\n",
+            ), argv
+        missing = _asf("show", home / "nope.jsonl", stderr=reading)
+        assert (missing.returncode, missing.stdout) == (ExitCode.USAGE, b"")
+    with (tmp_path / "sink").open("wb") as writing:
+        empty = _asf("show", "-", stdin=writing)
+    assert empty.returncode == ExitCode.USAGE
+    assert empty.stderr.startswith(b"asf: stdin: not an ASF session file: empty file")
