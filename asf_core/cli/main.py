@@ -194,7 +194,7 @@ def _run(argv: Sequence[str] | None) -> ExitCode:
         if _cwd_gone(exc):
             err("the current directory no longer exists: name paths from / or run elsewhere")
             return ExitCode.USAGE
-        if not (_no_room(exc) or isinstance(exc, streams.ClosedStream)):
+        if not (_no_room(exc) or isinstance(exc, streams.StdoutError)):
             raise
         where = "" if exc.filename is None else f" {exc.filename}"  # none: stdout, most often
         err(f"cannot write{where}: {exc.strerror}")

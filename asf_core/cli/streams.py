@@ -10,8 +10,8 @@ A stream closed before the run (``>&-``, ``2>&-``, ``<&-``) leaves its descripto
 the first file ``asf`` opens, where a stray write would land; so the descriptor is held on
 the null device. A closed stdin reads as empty; a closed stderr, or one that cannot be written
 (a full disk), loses what is said while the exit code still tells; a closed stdout refuses
-every write with :class:`ClosedStream`, which the command reports as it reports a full disk.
-A stream opened the wrong way (``1< file``, ``0> file``) is taken as closed.
+every write with :class:`~asf_core.cli.stdio.StdoutError`, which the command reports in one
+line. A stream opened the wrong way (``1< file``, ``0> file``) is taken as closed.
 
 This module imports only what the interpreter has loaded at start-up or built in: the command
 sets the streams up before anything else (see :mod:`asf_core.cli.main`).
@@ -25,13 +25,13 @@ import io
 import os
 import sys
 
-from asf_core.cli.blocking import patient
+from asf_core.cli.stdio import StdoutError, patient
 
 TYPE_CHECKING = False  # as typing's, without importing typing (mypy knows the name)
 if TYPE_CHECKING:
     from typing import TextIO
 
-__all__ = ["JSON_ESCAPE", "ClosedStream", "encodable", "prepare"]
+__all__ = ["JSON_ESCAPE", "StdoutError", "encodable", "prepare"]
 
 #: The error handler spelling a character as JSON does: ``\\u00e9``, a surrogate pair beyond
 #: the Basic Multilingual Plane. Valid wherever the character was, as every character beyond
@@ -78,10 +78,6 @@ def encodable(text: str, errors: str, stream: TextIO | None = None) -> str:
         return text
 
 
-class ClosedStream(OSError):
-    """stdout was closed when the run began: what the command has to say cannot be said."""
-
-
 class _Closed(io.TextIOBase):
     """stdout when its descriptor was closed, or opened for reading only (``1< file``):
     every write fails, saying ``why``."""
@@ -90,7 +86,7 @@ class _Closed(io.TextIOBase):
         self._why = why
 
     def write(self, text: str) -> int:
-        raise ClosedStream(errno.EBADF, self._why)
+        raise StdoutError(errno.EBADF, self._why)
 
 
 def _opened_backwards(fd: int) -> bool:
@@ -159,7 +155,7 @@ def _hold_closed_fds() -> None:
 
 def prepare() -> None:
     """Hold closed standard descriptors (see the module), wait on those another program left
-    non-blocking (:func:`~asf_core.cli.blocking.patient`), and let stdout and stderr write
+    non-blocking (:func:`~asf_core.cli.stdio.patient`), and let stdout and stderr write
     what their encoding cannot spell as backslash escapes (stderr does already, by Python's
     default)."""
     _hold_closed_fds()

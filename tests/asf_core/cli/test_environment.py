@@ -456,3 +456,25 @@ def test_streams_opened_the_wrong_way(home: Path, session: Path, tmp_path: Path)
         empty = _asf("show", "-", stdin=writing)
     assert empty.returncode == ExitCode.USAGE
     assert empty.stderr.startswith(b"asf: stdin: not an ASF session file: empty file")
+
+
+def test_a_terminal_that_hung_up_is_one_line(home: Path) -> None:
+    """stdout on a terminal gone (an ssh session dropped under a run that outlived it):
+    every write fails with EIO, which was a traceback; now one line, exit 2."""
+    for argv in (["list", home], ["show", home, "--session", "fx-plain"]):
+        main_fd, child_fd = pty.openpty()
+        with subprocess.Popen(
+            [*ASF, *map(str, argv)],
+            stdin=subprocess.DEVNULL,
+            stdout=child_fd,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "ASF_PLUGINS": "hermes"},
+            start_new_session=True,
+        ) as proc:
+            os.close(child_fd)
+            os.close(main_fd)  # the terminal hangs up before asf writes its first line
+            _, stderr = proc.communicate(timeout=60)
+        assert (proc.returncode, stderr) == (
+            ExitCode.USAGE,
+            b"asf: cannot write: Input/output error\n",
+        ), argv

@@ -1,4 +1,4 @@
-"""Standard streams whose descriptor another program left non-blocking.
+"""The descriptors under the standard streams, as another program may hand them over.
 
 A descriptor's ``O_NONBLOCK`` flag belongs to the open pipe, shared with whoever else holds
 it: a parent that set it on its end (some runtimes do) sets it on ours. Python then fails a
@@ -6,6 +6,10 @@ write to a full pipe (``BlockingIOError``) or, unbuffered (``PYTHONUNBUFFERED``)
 drops what did not fit; a read returns what happens to be there, so ``asf show -`` would show
 half a file. :func:`patient` puts such a stream on a descriptor wrapper that waits until the
 pipe is ready instead. The flag itself is left alone: it is not ours to change.
+
+stdout always goes through that wrapper, so that a write it refuses (a terminal hung up:
+``EIO``; a full disk) raises :class:`StdoutError`, which the command reports in one line:
+an error of the same number elsewhere (reading a store) is another matter.
 """
 
 from __future__ import annotations
@@ -19,7 +23,12 @@ if TYPE_CHECKING:
 
     from _typeshed import ReadableBuffer, WriteableBuffer
 
-__all__ = ["patient"]
+__all__ = ["StdoutError", "patient"]
+
+
+class StdoutError(OSError):
+    """stdout refused a write (closed, a terminal hung up, no room): what the command has to
+    say cannot be said. Not a broken pipe, which ends the run quietly."""
 
 
 class _Waiting(io.RawIOBase):
@@ -54,6 +63,12 @@ class _Waiting(io.RawIOBase):
                 return os.write(self._fd, data)
             except BlockingIOError:
                 self._wait()
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                if self._fd != 1:
+                    raise
+                raise StdoutError(exc.errno, exc.strerror) from None
 
     def _wait(self) -> None:
         import select  # only for such a descriptor: start-up does not load it
@@ -63,9 +78,12 @@ class _Waiting(io.RawIOBase):
 
 
 def patient(stream: TextIO, fd: int) -> TextIO:
-    """``stream``, or the same stream waiting for the pipe when ``fd`` is non-blocking."""
+    """``stream`` on a :class:`_Waiting` descriptor when ``fd`` is non-blocking or stdout;
+    as it is otherwise."""
+    if not isinstance(stream, io.TextIOWrapper):
+        return stream
     try:
-        if os.get_blocking(fd) or not isinstance(stream, io.TextIOWrapper):
+        if fd != 1 and os.get_blocking(fd):
             return stream
     except OSError:
         return stream
