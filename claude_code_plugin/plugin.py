@@ -18,16 +18,22 @@ FORMAT = "claude-code"
 
 
 @hookimpl
-def discover(path: Path | None) -> list[Claim] | None:
+def discover(path: Path | None) -> list[Claim | Finding] | None:
     """Claim each Claude Code project directory at ``path`` (a ``.claude`` directory, a
     ``projects`` directory, a project directory, a home holding ``.claude``), or one session
-    file; with ``path`` None, the user's own (``$CLAUDE_CONFIG_DIR`` or ``~/.claude``)."""
-    from claude_code_plugin.source.layout import stores_at
+    file; with ``path`` None, the user's own (``$CLAUDE_CONFIG_DIR`` or ``~/.claude``), and a
+    warning when that one is behind a directory closed to the user."""
+    from claude_code_plugin.source.layout import closed_default, stores_at
 
-    found = [
+    found: list[Claim | Finding] = [
         Claim(format=FORMAT, path=f.path, confidence=f.confidence, detail=f.detail)
         for f in stores_at(path)
     ]
+    closed = closed_default() if path is None and not found else None
+    if closed is not None:  # saying nothing would claim it holds no session
+        from asf_core.walk import unsearchable
+
+        found.append(unsearchable(closed, "permission denied"))
     return found or None
 
 

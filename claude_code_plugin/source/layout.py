@@ -28,6 +28,7 @@ __all__ = [
     "AGENT_PREFIX",
     "Found",
     "SessionFiles",
+    "closed_default",
     "default_projects",
     "first_session_id",
     "is_agent_file",
@@ -112,6 +113,21 @@ def default_projects() -> Path | None:
         return Path(config) / PROJECTS
     user = home()
     return None if user is None else user / CLAUDE_DIR / PROJECTS
+
+
+def closed_default() -> Path | None:
+    """The user's own ``projects`` directory when a permission keeps it from being looked
+    at or listed (it, or a directory above it, closed to the user); None otherwise."""
+    root = default_projects()
+    if root is None:
+        return None
+    try:
+        with os.scandir(root):
+            return None
+    except PermissionError:
+        return root
+    except OSError:  # not there, or not a directory: nothing to say
+        return None
 
 
 def meta_path(agent: Path) -> Path:

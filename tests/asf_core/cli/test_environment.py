@@ -293,6 +293,38 @@ def test_a_default_home_behind_a_closed_directory_is_said(home: Path, tmp_path: 
     )
 
 
+@pytest.mark.parametrize("closed_is", ["the directory above", "projects itself"])
+def test_a_default_claude_code_home_behind_a_closed_directory_is_said(
+    tmp_path: Path, closed_is: str
+) -> None:
+    """The same for Claude Code's ``$CLAUDE_CONFIG_DIR/projects``: closed to the user (or a
+    directory above it), it is a folder passed over, said, where nothing was said before."""
+    config = tmp_path / "closed" / "claude"
+    shutil.copytree(CLAUDE_HOME / ".claude", config)
+    projects = config / "projects"
+    closed = tmp_path / "closed" if closed_is == "the directory above" else projects
+    closed.chmod(0)
+    argv = [*ASF, "list"]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("needs setpriv to drop root's file capabilities")
+        caps = "-dac_override,-dac_read_search"
+        argv = [setpriv, f"--inh-caps={caps}", f"--bounding-set={caps}", *argv]
+    env = {**os.environ, "ASF_PLUGINS": "claude-code", "CLAUDE_CONFIG_DIR": str(config)}
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    finally:
+        closed.chmod(0o755)
+    if "setpriv:" in done.stderr:
+        pytest.skip(f"cannot drop capabilities here: {done.stderr.strip()}")
+    assert (done.returncode, done.stdout) == (ExitCode.NOTHING, "")
+    assert done.stderr == (
+        f"asf: {projects}: cannot search this folder: permission denied; skipped\n"
+        f"asf: no stores found in the default locations (claude-code: {projects}); name a PATH\n"
+    )
+
+
 def test_a_signal_ignored_at_start_stays_ignored(home: Path, tmp_path: Path) -> None:
     """A script's ``asf convert ... &`` starts with SIGINT ignored (and a supervisor may
     ignore SIGTERM): Ctrl-C in the terminal then stops the script's foreground command, not
