@@ -9,13 +9,13 @@ import os
 import random
 import shutil
 import sqlite3
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from fixture_paths import HERMES_FIXTURES
+from unprivileged import run_unprivileged
 
 from asf_core.cli.main import ExitCode, main
 from hermes_plugin import plugin
@@ -233,16 +233,7 @@ def test_permission_denied(tmp_path: Path) -> None:
     database = home / "profiles" / "work" / "state.db"
     database.chmod(0)
     argv = [sys.executable, "-m", "asf_core.cli.main", "list", str(home)]
-    if os.geteuid() == 0:
-        setpriv = shutil.which("setpriv")
-        if setpriv is None:
-            pytest.skip("needs setpriv to drop root's file capabilities")
-        caps = "-dac_override,-dac_read_search"
-        argv = [setpriv, f"--inh-caps={caps}", f"--bounding-set={caps}", *argv]
-    env = {**os.environ, "ASF_PLUGINS": "hermes"}
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
-    if "setpriv:" in done.stderr:
-        pytest.skip(f"cannot drop capabilities here: {done.stderr.strip()}")
+    done = run_unprivileged(argv, {**os.environ, "ASF_PLUGINS": "hermes"})
     assert (done.returncode, done.stderr) == (
         ExitCode.USAGE,
         f"asf: {database}: permission denied\n",

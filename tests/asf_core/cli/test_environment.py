@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from fixture_paths import CLAUDE_HOME, ROOT
+from unprivileged import run_unprivileged
 
 from asf_core.cli.exit_codes import ExitCode
 from asf_core.cli.humane import clip
@@ -272,20 +273,11 @@ def test_a_default_home_behind_a_closed_directory_is_said(home: Path, tmp_path: 
     hidden = closed / "hermes-home"
     shutil.copytree(home, hidden)
     closed.chmod(0)
-    argv = [*ASF, "list"]
-    if os.geteuid() == 0:
-        setpriv = shutil.which("setpriv")
-        if setpriv is None:
-            pytest.skip("needs setpriv to drop root's file capabilities")
-        caps = "-dac_override,-dac_read_search"
-        argv = [setpriv, f"--inh-caps={caps}", f"--bounding-set={caps}", *argv]
     env = {**os.environ, "ASF_PLUGINS": "hermes", "HERMES_HOME": str(hidden)}
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+        done = run_unprivileged([*ASF, "list"], env)
     finally:
         closed.chmod(0o755)
-    if "setpriv:" in done.stderr:
-        pytest.skip(f"cannot drop capabilities here: {done.stderr.strip()}")
     assert (done.returncode, done.stdout) == (ExitCode.NOTHING, "")
     assert done.stderr == (
         f"asf: {hidden}: cannot search this folder: permission denied; skipped\n"
@@ -304,20 +296,11 @@ def test_a_default_claude_code_home_behind_a_closed_directory_is_said(
     projects = config / "projects"
     closed = tmp_path / "closed" if closed_is == "the directory above" else projects
     closed.chmod(0)
-    argv = [*ASF, "list"]
-    if os.geteuid() == 0:
-        setpriv = shutil.which("setpriv")
-        if setpriv is None:
-            pytest.skip("needs setpriv to drop root's file capabilities")
-        caps = "-dac_override,-dac_read_search"
-        argv = [setpriv, f"--inh-caps={caps}", f"--bounding-set={caps}", *argv]
     env = {**os.environ, "ASF_PLUGINS": "claude-code", "CLAUDE_CONFIG_DIR": str(config)}
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+        done = run_unprivileged([*ASF, "list"], env)
     finally:
         closed.chmod(0o755)
-    if "setpriv:" in done.stderr:
-        pytest.skip(f"cannot drop capabilities here: {done.stderr.strip()}")
     assert (done.returncode, done.stdout) == (ExitCode.NOTHING, "")
     assert done.stderr == (
         f"asf: {projects}: cannot search this folder: permission denied; skipped\n"
