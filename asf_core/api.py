@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -93,6 +93,7 @@ def convert(
     selection: Selection | None = None,
     redact: bool = False,
     prune: bool = False,
+    on_wait: Callable[[Path], None] | None = None,
 ) -> RunReport:
     """Convert every store under ``paths`` (none: the default locations) into ``output``.
 
@@ -102,7 +103,9 @@ def convert(
     ``asf-sessions[redact]``, else :class:`MissingDetector` is raised). Problems outside a
     store (a path no plugin claims, a tie) are in ``errors``; a store that stopped early has
     its ``error``. ``prune`` deletes the ASF session files of earlier runs this one did not
-    write, as ``--prune`` does (only without ``selection``: ``ValueError`` otherwise). Raises
+    write, as ``--prune`` does (only without ``selection``: ``ValueError`` otherwise). Another
+    run writing a store's output is waited for, as the command waits; ``on_wait`` hears of it
+    first (the store's output directory), so a program can say why it waits. Raises
     :class:`OutputError` when the output cannot be written, and ``KeyboardInterrupt`` again
     after the store in progress has its report.
     """
@@ -118,6 +121,7 @@ def convert(
         selection=selection,
         redaction=redaction,
         prune=prune,
+        on_wait=on_wait,
     )
     if run.interrupted:
         raise KeyboardInterrupt

@@ -13,6 +13,7 @@ import fcntl
 import os
 import signal
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import plan_toy
@@ -65,6 +66,22 @@ def _free(dest: Path) -> bool:
     return True
 
 
+def _waiting(
+    first: int, then: Callable[[], object] | None = None
+) -> tuple[list[Path], Callable[[Path], None]]:
+    """An ``on_wait`` that notes where it waited, does ``then``, and ends the first run (its
+    lock, held on ``first``, goes with it); and the list it notes in."""
+    waited: list[Path] = []
+
+    def on_wait(where: Path) -> None:
+        waited.append(where)
+        if then is not None:
+            then()
+        os.close(first)
+
+    return waited, on_wait
+
+
 def _run(pm: AsfPluginManager, src: Path, out: Path, **options: object) -> StoreReport:
     run, _ = convert_paths(pm, [src], out, **options)  # type: ignore[arg-type]
     (report,) = run.stores
@@ -78,14 +95,11 @@ def test_a_second_run_waits_for_the_first_then_converts_the_store_as_it_is(
     it once the first is done, so the output is the store's newest state, whole."""
     src, out = _store(tmp_path, LINES), tmp_path / "out"
     dest = store_dir(out, plan_toy.FORMAT, src)
-    first = _held(dest)
-    waited: list[Path] = []
 
-    def on_wait(where: Path) -> None:
-        waited.append(where)
-        _store(tmp_path, [*LINES[:2], "c four and five"])  # changed while the first ran
-        os.close(first)  # the first run ends: its lock goes with it
+    def changed() -> None:  # while the first run ran
+        _store(tmp_path, [*LINES[:2], "c four and five"])
 
+    waited, on_wait = _waiting(_held(dest), then=changed)
     report = _run(pm, src, out, on_wait=on_wait)
     assert waited == [dest]
     assert report.complete
@@ -190,3 +204,19 @@ def test_sigterm_ends_a_run_waiting_for_the_lock(tmp_path: Path) -> None:
             proc.kill()
     assert (proc.returncode, stdout, stderr) == (143, "", "asf: terminated\n")
     assert not dest.exists()
+
+
+def test_the_api_tells_of_a_wait_and_writes_nothing_on_stderr(
+    pm: AsfPluginManager, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``api.convert`` waits for another run as the command does; ``on_wait`` hears of it,
+    where it was silent, and the library still writes nothing on its caller's streams."""
+    from asf_core import api
+
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    dest = store_dir(out, plan_toy.FORMAT, src)
+    waited, on_wait = _waiting(_held(dest))
+    report = api.convert(src, out, plugins=pm, on_wait=on_wait)
+    assert waited == [dest]
+    assert [s.complete for s in report.stores] == [True]
+    assert capsys.readouterr() == ("", "")
