@@ -104,6 +104,19 @@ def test_every_option_is_documented_and_every_documented_option_exists(command: 
     assert undocumented == set(), f"options of asf {command} missing from docs/cli.md"
 
 
+def test_export_md_names_every_option_of_asf_export() -> None:
+    """docs/export.md's synopsis is the whole command, as cli.md's is (README.md's is a
+    summary)."""
+    synopsis = _synopsis((ROOT / "docs" / "export.md").read_text(encoding="utf-8"))["export"]
+    named = _named(synopsis)
+    missing = {
+        action.option_strings[-1]
+        for action in _options("export").values()
+        if not named & set(action.option_strings)
+    }
+    assert missing == set(), "options of asf export missing from docs/export.md"
+
+
 @pytest.mark.parametrize("doc", ["README.md", "docs/cli.md", "docs/export.md"])
 def test_documented_options_and_choices_exist(doc: str) -> None:
     for command, synopsis in _synopsis((ROOT / doc).read_text(encoding="utf-8")).items():
