@@ -6,11 +6,13 @@ with the same choices; the "Picking sessions" table lists exactly the picking op
 from __future__ import annotations
 
 import argparse
+import itertools
 import re
 
 import pytest
 from fixture_paths import ROOT
 
+from asf_core.cli.exit_codes import ExitCode, worst
 from asf_core.cli.main import _COMMANDS, _subcommand, build_parser
 from asf_core.redaction.detectors import KINDS
 
@@ -132,3 +134,17 @@ def test_documented_defaults() -> None:
     text = CLI_DOC.read_text(encoding="utf-8")
     assert f"default ./{_parser('convert').get_default('output')})" in text
     assert f"`--format {_parser('show').get_default('format')}` (the default)" in text
+
+
+def test_the_exit_code_table_and_order_are_exit_code() -> None:
+    """The "Exit codes" table lists every ``ExitCode`` by number and name, and the order of
+    severity given below it is :func:`worst`'s."""
+    section = CLI_DOC.read_text(encoding="utf-8").split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (\d+) \| `([A-Z_]+)` \|", section, re.M)
+    assert [(int(code), name) for code, name in rows] == [(c.value, c.name) for c in ExitCode]
+    order = re.search(r"in\s+this\s+order:\s+([\d, ]+)\.", section)
+    assert order is not None
+    documented = [ExitCode(int(code)) for code in order.group(1).split(", ")]
+    assert sorted(documented) == sorted(ExitCode)
+    for more, less in itertools.pairwise(documented):
+        assert worst(more, less) == worst(less, more) == more
