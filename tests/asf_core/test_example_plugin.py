@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -195,3 +196,24 @@ def test_json_nested_too_deep_is_not_a_chat_log_nor_a_failure(
     natives, _, findings = _convert(pm, log)
     assert [n.id for n in natives] == ["trip", "math"]
     assert ("stray", "deep.chat.jsonl:1") in [(f.kind, f.unit) for f in findings]
+
+
+def test_the_code_docs_plugins_md_shows_is_the_example_plugins() -> None:
+    """Every line of docs/plugins.md's Python blocks is a line of the example plugin's code
+    (spacing and a trailing comment aside), so the guide cannot show code the example no
+    longer has."""
+    source = ROOT / "examples" / "asf-format-example" / "asf_format_example"
+    lines = {
+        " ".join(line.split("  # ", 1)[0].split())
+        for path in sorted(source.glob("*.py"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+    }
+    doc = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
+    shown = [
+        " ".join(line.split())
+        for block in re.findall(r"```python\n(.*?)```", doc, re.S)
+        for line in block.splitlines()
+        if line.strip()
+    ]
+    assert shown
+    assert [line for line in shown if line not in lines] == []
