@@ -148,3 +148,24 @@ def test_the_exit_code_table_and_order_are_exit_code() -> None:
     assert sorted(documented) == sorted(ExitCode)
     for more, less in itertools.pairwise(documented):
         assert worst(more, less) == worst(less, more) == more
+
+
+def _variables_read() -> set[str]:
+    """The environment variables the package's code reads (``os.environ.get`` of a literal, or
+    of a constant its module defines as one)."""
+    found: set[str] = set()
+    for package in ("asf_core", "hermes_plugin", "claude_code_plugin"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            constants = dict(re.findall(r'^(\w+)(?:: Final)? = "([A-Z][A-Z0-9_]*)"$', text, re.M))
+            for arg in re.findall(r"environ\.get\(\s*([\w\"]+)", text):
+                found.add(arg.strip('"') if arg.startswith('"') else constants[arg])
+    return found
+
+
+def test_the_environment_table_lists_every_variable_read() -> None:
+    section = CLI_DOC.read_text(encoding="utf-8").split("## Environment", 1)[1]
+    listed = set(re.findall(r"^\| `([A-Z][A-Z0-9_]*)", section.split("\n## ", 1)[0], re.M))
+    read = _variables_read()
+    assert {"ASF_PLUGINS", "HERMES_HOME", "CLAUDE_CONFIG_DIR", "COLUMNS"} <= read
+    assert read - listed == set(), "read by asf, missing from docs/cli.md's Environment"
