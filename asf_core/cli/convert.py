@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # what only some runs need loads when they need it (see main'
     from asf_core.formats import ConvertedSession
     from asf_core.pipeline.host import Candidate
     from asf_core.pipeline.report import RunReport, StoreReport
+    from asf_core.pipeline.single import Single
     from asf_core.plugins import AsfPluginManager
 
 __all__ = ["DEFAULT_OUT", "add_parser", "run_convert"]
@@ -135,11 +136,29 @@ def _to_stdout(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
             sys.stdout.write(line.decode())
     if single.others and not args.quiet:
         names = ", ".join(s.header.id for s in single.others)
-        err(
-            f"{plural(len(single.others), 'sub-agent session')} not written ({names}): "
-            "-o DIR writes them too"
+        n, below = len(single.others), _below(single)
+        what = (
+            plural(n, "sub-agent session")
+            if below
+            else f"{plural(n, 'other session')} converted with it"
         )
+        err(f"{what} not written ({names}): -o DIR writes them too")
     return troubles.code
+
+
+def _below(single: Single) -> bool:
+    """Whether every other session converted with the picked one hangs below it (its
+    sub-agents); picking a sub-agent converts the conversation that started it too."""
+    up = {s.header.id: s.header.parent_session for s in single.others}
+    for start in up:
+        seen: set[str] = set()
+        at = up[start]
+        while at in up and at not in seen:
+            seen.add(at)
+            at = up[at]
+        if at != single.session.header.id:
+            return False
+    return True
 
 
 def run_convert(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:

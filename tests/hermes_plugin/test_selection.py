@@ -208,6 +208,22 @@ def test_convert_to_stdout_names_the_sub_agents_it_leaves_out(
     assert quiet == (ExitCode.OK, out, "")
 
 
+def test_convert_to_stdout_of_a_sub_agent_names_its_parent_as_no_sub_agent(
+    copies: dict[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Picking a sub-agent converts the conversation that started it too: stderr names that
+    session as the other session it is, not as a sub-agent of the one written."""
+    copy = next(c for home, c in copies.items() if home.name == "hermes-0.19.0")
+    code, out, err = _run(capsys, "convert", copy, "--session", "fx-delegate-child", "-o", "-")
+    assert code == ExitCode.OK, err
+    written = parse_session(out.encode()).header
+    assert written.parent_session is not None  # the sub-agent itself went to stdout
+    assert err == (
+        f"asf: 1 other session converted with it not written ({written.parent_session}): "
+        "-o DIR writes them too\n"
+    )
+
+
 def test_a_damaged_record_of_the_last_run_is_a_warning_on_stderr(
     copies: dict[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
