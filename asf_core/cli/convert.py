@@ -39,7 +39,8 @@ def _summary(run: RunReport) -> str:
     stores = len(run.stores)
     text = (
         f"Converted {plural(stores, 'store')} into {run.output}: "
-        f"{t['sessions_read']} native sessions read, {t['sessions_written']} ASF sessions "
+        f"{plural(t['sessions_read'], 'native session')} read, "
+        f"{plural(t['sessions_written'], 'ASF session')} "
         f"({t['files_written']} written, {t['files_unchanged']} unchanged), "
         f"{t['entries_written']} entries; {plural(t['strays'], 'stray')}, "
         f"{t['dropped']} dropped, {plural(t['warnings'], 'warning')}"

@@ -1126,3 +1126,16 @@ def test_store_info_json_cannot_hold_is_the_plugins_failure(
     assert stderr.startswith(
         f"asf: {log}: plugin 'toy' failed in info: returned what JSON cannot hold: "
     )
+
+
+def test_the_summary_counts_one_session_as_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A project of one Claude Code session: "1 native session read, 1 ASF session"."""
+    project = (
+        SHARED / "claude-code/home/.claude/projects/-tmp-agent-history-real-agent-claude-workspace"
+    )
+    code, stdout, err = _run(capsys, "convert", project, "-o", tmp_path / "out")
+    assert code == ExitCode.OK, err
+    assert "Converted 1 store into " in stdout
+    assert ": 1 native session read, 1 ASF session (1 written, 0 unchanged), " in stdout
