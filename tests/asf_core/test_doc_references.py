@@ -1,6 +1,7 @@
 """The user-facing documents name only what exists: every ``asf_core...`` name (module,
-class, function) imports, and every path into the repository (``tests/...``, ``asf_core/...``,
-``examples/...``, ...) is there, a ``*`` in it matching something."""
+class, function) imports, every path into the repository (``tests/...``, ``asf_core/...``,
+``examples/...``, ...) is there, a ``*`` in it matching something, and every relative link
+reaches a file and, with ``#anchor``, one of its headings."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ _PATH = re.compile(
     r"(?<![\w./-])((?:tests|benchmarks|examples|asf_core|hermes_plugin|claude_code_plugin)"
     r"/[A-Za-z0-9_.*/-]*[A-Za-z0-9_*])"
 )
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+_FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 #: Paths a document names that a script makes when it runs.
 _MADE = {"benchmarks/.venv-hermes"}
 
@@ -54,3 +57,31 @@ def test_a_missing_name_or_path_is_seen() -> None:
         "tests/golden/claude-code-*",
         "examples/x.py",
     ]
+
+
+def _anchors(doc: Path) -> set[str]:
+    """The anchors of a Markdown file's headings, as GitHub makes them."""
+    text = _FENCE.sub("", doc.read_text(encoding="utf-8"))
+    headings = re.findall(r"^#+ (.*)$", text, re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_link_reaches_its_file_and_anchor(doc: Path) -> None:
+    broken = []
+    for target in _LINK.findall(doc.read_text(encoding="utf-8")):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (doc.parent / path).resolve() if path else doc
+        if not linked.exists() or (
+            anchor and linked.suffix == ".md" and anchor not in _anchors(linked)
+        ):
+            broken.append(target)
+    assert broken == []
+
+
+def test_anchors_are_githubs() -> None:
+    assert {"asf-convert", "signals-and-temporary-files", "environment"} <= _anchors(
+        ROOT / "docs" / "cli.md"
+    )
