@@ -14,6 +14,7 @@ from typing import Any, Final
 from attrs import field, frozen
 
 __all__ = [
+    "BOUND",
     "DATA_DEPTH",
     "DROPPED",
     "ERROR",
@@ -68,6 +69,10 @@ def shown(value: Any) -> str:
 #: How deep a finding's ``data`` may nest in a file asf reads back: far beyond what asf
 #: writes there, and well inside what writing it again can walk.
 DATA_DEPTH: Final = 64
+
+#: A finding's ``line`` and a session's counts are smaller than this (in magnitude): 64 bits,
+#: where a number of thousands of digits is one the report's JSON cannot be written with.
+BOUND: Final = 1 << 63
 
 #: The JSON type of each member of a finding.
 _MEMBER_TYPES: Final[dict[str, type | tuple[type, ...]]] = {
@@ -138,6 +143,8 @@ class Finding:
                 kinds = Mapping
             if not isinstance(value, kinds) or type(value) is bool:
                 return f"{name} is {type(value).__name__}"
+        if not -BOUND < self.line < BOUND:  # thousands of digits: JSON would refuse to write it
+            return "line is out of range"
         try:  # as the report writes it, and the next run reads it back
             written = json.loads(json.dumps(dict(self.data), allow_nan=False))
         except (TypeError, ValueError, RecursionError) as exc:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import attrs
 
 from asf_core.errors import PluginError
+from asf_core.findings import BOUND
 from asf_core.formats import ConvertedSession, Finding, NativeSession, NeedsHost, StoreError
 
 if TYPE_CHECKING:
@@ -97,11 +98,13 @@ def _check_findings(plugin: str, hook: str, findings: object) -> None:
 
 
 def _check_counts(plugin: str, hook: str, counts: object) -> None:
-    """A session's ``counts``: figures by name, summed into the report."""
+    """A session's ``counts``: figures by name, summed into the report (each within 64 bits:
+    one of thousands of digits made writing the report fail, after the whole store)."""
     if not isinstance(counts, Mapping) or not all(
-        isinstance(name, str) and type(value) is int for name, value in counts.items()
+        isinstance(name, str) and type(value) is int and -BOUND < value < BOUND
+        for name, value in counts.items()
     ):
-        raise PluginError(plugin, hook, "gave counts that are not whole numbers by name")
+        raise PluginError(plugin, hook, "gave counts that are not 64-bit whole numbers by name")
 
 
 def _with_checked_entries(plugin: str, hook: str, session: ConvertedSession) -> ConvertedSession:

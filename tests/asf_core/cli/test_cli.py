@@ -1039,6 +1039,8 @@ class OddFindings(Toy):
         }.get(self.what, {})
         if self.what == "line":
             return Finding(kind="stray", message="odd", line=True)  # type: ignore[arg-type]
+        if self.what == "huge line":  # JSON refuses to write an int of over 4300 digits
+            return Finding(kind="stray", message="odd", line=10**5000)
         return Finding(kind="stray", message="odd", data=data)
 
     def _read(self, store: ToyStore) -> Iterator[NativeSession | Finding]:
@@ -1047,6 +1049,8 @@ class OddFindings(Toy):
                 item = attrs.evolve(item, findings=[self._odd()])
             if self.where == "read counts" and isinstance(item, NativeSession):
                 item = attrs.evolve(item, counts={"lines": "1"})
+            if self.where == "read big counts" and isinstance(item, NativeSession):
+                item = attrs.evolve(item, counts={"lines": 1 << 63})
             yield item
 
     def _convert(self, sessions: Iterable[NativeSession]) -> Iterator[ConvertedSession | Finding]:
@@ -1057,6 +1061,9 @@ class OddFindings(Toy):
                 item = attrs.evolve(item, findings=[self._odd()])
             elif self.where == "session counts" and isinstance(item, ConvertedSession):
                 item = attrs.evolve(item, counts={"items": 1.5})
+            elif self.where == "session huge counts" and isinstance(item, ConvertedSession):
+                # two sessions' sum has 4301 digits: the report could not be written
+                item = attrs.evolve(item, counts={"items": 9 * 10**4299})
             yield item
 
 
@@ -1069,8 +1076,11 @@ class OddFindings(Toy):
         ("convert", "line", "gave a finding whose line is bool"),
         ("session", "datetime", "gave a finding whose data is not JSON: Object of type datetime"),
         ("read", "nan", "gave a finding whose data is not JSON: Out of range float values"),
-        ("read counts", "", "gave counts that are not whole numbers by name"),
-        ("session counts", "", "gave counts that are not whole numbers by name"),
+        ("convert", "huge line", "gave a finding whose line is out of range"),
+        ("read counts", "", "gave counts that are not 64-bit whole numbers by name"),
+        ("read big counts", "", "gave counts that are not 64-bit whole numbers by name"),
+        ("session counts", "", "gave counts that are not 64-bit whole numbers by name"),
+        ("session huge counts", "", "gave counts that are not 64-bit whole numbers by name"),
     ],
 )
 def test_findings_and_counts_the_report_cannot_hold_are_the_plugins_failure(
