@@ -17,7 +17,7 @@ from typing import Any
 
 from asf_core.code_digest import code_digest
 from asf_core.files import read_regular
-from asf_core.layout import FINGERPRINTS_NAME, REPORT_NAME
+from asf_core.layout import FINGERPRINTS_NAME, REPORT_NAME, RESERVED
 
 __all__ = ["IGNORED", "VERSION", "holds", "host_version", "inside", "named_as", "store_name"]
 
@@ -88,7 +88,37 @@ def holds(dest: Path, format: str, store: str, stamp: str) -> bool:
     except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError):
         return False
     root = f"{dest}/"
-    return all(inside(name) and _same(s, root + name) for name, s in files)
+    if not all(inside(name) and _same(s, root + name) for name, s in files):
+        return False
+    # A session file put there since (a copy of one, another run's) is one this run must name.
+    known = {name for name, _ in files}
+    return all(name in known for name in _session_names(dest))
+
+
+def _session_names(dest: Path) -> list[str]:
+    """The names of the session files in ``dest`` as :func:`asf_core.pipeline.left.
+    session_files` finds them (``.jsonl`` files there and one folder down, not hidden nor a
+    link), from the folders' listings alone: no file is looked at."""
+    names: list[str] = []
+    for entry in _listing(os.fspath(dest)):
+        if entry.is_dir(follow_symlinks=False):
+            names += [f"{entry.name}/{e.name}" for e in _listing(entry.path) if _is_session(e)]
+        elif _is_session(entry):
+            names.append(entry.name)
+    return names
+
+
+def _listing(folder: str) -> list[os.DirEntry[str]]:
+    """A folder's entries not hidden nor asf's own; none when it cannot be listed."""
+    try:
+        with os.scandir(folder) as entries:
+            return [e for e in entries if not e.name.startswith(".") and e.name not in RESERVED]
+    except OSError:
+        return []
+
+
+def _is_session(entry: os.DirEntry[str]) -> bool:
+    return entry.name.endswith(".jsonl") and entry.is_file(follow_symlinks=False)
 
 
 def named_as(dest: Path, path: str) -> bool:

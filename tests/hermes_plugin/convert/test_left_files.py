@@ -126,6 +126,24 @@ def test_an_earlier_file_of_a_session_written_elsewhere_now_is_a_warning(
     assert earlier.exists()
 
 
+def test_a_session_file_put_there_since_an_unchanged_run_is_named(
+    tmp_path: Path, hermes: Callable[[], Any]
+) -> None:
+    """The store as the last run left it, but a copy of a session file put in its output
+    since: a run that took the last run's report as it was would not name it."""
+    home, out = tmp_path / "home", tmp_path / "out"
+    _home(hermes, "one", "two")
+    assert _convert(home, out, "--quiet") == 0
+    assert _convert(home, out, "--quiet") == 0  # unchanged: the last report taken
+    now = _file_of(out, "one")
+    copy = now.parent / "copy.jsonl"
+    shutil.copyfile(now, copy)
+    assert _convert(home, out, "--quiet") == 0
+    assert [(f["code"], f["path"]) for f in _left(out)] == [("superseded", str(copy))]
+    assert _convert(home, out, "--quiet") == 0  # and again, unchanged since
+    assert [(f["code"], f["path"]) for f in _left(out)] == [("superseded", str(copy))]
+
+
 def test_only_a_whole_run_names_files_left(tmp_path: Path, hermes: Callable[[], Any]) -> None:
     """A picked run writes some sessions: the others' files are not "left"."""
     home, out = tmp_path / "home", tmp_path / "out"
