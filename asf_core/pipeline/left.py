@@ -124,18 +124,19 @@ def left_files(dest: Path, written: Mapping[str, str]) -> list[tuple[str, Findin
     return found
 
 
-def pruned(path: Path, left: Finding) -> Finding:
+def pruned(path: Path, left: Finding, listed: os.stat_result) -> Finding:
     """Delete a file :func:`left_files` named (``--prune``: an ASF session file, its header
-    read) and say so; the finding ``left`` as it was, and why, when it cannot be deleted."""
+    read) and say so; the finding ``left`` as it was, and why, when it cannot be deleted. A
+    file that is not the one ``listed`` (its status then) is left: the header read may not be
+    its own (another file renamed in its place, or written to, since)."""
     try:
+        if _changed(os.lstat(path), listed):
+            return _kept(left, "it changed since it was read")
         path.unlink()
     except FileNotFoundError:  # deleted meanwhile: what was asked
         pass
     except OSError as exc:
-        why = f"; cannot delete it: {exc.strerror or exc}"
-        return Finding(
-            kind=WARNING, code=left.code, message=left.message + why, path=left.path, data=left.data
-        )
+        return _kept(left, f"cannot delete it: {exc.strerror or exc}")
     superseded = left.code == SUPERSEDED
     what = "an earlier file of a session written now" if superseded else "its session is gone"
     return Finding(
@@ -145,3 +146,16 @@ def pruned(path: Path, left: Finding) -> Finding:
         path=left.path,
         data=left.data,
     )
+
+
+def _changed(now: os.stat_result, then: os.stat_result) -> bool:
+    def identity(st: os.stat_result) -> tuple[int, ...]:
+        return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    return identity(now) != identity(then)
+
+
+def _kept(left: Finding, why: str) -> Finding:
+    """The finding ``left``, a warning saying why its file is still there."""
+    message = f"{left.message}; {why}"
+    return Finding(kind=WARNING, code=left.code, message=message, path=left.path, data=left.data)

@@ -301,7 +301,7 @@ class StoreRun:
             if self.prune and finding.data.get("id") is not None:
                 if self.guard is not None:
                     self.guard.check_write(self.dest / name)
-                finding = pruned(self.dest / name, finding)
+                finding = pruned(self.dest / name, finding, st)
             if finding.code != PRUNED:
                 self.outside[name] = stamp_of(st)
             self.note([finding])

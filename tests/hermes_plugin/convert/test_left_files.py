@@ -244,6 +244,37 @@ def test_prune_deletes_the_asf_files_left_and_keeps_the_rest(
     assert output_files(out, reports=False) == output_files(tmp_path / "fresh", reports=False)
 
 
+def test_prune_keeps_a_file_that_changed_after_its_header_was_read(
+    tmp_path: Path, hermes: Callable[[], Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every header is read before any file is deleted: one replaced by another file in the
+    meantime (the user's own, no ASF session) is not the file whose header said it was ASF."""
+    from asf_core.pipeline import left
+
+    home, out = tmp_path / "home", tmp_path / "out"
+    _home(hermes, "kept", "gone")
+    assert _convert(home, out, "--quiet") == 0
+    gone = _file_of(out, "gone")
+    sdb = hermes()
+    assert sdb.delete_session("gone")
+    sdb.close()
+    read = left.header_id
+
+    def then_replaced(path: Path) -> str | None:
+        ident = read(path)
+        mine = path.with_name("mine.tmp")
+        mine.write_text("my own notes\n")
+        mine.replace(path)
+        return ident
+
+    monkeypatch.setattr(left, "header_id", then_replaced)
+    assert _convert(home, out, "--quiet", "--prune") == 0
+    assert gone.read_text() == "my own notes\n"
+    (finding,) = _left(out)
+    assert finding["kind"] == "warning"
+    assert finding["message"].endswith("left in place; it changed since it was read")
+
+
 @pytest.mark.parametrize(
     ("more", "why"),
     [
