@@ -66,6 +66,16 @@ class SessionFile:
     index_of: dict[str, int] = field(factory=dict)
     #: For a migrated file: old opaque id -> new hash id.
     legacy: dict[str, str] = field(factory=dict)
+    #: For a file redacted in memory: the id an entry has in the file -> its id now (an entry
+    #: whose content redacting changed is sealed again), as another session still names it.
+    renamed: dict[str, str] = field(factory=dict)
+
+    def current(self, entry_id: str) -> str | None:
+        """The id now of an entry named by its id, a migrated file's legacy id or the id it
+        had before redacting (another session's reference to it); None when none is known."""
+        if entry_id in self.by_id:
+            return entry_id
+        return self.legacy.get(entry_id) or self.renamed.get(entry_id)
 
     def position(self, entry_id: str) -> int:
         """The entry's index in file order (``KeyError`` if it is not in the file)."""

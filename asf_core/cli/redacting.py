@@ -43,6 +43,8 @@ def redacted_file(
     The values naming people that the plugin which wrote the file knows (its ``personal``
     hook: Hermes' identity columns) are replaced too, as converting would have; a plugin
     failing there stops the redaction (exit 3) rather than let them through."""
+    import attrs
+
     from asf_core.canonical import JsonError
     from asf_core.errors import PluginError
     from asf_core.formats import ConvertedSession
@@ -69,4 +71,4 @@ def redacted_file(
         for old, new in zip(session.entries, redacted.entries, strict=False)
         if old.id is not None and new.id is not None and old.id != new.id
     }
-    return redacted, renamed
+    return attrs.evolve(redacted, renamed=renamed), renamed

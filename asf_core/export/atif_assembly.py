@@ -235,7 +235,7 @@ class _Finish:
         if child is None or not child.entries:
             return None
         tree = SessionTree(child)
-        target = leaf if leaf in child.by_id else child.legacy.get(leaf) if leaf else None
+        target = child.current(leaf) if leaf else None
         if leaf and target is None:
             return None  # the record names a point this export cannot find: no substitute
         target = target or tree.main_leaf

@@ -315,7 +315,7 @@ class _Trace:
             ),
             None,
         )
-        leaf = answered if answered in child.by_id else SessionTree(child).main_leaf
+        leaf = (child.current(answered) if answered else None) or SessionTree(child).main_leaf
         if leaf is None:
             return
         first = next((e for e in child.path_to(leaf) if _spanned(e)), None)

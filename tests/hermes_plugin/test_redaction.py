@@ -325,3 +325,77 @@ def test_leaf_names_an_entry_as_the_unredacted_file_does(
     text = out.read_text()
     _assert_clean(text.encode(), "export --leaf")
     assert text.rstrip().endswith("[REDACTED:anthropic_key:1]")
+
+
+def _delegating(path: Path) -> None:
+    """A gateway chat whose call delegates to a sub-agent session with identity values of its
+    own (a second user, chat and billing account), through Hermes' own SessionDB."""
+    db = hermes_state.SessionDB(db_path=path)
+    try:
+        db.create_session("gw-1", "telegram", model="anthropic/claude-sonnet-4")
+        db.record_gateway_session_peer(
+            "gw-1",
+            source="telegram",
+            user_id="u-77821-ada",
+            session_key="agent:main:telegram:dm:owner-4471",
+            chat_id="chat-99881234",
+            chat_type="dm",
+        )
+        db.append_message("gw-1", "user", "Ask a helper.")
+        call = {"name": "delegate_task", "arguments": json.dumps({"goal": "look"})}
+        calls = [{"id": "call_9", "call_id": "call_9", "type": "function", "function": call}]
+        db.append_message("gw-1", "assistant", "", tool_calls=calls, finish_reason="tool_calls")
+        db.create_session("sub-1", "subagent", parent_session_id="gw-1", model="openai/gpt-5")
+        db.record_gateway_session_peer(
+            "sub-1",
+            source="telegram",
+            user_id="u-55555-grace",
+            session_key="agent:main:telegram:dm:owner-9999",
+            chat_id="chat-11112222",
+            chat_type="dm",
+            display_name="Grace Hopper",
+        )
+        db.update_session_billing_route(
+            "sub-1", provider="corp", base_url="https://billing.example-corp.net/v1/acct-42424"
+        )
+        db.append_message("sub-1", "user", "look")
+        db.append_message("sub-1", "assistant", "Looked: all quiet.", finish_reason="stop")
+        output = json.dumps({"results": [{"summary": "Looked: all quiet."}]})
+        db.append_message("gw-1", "tool", output, tool_call_id="call_9", tool_name="delegate_task")
+        db.append_message("gw-1", "assistant", "Done.", finish_reason="stop")
+    finally:
+        db.close()
+
+
+def test_export_redact_embeds_the_sub_agent_redacted_as_its_own_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The parent names the sub-agent's answering entry by its id in the unredacted file;
+    the sub-agent redacted is sealed again under other ids. The ATIF of the parent still
+    embeds it (it was left out, silently), with the sub-agent's own identity values replaced,
+    on one process or two."""
+    home, plain = tmp_path / "home", tmp_path / "plain"
+    home.mkdir()
+    _delegating(home / "state.db")
+    assert main(["convert", str(home), "-o", str(plain), "--quiet"]) == ExitCode.OK
+    (parent,) = [p for p in plain.rglob("*.jsonl") if b'"spawned_by"' not in p.read_bytes()]
+    unredacted = (
+        "u-77821-ada",
+        "chat-99881234",
+        "u-55555-grace",
+        "chat-11112222",
+        "Grace Hopper",
+        "acct-42424",
+    )
+    for jobs in ("1", "2"):
+        out = tmp_path / f"atif-{jobs}"
+        argv = ["export", str(plain), "--to", "atif", "-o", str(out), "--redact", "-j", jobs]
+        assert main(argv) == ExitCode.OK, capsys.readouterr().err
+        name = parent.name.removesuffix(".jsonl") + ".atif.json"
+        doc = json.loads(next(out.rglob(name)).read_text())
+        (child,) = doc["subagent_trajectories"]
+        messages = [step.get("message") for step in child["steps"]]
+        assert "Looked: all quiet." in messages
+        text = json.dumps(doc)
+        assert "[REDACTED:display_name:1]" in text
+        assert not [value for value in unredacted if value in text]
