@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
 from asf_core.redaction.detectors import Span, find_secrets, phone_finder
@@ -124,13 +124,45 @@ class Redactor:
 
     def value(self, value: Any) -> Any:
         """A JSON value with every string redacted (member names too); a number equal to a
-        personal value becomes its placeholder."""
+        personal value becomes its placeholder. Walked without recursion, in the order a
+        recursive walk takes (placeholders are numbered as values are met): a file may nest
+        as deep as the format allows, twice what Python's stack took this way."""
+        if not isinstance(value, dict | list | tuple):
+            return self._scalar(value)
+        root: Any = {} if isinstance(value, dict) else []
+        stack: list[tuple[Any, Iterator[tuple[str | None, Any]]]] = [(root, self._members(value))]
+        while stack:
+            out, members = stack[-1]
+            member = next(members, None)
+            if member is None:
+                stack.pop()
+                continue
+            key, item = member
+            if isinstance(item, dict | list | tuple):
+                inner: Any = {} if isinstance(item, dict) else []
+                stack.append((inner, self._members(item)))
+                item = inner
+            else:
+                item = self._scalar(item)
+            if isinstance(out, dict):
+                out[key] = item
+            else:
+                out.append(item)
+        return root
+
+    def _members(self, value: Any) -> Iterator[tuple[str | None, Any]]:
+        """A container's members as (redacted name, or None in a list; value), one at a
+        time: a name is redacted when it is reached, before its value."""
+        if isinstance(value, dict):
+            for name, item in value.items():
+                yield self.text(name), item
+        else:
+            for item in value:
+                yield None, item
+
+    def _scalar(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.text(value)
-        if isinstance(value, dict):
-            return {self.text(k): self.value(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [self.value(v) for v in value]
         if isinstance(value, int | float) and not isinstance(value, bool):
             kind = self._personal.get(str(value))
             if kind is not None:

@@ -4,6 +4,8 @@ member names too, ids left alone but not what follows them, kinds spelled as pla
 
 from __future__ import annotations
 
+from typing import Any
+
 from asf_core.redaction import Redactor, placeholder_pattern
 
 SESSION = "01995b2a-0000-7000-8000-000000000009"
@@ -71,3 +73,26 @@ def test_a_value_found_as_two_kinds_gets_one_placeholder() -> None:
     out = r.text("postgres://ada:Sup3rS3cretPw@db.example.org/main PGPASSWORD=Sup3rS3cretPw")
     assert out.count("[REDACTED:url_password:1]") == 2
     assert r.take_counts() == {"url_password": 2}
+
+
+def test_a_value_nested_as_deep_as_a_file_may_is_redacted_in_the_order_met() -> None:
+    """An ASF line may nest 512 levels: redacting one nested 510 deep (a sub-agent's
+    ``.meta.json`` kept in its header) was a RecursionError traceback from ``show --redact``,
+    ``export --redact`` and ``convert --redact``. Placeholders are numbered as values are met,
+    names before their values, depth first."""
+    from asf_core.canonical import MAX_DEPTH
+
+    deep: Any = {"mail": EMAIL}
+    for _ in range(MAX_DEPTH - 1):
+        deep = [deep]
+    out = _redactor().value({"b@example.org": deep})
+    inner = out["[REDACTED:email:1]"]
+    for _ in range(MAX_DEPTH - 1):
+        (inner,) = inner
+    assert inner == {"mail": "[REDACTED:email:2]"}
+
+    value = {"x": [EMAIL, {"c@example.org": 4471}], "Ada": ("d@example.org", "Ada Lovelace")}
+    assert _redactor().value(value) == {
+        "x": ["[REDACTED:email:1]", {"[REDACTED:email:2]": "[REDACTED:chat_id:1]"}],
+        "[REDACTED:display_name:1]": ["[REDACTED:email:3]", "[REDACTED:display_name:2]"],
+    }
