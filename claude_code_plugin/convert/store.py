@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from asf_core.canonical import JsonError
+from asf_core.canonical import MAX_DEPTH, JsonError, nested_deeper
 from asf_core.files import open_regular
 from asf_core.formats import ConvertedSession, Finding, NativeSession
 from asf_core.model import Header
@@ -32,6 +32,9 @@ JSON = dict[str, Any]
 #: The most of a sub-agent's ``.meta.json`` read into its header: real ones hold a few
 #: members (its type, a description); a larger one is hostile or damaged, and dropped.
 META_BYTES = 1 << 20
+#: How deep a ``.meta.json`` may nest: the header holds it two levels down (``claude-code``,
+#: ``meta``), and an ASF line nests at most :data:`~asf_core.canonical.MAX_DEPTH` levels.
+META_DEPTH = MAX_DEPTH - 2
 
 
 def _meta(path: Path) -> tuple[Any, str | None]:
@@ -48,9 +51,12 @@ def _meta(path: Path) -> tuple[Any, str | None]:
     if len(data) > META_BYTES:
         return None, f"larger than {META_BYTES} bytes"
     try:
-        return parse(data), None
+        meta = parse(data)
     except JsonError as exc:
         return None, f"not JSON: {exc}"
+    if nested_deeper(meta, META_DEPTH):  # the header would be refused: the session lost
+        return None, f"nested deeper than {META_DEPTH} levels"
+    return meta, None
 
 
 def _header(store: ClaudeStore, member: Member, stem: str, found: list[Finding]) -> Header:

@@ -208,8 +208,11 @@ def test_a_meta_json_that_is_a_fifo_does_not_stall_the_conversion(
         (None, "cannot be read: not a regular file"),
         (b"{not json", "not JSON"),
         (b'{"agentType": "' + b"x" * (1 << 20) + b'"}', "larger than 1048576 bytes"),
+        # JSON, but the header holding it two levels down would nest past an ASF line's 512
+        # levels: the sub-agent's whole conversion failed (plugin error, exit 3).
+        (b'{"a":' * 511 + b"1" + b"}" * 511, "nested deeper than 510 levels"),
     ],
-    ids=["fifo", "not-json", "huge"],
+    ids=["fifo", "not-json", "huge", "deep"],
 )
 def test_a_meta_json_that_cannot_be_kept_is_dropped_and_said(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes | None, why: str
