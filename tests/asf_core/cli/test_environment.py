@@ -272,17 +272,23 @@ def test_a_default_home_behind_a_closed_directory_is_said(home: Path, tmp_path: 
     closed = tmp_path / "closed"
     hidden = closed / "hermes-home"
     shutil.copytree(home, hidden)
-    closed.chmod(0)
-    env = {**os.environ, "ASF_PLUGINS": "hermes", "HERMES_HOME": str(hidden)}
-    try:
-        done = run_unprivileged([*ASF, "list"], env)
-    finally:
-        closed.chmod(0o755)
-    assert (done.returncode, done.stdout) == (ExitCode.NOTHING, "")
-    assert done.stderr == (
+    env = {"ASF_PLUGINS": "hermes", "HERMES_HOME": str(hidden)}
+    assert _listed_behind(closed, env) == (
         f"asf: {hidden}: cannot search this folder: permission denied; skipped\n"
         f"asf: no stores found in the default locations (hermes: {hidden}); name a PATH\n"
     )
+
+
+def _listed_behind(closed: Path, env: Mapping[str, str]) -> str:
+    """``asf list`` of the default locations with ``closed`` closed to the user: it finds
+    nothing (exit 4, nothing on stdout); what it says on stderr."""
+    closed.chmod(0)
+    try:
+        done = run_unprivileged([*ASF, "list"], {**os.environ, **env})
+    finally:
+        closed.chmod(0o755)
+    assert (done.returncode, done.stdout) == (ExitCode.NOTHING, "")
+    return done.stderr
 
 
 @pytest.mark.parametrize("closed_is", ["the directory above", "projects itself"])
@@ -295,14 +301,8 @@ def test_a_default_claude_code_home_behind_a_closed_directory_is_said(
     shutil.copytree(CLAUDE_HOME / ".claude", config)
     projects = config / "projects"
     closed = tmp_path / "closed" if closed_is == "the directory above" else projects
-    closed.chmod(0)
-    env = {**os.environ, "ASF_PLUGINS": "claude-code", "CLAUDE_CONFIG_DIR": str(config)}
-    try:
-        done = run_unprivileged([*ASF, "list"], env)
-    finally:
-        closed.chmod(0o755)
-    assert (done.returncode, done.stdout) == (ExitCode.NOTHING, "")
-    assert done.stderr == (
+    env = {"ASF_PLUGINS": "claude-code", "CLAUDE_CONFIG_DIR": str(config)}
+    assert _listed_behind(closed, env) == (
         f"asf: {projects}: cannot search this folder: permission denied; skipped\n"
         f"asf: no stores found in the default locations (claude-code: {projects}); name a PATH\n"
     )
