@@ -19,7 +19,7 @@ from pathlib import Path
 
 from asf_core.files import open_regular
 from asf_core.findings import INFO, WARNING, Finding
-from asf_core.layout import RESERVED
+from asf_core.pipeline.unchanged import session_entries
 
 __all__ = ["LEFT", "PRUNED", "SUPERSEDED", "left_files", "pruned"]
 
@@ -36,45 +36,17 @@ _HEADER_BYTES = 1 << 20
 
 
 def session_files(dest: Path) -> Iterator[tuple[str, os.stat_result]]:
-    """The ``.jsonl`` files in a store's directory and its folders one level down (where the
-    layout puts sessions), relative to it, with their status. Links are not followed and
-    hidden names (a run's temporaries) are passed over."""
-    for top in _entries(dest):
-        if stat.S_ISDIR(top.st_mode):
-            for inner in _entries(Path(top.path)):
-                if stat.S_ISREG(inner.st_mode) and inner.name.endswith(".jsonl"):
-                    yield f"{top.name}/{inner.name}", inner.st
-        elif stat.S_ISREG(top.st_mode) and top.name.endswith(".jsonl"):
-            yield top.name, top.st
-
-
-class _Entry:
-    """A folder's entry and its status (not following a link), taken once."""
-
-    __slots__ = ("name", "path", "st", "st_mode")
-
-    def __init__(self, entry: os.DirEntry[str]) -> None:
-        self.name, self.path = entry.name, entry.path
-        self.st = entry.stat(follow_symlinks=False)
-        self.st_mode = self.st.st_mode
-
-
-def _entries(folder: Path) -> list[_Entry]:
-    """A folder's entries not hidden nor asf's own, sorted by name (reports are stable);
-    none when it cannot be listed."""
-    found: list[_Entry] = []
-    try:
-        with os.scandir(folder) as listing:
-            for entry in listing:
-                if entry.name.startswith(".") or entry.name in RESERVED:
-                    continue
-                try:
-                    found.append(_Entry(entry))
-                except OSError:  # gone since it was listed
-                    continue
-    except OSError:
-        return []
-    return sorted(found, key=lambda e: e.name)
+    """The session files in a store's directory (:func:`~asf_core.pipeline.unchanged.
+    session_entries`: the rule a run finding its store unchanged checks too), relative to
+    it, each with its status as listed; one gone or replaced by other than a file since
+    the listing is passed over."""
+    for name, entry in session_entries(dest):
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            yield name, st
 
 
 def header_id(path: Path) -> str | None:

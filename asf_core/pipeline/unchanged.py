@@ -19,7 +19,16 @@ from asf_core.code_digest import code_digest
 from asf_core.files import read_regular
 from asf_core.layout import FINGERPRINTS_NAME, REPORT_NAME, RESERVED
 
-__all__ = ["IGNORED", "VERSION", "holds", "host_version", "inside", "named_as", "store_name"]
+__all__ = [
+    "IGNORED",
+    "VERSION",
+    "holds",
+    "host_version",
+    "inside",
+    "named_as",
+    "session_entries",
+    "store_name",
+]
 
 #: The version of ``fingerprints.json`` this asf writes.
 VERSION = 1
@@ -92,29 +101,31 @@ def holds(dest: Path, format: str, store: str, stamp: str) -> bool:
         return False
     # A session file put there since (a copy of one, another run's) is one this run must name.
     known = {name for name, _ in files}
-    return all(name in known for name in _session_names(dest))
+    return all(name in known for name, _ in session_entries(dest))
 
 
-def _session_names(dest: Path) -> list[str]:
-    """The names of the session files in ``dest`` as :func:`asf_core.pipeline.left.
-    session_files` finds them (``.jsonl`` files there and one folder down, not hidden nor a
-    link), from the folders' listings alone: no file is looked at."""
-    names: list[str] = []
+def session_entries(dest: Path) -> list[tuple[str, os.DirEntry[str]]]:
+    """The session files a store's directory holds, by name relative to it, in name order:
+    ``.jsonl`` files there and one folder down (where the layout puts them), not hidden (a
+    run's temporaries) nor asf's own, not through a link. Told from the folders' listings
+    alone, no file looked at; :mod:`asf_core.pipeline.left` names and stats the same ones."""
+    found: list[tuple[str, os.DirEntry[str]]] = []
     for entry in _listing(os.fspath(dest)):
         if entry.is_dir(follow_symlinks=False):
-            names += [f"{entry.name}/{e.name}" for e in _listing(entry.path) if _is_session(e)]
+            found += [(f"{entry.name}/{e.name}", e) for e in _listing(entry.path) if _is_session(e)]
         elif _is_session(entry):
-            names.append(entry.name)
-    return names
+            found.append((entry.name, entry))
+    return found
 
 
 def _listing(folder: str) -> list[os.DirEntry[str]]:
-    """A folder's entries not hidden nor asf's own; none when it cannot be listed."""
+    """A folder's entries not hidden nor asf's own, by name; none when it cannot be listed."""
     try:
         with os.scandir(folder) as entries:
-            return [e for e in entries if not e.name.startswith(".") and e.name not in RESERVED]
+            kept = [e for e in entries if not e.name.startswith(".") and e.name not in RESERVED]
     except OSError:
         return []
+    return sorted(kept, key=lambda e: e.name)
 
 
 def _is_session(entry: os.DirEntry[str]) -> bool:
