@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from fixture_paths import CLAUDE_HOME, ROOT
+from terminal_output import read_terminal
 from unprivileged import run_unprivileged
 
 from asf_core.cli.exit_codes import ExitCode
@@ -249,17 +250,8 @@ def test_the_progress_line_fits_a_narrow_terminal(tmp_path: Path) -> None:
         env={**env, "ASF_PLUGINS": "claude-code"},
     ) as proc:
         os.close(child_fd)
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(main_fd, 65536)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            shown += chunk
+        shown = read_terminal(main_fd, proc, seconds=120)
         assert proc.wait(timeout=120) == ExitCode.OK
-    os.close(main_fd)
     lines = shown.decode().split("\r")
     assert any(": 1 of 1 sessions (1 file written)" in line for line in lines), lines
     assert all(clip(line, 59) == line for line in lines), lines

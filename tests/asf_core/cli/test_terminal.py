@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import os
 import pty
-import select
 import shutil
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from fixture_paths import ROOT
+from terminal_output import read_terminal
 
 from asf_core.cli.humane import clip
 from asf_core.formats import NativeSession, Selection
@@ -44,22 +43,8 @@ def _in_terminal(argv: list[str], columns: int = 72) -> tuple[int, str]:
         [*ASF, *argv], stdin=child_fd, stdout=child_fd, stderr=child_fd, env=env, close_fds=True
     )
     os.close(child_fd)
-    chunks: list[bytes] = []
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([main_fd], [], [], 0.5)
-        if ready:
-            try:
-                data = os.read(main_fd, 65536)
-            except OSError:  # the child closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
-        elif proc.poll() is not None:
-            break
-    os.close(main_fd)
-    return proc.wait(timeout=30), b"".join(chunks).decode("utf-8", "replace")
+    shown = read_terminal(main_fd, proc)
+    return proc.wait(timeout=30), shown.decode("utf-8", "replace")
 
 
 def test_list_fits_a_terminal(home: Path) -> None:
