@@ -59,22 +59,23 @@ PLANTED: dict[str, str] = {
 PIECES = ("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "BKcwggSjAgEAAoIBAQC7xq", "ada_l_1815")
 
 
+def _peer(db: Any, session: str, **who: str) -> None:
+    """Hermes' gateway recording who a Telegram direct chat's session talks with."""
+    db.record_gateway_session_peer(session, source="telegram", chat_type="dm", **who)
+
+
+def _gateway_chat(db: Any, **more: str) -> None:
+    """Ada's Telegram chat ``gw-1``, as the gateway opens it (``more``: further peer values)."""
+    db.create_session("gw-1", "telegram", model="anthropic/claude-sonnet-4")
+    user = {"user_id": "u-77821-ada", "chat_id": "chat-99881234"}
+    _peer(db, "gw-1", session_key="agent:main:telegram:dm:owner-4471", **user, **more)
+
+
 def _write(path: Path) -> None:
     """Two sessions through Hermes' own SessionDB: a gateway chat and a CLI session with tools."""
     db = hermes_state.SessionDB(db_path=path)
     try:
-        db.create_session("gw-1", "telegram", model="anthropic/claude-sonnet-4")
-        db.record_gateway_session_peer(
-            "gw-1",
-            source="telegram",
-            user_id="u-77821-ada",
-            session_key="agent:main:telegram:dm:owner-4471",
-            chat_id="chat-99881234",
-            chat_type="dm",
-            thread_id="thr-5521",
-            display_name="Ada Lovelace",
-            origin_json=ORIGIN,
-        )
+        _gateway_chat(db, thread_id="thr-5521", display_name="Ada Lovelace", origin_json=ORIGIN)
         db.update_session_billing_route(
             "gw-1", provider="corp", base_url="https://billing.example-corp.net/v1/acct-31337"
         )
@@ -332,27 +333,18 @@ def _delegating(path: Path) -> None:
     own (a second user, chat and billing account), through Hermes' own SessionDB."""
     db = hermes_state.SessionDB(db_path=path)
     try:
-        db.create_session("gw-1", "telegram", model="anthropic/claude-sonnet-4")
-        db.record_gateway_session_peer(
-            "gw-1",
-            source="telegram",
-            user_id="u-77821-ada",
-            session_key="agent:main:telegram:dm:owner-4471",
-            chat_id="chat-99881234",
-            chat_type="dm",
-        )
+        _gateway_chat(db)
         db.append_message("gw-1", "user", "Ask a helper.")
         call = {"name": "delegate_task", "arguments": json.dumps({"goal": "look"})}
         calls = [{"id": "call_9", "call_id": "call_9", "type": "function", "function": call}]
         db.append_message("gw-1", "assistant", "", tool_calls=calls, finish_reason="tool_calls")
         db.create_session("sub-1", "subagent", parent_session_id="gw-1", model="openai/gpt-5")
-        db.record_gateway_session_peer(
+        _peer(
+            db,
             "sub-1",
-            source="telegram",
             user_id="u-55555-grace",
             session_key="agent:main:telegram:dm:owner-9999",
             chat_id="chat-11112222",
-            chat_type="dm",
             display_name="Grace Hopper",
         )
         db.update_session_billing_route(
