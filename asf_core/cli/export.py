@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -125,18 +125,14 @@ class Exporter:
             raise Fail(f"{self.source}: no *.jsonl session files under it", ExitCode.NOTHING)
         return found
 
-    def jobs(
-        self, path: Path, session: SessionFile, renamed: Mapping[str, str] | None = None
-    ) -> list[_Job]:
+    def jobs(self, path: Path, session: SessionFile) -> list[_Job]:
         tree = SessionTree(session)
         stem = path.name.removesuffix(".jsonl")
         folder = path.parent.relative_to(self.source) if self.is_dir else Path()
         ext = _EXTENSIONS[self.target]
         wanted = self.args.leaf
         # A pre-0.5 file's entries are known by the ids written in it.
-        resume = resolve_leaf(
-            session, session.legacy.get(wanted, wanted) if wanted else None, renamed
-        )
+        resume = resolve_leaf(session, session.legacy.get(wanted, wanted) if wanted else None)
         if resume is None:
             return []
         self.resume_of[path] = resume
@@ -178,14 +174,14 @@ class Exporter:
         """Export one file's documents; what is wrong with it is said (``self.say``), or
         raised as :class:`Fail` when the export cannot go on."""
         try:
-            session, renamed = self._read(path)
+            session = self._read(path)
         except Fail as exc:
             if not self.is_dir:
                 raise
             self.say(str(exc))
             self.code = worst(self.code, exc.code)
             return
-        jobs = self.jobs(path, session, renamed)
+        jobs = self.jobs(path, session)
         if not jobs:
             if not self.is_dir:
                 raise Fail(f"{path}: no entries, nothing to export", ExitCode.NOTHING)
@@ -195,13 +191,13 @@ class Exporter:
         for job in jobs:
             self.export(self.tree.view(job.leaf), job, to_dir)
 
-    def _read(self, path: Path) -> tuple[SessionFile, dict[str, str]]:
+    def _read(self, path: Path) -> SessionFile:
         """A file's session, redacted with ``--redact`` (its own placeholders: see
-        :attr:`redaction`), and the ids redacting changed (old -> new)."""
+        :attr:`redaction`; the ids redacting changed in ``renamed``)."""
         session = _load(path)
         self.redaction = redaction_for(self.args)
         if self.redaction is None:
-            return session, {}
+            return session
         return redacted_file(session, self.redaction, path, self.plugins())
 
     def spread(self, files: list[Path]) -> None:
@@ -286,7 +282,7 @@ class Exporter:
             if found is None or redaction is None:
                 return found
             try:
-                return redacted_file(found, redaction, found.path or near, self.plugins())[0]
+                return redacted_file(found, redaction, found.path or near, self.plugins())
             except Fail as exc:
                 self.say(f"{exc}; left out of the documents of {near}")
                 return None

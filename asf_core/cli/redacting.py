@@ -35,10 +35,11 @@ def redaction_for(args: argparse.Namespace) -> SessionRedaction | None:
 
 def redacted_file(
     session: SessionFile, redaction: SessionRedaction, name: Path, pm: AsfPluginManager
-) -> tuple[SessionFile, dict[str, str]]:
-    """An ASF file redacted as ``convert --redact`` would have written it, and the ids its
-    entries had that redacting changed (old -> new: an entry is sealed again when its
-    content changes), so that ``--leaf`` may name an entry as the file names it.
+) -> SessionFile:
+    """An ASF file redacted as ``convert --redact`` would have written it, knowing the ids its
+    entries had that redacting changed (``renamed``, old -> new: an entry is sealed again when
+    its content changes), so that ``--leaf`` and other sessions may name an entry as the file
+    names it.
 
     The values naming people that the plugin which wrote the file knows (its ``personal``
     hook: Hermes' identity columns) are replaced too, as converting would have; a plugin
@@ -71,4 +72,4 @@ def redacted_file(
         for old, new in zip(session.entries, redacted.entries, strict=False)
         if old.id is not None and new.id is not None and old.id != new.id
     }
-    return attrs.evolve(redacted, renamed=renamed), renamed
+    return attrs.evolve(redacted, renamed=renamed)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
 from typing import Any
 
 from asf_core.cli.output import ExitCode, Fail, err, out, out_json
@@ -29,18 +28,16 @@ __all__ = ["add_parser", "resolve_leaf", "run_show"]
 _FORMATS = ("tree", "text", "markdown")
 
 
-def resolve_leaf(
-    session: SessionFile, wanted: str | None, renamed: Mapping[str, str] | None = None
-) -> str | None:
+def resolve_leaf(session: SessionFile, wanted: str | None) -> str | None:
     """The entry id ``--leaf`` names (a unique prefix, with or without ``sha256:``): of the
-    session, or one its file gave an entry that redacting sealed again (``renamed``: old ->
-    new), so ``--leaf`` takes the ids ``asf show FILE`` shows with or without ``--redact``."""
+    session, or one its file gave an entry that redacting sealed again (``session.renamed``),
+    so ``--leaf`` takes the ids ``asf show FILE`` shows with or without ``--redact``."""
     if wanted is None:
         return session.resume_leaf()
     prefix = wanted.strip()
     bare = prefix.removeprefix("sha256:")
     known = [(e.id, e.id) for e in session.entries if e.id is not None]
-    known += (renamed or {}).items()
+    known += session.renamed.items()
     found = {
         new: None
         for ident, new in known
@@ -82,7 +79,7 @@ def run_show(args: argparse.Namespace) -> ExitCode:
 
     shown = load(args)
     session, path = shown.session, shown.name
-    leaf = resolve_leaf(session, args.leaf, shown.renamed)
+    leaf = resolve_leaf(session, args.leaf)
     problems = [f"{path}:{p.line}: {p.severity}: {p.code}: {p.message}" for p in session.problems]
     if args.format in ("text", "markdown") and not args.json:
         for line in problems:

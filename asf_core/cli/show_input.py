@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from attrs import field, frozen
+from attrs import frozen
 
 from asf_core.cli.exit_codes import worst
 from asf_core.cli.output import ExitCode, Fail, Troubles, exit_code_for
@@ -36,8 +35,6 @@ class Shown:
 
     session: SessionFile
     name: str
-    #: The ids the file gave entries that redacting sealed again (old -> new).
-    renamed: Mapping[str, str] = field(factory=dict)
 
 
 def _parsed(session: ConvertedSession, name: Path) -> SessionFile:
@@ -53,8 +50,8 @@ def _as_asf(session: SessionFile, redaction: SessionRedaction | None, name: str)
     from asf_core.plugins import make_plugin_manager
 
     path = session.path or Path(STDIN)
-    redacted, renamed = redacted_file(session, redaction, path, make_plugin_manager())
-    return Shown(session=redacted, name=name, renamed=renamed)
+    redacted = redacted_file(session, redaction, path, make_plugin_manager())
+    return Shown(session=redacted, name=name)
 
 
 def _asf(path: Path) -> SessionFile:
