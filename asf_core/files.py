@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, BinaryIO, Final
 if TYPE_CHECKING:
     import queue
 
+    from asf_core.flush_process import FlushProcess
+
 __all__ = [
     "Syncer",
     "open_regular",
@@ -227,18 +229,32 @@ def write_if_changed_stat(path: Path, chunks: Iterable[bytes]) -> tuple[int | No
 
 
 class Syncer:
-    """Flushes the files written to disk on a thread of its own, while conversion goes on,
-    then (:meth:`finish`) every directory from theirs up to the output's: exactly what was
-    written, never the whole machine. Flushing file by file costs a disk commit each, time
-    the conversion's work now hides. Where no thread can be had (a process limit reached, as
-    ``ulimit -u`` or a container's sets), each file is flushed as it is added."""
+    """Flushes the files written to disk while conversion goes on, then (:meth:`finish`)
+    every directory from theirs up to the output's: exactly what was written, never the
+    whole machine. Flushing file by file costs a disk commit each, time the conversion's
+    work now hides.
+
+    The files are flushed by a process of its own (:mod:`asf_core.flush_process`), so that
+    their waits cost the converting process nothing; where none can be started, by a thread
+    of this process; where no thread can be had either (a process limit reached, as
+    ``ulimit -u`` or a container's sets), each file as it is added. A child that ends
+    without an answer has its files flushed here at the end, all of them.
+    """
+
+    #: Whether a child process flushes (False: this process does, on a thread; for a caller
+    #: that must watch each flush, as the tests of a failing one do).
+    in_child = True
 
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue[Path | None] | None = None
         self._thread: threading.Thread | None = None
+        self._child: FlushProcess | None = None
+        #: The files given to the child, for flushing here should it fail.
+        self._given: list[Path] = []
         self._dirs: set[Path] = set()
         self._error: OSError | None = None
         self._inline = False
+        self._started = False
 
     def _paths(self) -> queue.SimpleQueue[Path | None]:
         """The files for the thread to flush (made on the first: a run that writes nothing
@@ -249,20 +265,37 @@ class Syncer:
             self._queue = queue.SimpleQueue()
         return self._queue
 
+    def _start(self) -> None:
+        """Start the flushing process, or else the thread, or else flush inline (once)."""
+        self._started = True
+        if self.in_child:
+            from asf_core.flush_process import FlushProcess, Gone
+
+            try:
+                self._child = FlushProcess()
+            except Gone:
+                pass
+            else:
+                return
+        thread = threading.Thread(
+            target=self._run, args=(self._paths(),), name="asf-sync", daemon=True
+        )
+        try:
+            thread.start()
+        except RuntimeError:  # "can't start new thread"
+            self._inline = True
+        else:
+            self._thread = thread  # only a started thread: finish joins it
+
     def add(self, files: Iterable[Path]) -> None:
         for path in files:
             self._dirs.add(path.parent)
-            if self._thread is None and not self._inline:
-                thread = threading.Thread(
-                    target=self._run, args=(self._paths(),), name="asf-sync", daemon=True
-                )
-                try:
-                    thread.start()
-                except RuntimeError:  # "can't start new thread"
-                    self._inline = True
-                else:
-                    self._thread = thread  # only a started thread: finish joins it
-            if self._inline:
+            if not self._started:
+                self._start()
+            if self._child is not None:
+                self._given.append(path)
+                self._child.add(path)
+            elif self._inline:
                 self._flush(path)
             else:
                 self._paths().put(path)
@@ -278,13 +311,28 @@ class Syncer:
             except OSError as exc:
                 self._error = exc
 
-    def finish(self, top: Path) -> None:
-        """Wait for the files, then flush their directories up to ``top``'s parent;
-        ``OSError`` if a flush failed."""
+    def _finish_files(self) -> None:
+        """Wait until every file given is flushed (or one failed)."""
+        if self._child is not None:
+            from asf_core.flush_process import Gone
+
+            child, given = self._child, self._given
+            self._child, self._given = None, []
+            try:
+                self._error = self._error or child.finish()
+            except Gone:
+                for path in given:
+                    self._flush(path)
         if self._thread is not None:
             self._paths().put(None)
             self._thread.join()
             self._thread = None
+        self._started = False
+
+    def finish(self, top: Path) -> None:
+        """Wait for the files, then flush their directories up to ``top``'s parent;
+        ``OSError`` if a flush failed."""
+        self._finish_files()
         if self._error is not None:
             raise self._error
         dirs: set[Path] = set()

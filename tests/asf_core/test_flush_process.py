@@ -1,0 +1,193 @@
+"""The process that flushes a conversion's files (asf_core.flush_process), and the Syncer's
+ways around it: every file given is flushed, in order, whatever its name; the first failure
+is named; a child that cannot start or dies leaves the flushing to this process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from asf_core import files, flush_process
+from asf_core.files import Syncer
+from asf_core.flush_process import FlushProcess, Gone
+
+#: Runs the child's own code with ``os.fsync`` recording the path of each descriptor flushed
+#: (on stderr, NUL-terminated): what the child flushes, seen from outside it.
+_WATCHED = r"""
+import os, sys
+real = os.fsync
+def fsync(fd):
+    sys.stderr.buffer.write(os.fsencode(os.readlink(f"/proc/self/fd/{fd}")) + b"\0")
+    real(fd)
+os.fsync = fsync
+exec(sys.argv[1])
+"""
+
+pytestmark = pytest.mark.skipif(
+    not Path("/proc/self/fd").is_dir(), reason="needs /proc to see what is flushed"
+)
+
+
+def _names(tmp_path: Path) -> list[Path]:
+    """Files whose names a line-based or UTF-8-only protocol would get wrong."""
+    names = ["plain.jsonl", "two\nlines.jsonl", "space and é.jsonl"]
+    out = [tmp_path / name for name in names]
+    out.append(tmp_path / os.fsdecode(b"not-utf8-\xff.jsonl"))
+    for path in out:
+        path.write_bytes(b"x")
+    return out
+
+
+def _run_child(paths: list[Path]) -> tuple[bytes, list[bytes]]:
+    """The child's answer and what it flushed, given ``paths``."""
+    given = b"".join(os.fsencode(p) + b"\0" for p in paths)
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", _WATCHED, flush_process._CHILD],
+        input=given,
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout, done.stderr.split(b"\0")[:-1]
+
+
+def test_the_child_flushes_every_path_in_order(tmp_path: Path) -> None:
+    paths = _names(tmp_path)
+    answer, flushed = _run_child(paths)
+    assert answer == b"flushed"
+    assert flushed == [os.fsencode(p) for p in paths]
+
+
+def test_the_child_names_the_first_failure_and_flushes_nothing_after(tmp_path: Path) -> None:
+    paths = _names(tmp_path)
+    missing = tmp_path / "gone.jsonl"
+    answer, flushed = _run_child([paths[0], missing, paths[1]])
+    assert answer == b"failed\0%d\0" % 2 + os.fsencode(missing)
+    assert flushed == [os.fsencode(paths[0])]
+
+
+def test_a_failure_comes_back_as_the_oserror_of_its_file(tmp_path: Path) -> None:
+    paths = _names(tmp_path)
+    paths[1].unlink()
+    child = FlushProcess()
+    for path in paths:
+        child.add(path)
+    failure = child.finish()
+    assert isinstance(failure, FileNotFoundError)
+    assert failure.filename == str(paths[1])
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_in_a_files_place_fails_its_flush_without_stalling(tmp_path: Path) -> None:
+    fifo = tmp_path / "s.jsonl"
+    os.mkfifo(fifo)
+    child = FlushProcess()
+    child.add(fifo)
+    failure = child.finish()  # opening it to read would wait for a writer forever
+    assert isinstance(failure, OSError)
+    assert failure.filename == str(fifo)
+
+
+def test_adding_never_waits_for_a_stalled_child(tmp_path: Path) -> None:
+    """Far more paths than a pipe holds, given to a child that is stopped: each ``add``
+    returns at once; the child, let go, flushes them all."""
+    path = tmp_path / ("n" * 200)
+    path.write_bytes(b"x")
+    child = FlushProcess()
+    os.kill(child._proc.pid, signal.SIGSTOP)
+    try:
+        start = time.monotonic()
+        for _ in range(2000):  # ~400 KB of paths, several pipes' worth
+            child.add(path)
+        assert time.monotonic() - start < 5
+        assert child._pending  # held here, not waited for
+    finally:
+        os.kill(child._proc.pid, signal.SIGCONT)
+    assert child.finish() is None
+
+
+def test_a_child_that_ends_without_an_answer_is_gone(tmp_path: Path) -> None:
+    child = FlushProcess()
+    child._proc.kill()
+    child._proc.wait()
+    child.add(tmp_path)
+    with pytest.raises(Gone):
+        child.finish()
+
+
+def _watch_fsync(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    flushed: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        flushed.append(str(Path(f"/proc/self/fd/{fd}").readlink()))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return flushed
+
+
+def test_the_syncer_flushes_here_what_a_dead_child_was_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flushed = _watch_fsync(monkeypatch)
+    paths = _names(tmp_path)
+    syncer = Syncer()
+    syncer.add(paths[:2])
+    assert syncer._child is not None
+    syncer._child._proc.kill()
+    syncer.add(paths[2:])
+    syncer.finish(tmp_path)
+    assert flushed[: len(paths)] == [str(p) for p in paths]
+    assert flushed[len(paths) :] == [str(tmp_path), str(tmp_path.parent)]
+
+
+def test_the_syncer_uses_a_thread_where_no_child_can_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An application embedding Python names its own program as the executable: it is not
+    run; the files are flushed here, on a thread."""
+    flushed = _watch_fsync(monkeypatch)
+    monkeypatch.setattr(sys, "executable", "/usr/bin/some-app")
+    paths = _names(tmp_path)
+    syncer = Syncer()
+    syncer.add(paths)
+    assert syncer._child is None
+    assert syncer._thread is not None
+    syncer.finish(tmp_path)
+    assert flushed[: len(paths)] == [str(p) for p in paths]
+
+
+def test_the_syncer_raises_the_childs_failure(tmp_path: Path) -> None:
+    paths = _names(tmp_path)
+    paths[1].unlink()  # the output deleted under the run
+    syncer = Syncer()
+    syncer.add(paths)
+    with pytest.raises(FileNotFoundError) as caught:
+        syncer.finish(tmp_path)
+    assert caught.value.filename == str(paths[1])
+
+
+def test_a_syncer_used_again_starts_a_new_child(tmp_path: Path) -> None:
+    paths = _names(tmp_path)
+    syncer = Syncer()
+    syncer.add(paths[:1])
+    first = syncer._child
+    syncer.finish(tmp_path)
+    syncer.add(paths[1:])
+    assert syncer._child is not None
+    assert syncer._child is not first
+    syncer.finish(tmp_path)
+    assert files.Syncer.in_child
+
+
+def test_gone_when_the_interpreter_is_not_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "executable", "")
+    with pytest.raises(Gone):
+        FlushProcess()
