@@ -24,7 +24,7 @@ from attrs import frozen
 from asf_core import json_chunks
 from asf_core.cli.jobs import add_jobs_option
 from asf_core.cli.output import ExitCode, Fail, err, out, worst
-from asf_core.cli.redacting import redacted_file, redaction_for
+from asf_core.cli.redacting import JoinedSessions, redacted_file, redaction_for
 from asf_core.cli.show import resolve_leaf
 from asf_core.cli.streams import JSON_ESCAPE, encodable
 from asf_core.export import SessionTree, atif_document, otel_request
@@ -111,6 +111,8 @@ class Exporter:
         #: The redaction of the file being exported (``--redact``: each file's own, so its
         #: documents are the same on one process or several).
         self.redaction: SessionRedaction | None = None
+        #: With ``--redact``, the other sessions the file names, redacted with it.
+        self.joined: JoinedSessions | None = None
         self._plugins: AsfPluginManager | None = None
 
     # -- what to export ---------------------------------------------------------------
@@ -196,9 +198,16 @@ class Exporter:
         :attr:`redaction`; the ids redacting changed in ``renamed``)."""
         session = _load(path)
         self.redaction = redaction_for(self.args)
+        self.joined = None
         if self.redaction is None:
             return session
+        find = self.index.resolver(path)
+        self.joined = JoinedSessions(self.redaction, find, self.plugins, self._left_out)
+        self.joined.before(session, path)
         return redacted_file(session, self.redaction, path, self.plugins())
+
+    def _left_out(self, failure: Fail, near: Path) -> None:
+        self.say(f"{failure}; left out of the documents of {near}")
 
     def spread(self, files: list[Path]) -> None:
         """A directory's files exported on worker processes; what each says is said in the
@@ -272,22 +281,10 @@ class Exporter:
         """The sessions a document embeds or links to, from the files beside ``near``; with
         ``--redact``, redacted as the file itself (one numbering of placeholders), and one
         that cannot be redacted left out and said."""
-        find = self.index.resolver(near)
-        redaction = self.redaction
-        if redaction is None:
-            return find
-
-        def redacted(session_id: str) -> SessionFile | None:
-            found = find(session_id)
-            if found is None or redaction is None:
-                return found
-            try:
-                return redacted_file(found, redaction, found.path or near, self.plugins())
-            except Fail as exc:
-                self.say(f"{exc}; left out of the documents of {near}")
-                return None
-
-        return redacted
+        joined = self.joined
+        if joined is None:
+            return self.index.resolver(near)
+        return lambda session_id: joined.get(session_id, near)
 
     def href_for(self, job: _Job) -> Href:
         """Links from this document to the other documents of the export."""

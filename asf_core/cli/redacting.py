@@ -8,6 +8,7 @@ nor the detectors unless it redacts.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from asf_core.reader import SessionFile
     from asf_core.redaction import SessionRedaction
 
-__all__ = ["redacted_file", "redaction_for"]
+__all__ = ["JoinedSessions", "joins_others", "redacted_file", "redaction_for"]
 
 
 def redaction_for(args: argparse.Namespace) -> SessionRedaction | None:
@@ -73,3 +74,57 @@ def redacted_file(
         if old.id is not None and new.id is not None and old.id != new.id
     }
     return attrs.evolve(redacted, renamed=renamed)
+
+
+def joins_others(session: SessionFile) -> bool:
+    """Whether an entry of ``session`` names an entry of another session (``parents``)."""
+    return any(ref.session for entry in session.entries for ref in entry.parents or ())
+
+
+class JoinedSessions:
+    """The other sessions a file being redacted names, redacted with it (one numbering of
+    placeholders), by id; ``find`` reads one by id, ``failed`` is told of one that cannot be
+    redacted (it is left out) and of the file that names it.
+
+    An entry joining another session's (a sub-agent's answer, by a ``parents`` reference)
+    names it by id, a hash of its text. Redacting those sessions first (:meth:`before`) lets
+    redacting the file move each reference to the id the entry has once redacted; otherwise
+    it would keep the unredacted id, naming no entry of the redacted session and letting
+    the unredacted text be confirmed.
+    """
+
+    def __init__(
+        self,
+        redaction: SessionRedaction,
+        find: Callable[[str], SessionFile | None],
+        plugins: Callable[[], AsfPluginManager],
+        failed: Callable[[Fail, Path], None],
+    ) -> None:
+        self.redaction, self.find, self.plugins, self.failed = redaction, find, plugins, failed
+        self.done: dict[str, SessionFile | None] = {}
+
+    def before(self, session: SessionFile, near: Path) -> None:
+        """Redact the sessions ``session`` names, those they name first."""
+        for entry in session.entries:
+            for ref in entry.parents or ():
+                other = ref.session
+                if isinstance(other, str) and other not in self.done:
+                    self.done[other] = None  # a cycle of references ends here
+                    found = self.find(other)
+                    if found is not None:
+                        self.before(found, found.path or near)
+                        self.done[other] = self._redacted(found, near)
+
+    def get(self, session_id: str, near: Path) -> SessionFile | None:
+        """A session redacted (None: not found, or it cannot be redacted)."""
+        if session_id not in self.done:
+            found = self.find(session_id)
+            self.done[session_id] = None if found is None else self._redacted(found, near)
+        return self.done[session_id]
+
+    def _redacted(self, found: SessionFile, near: Path) -> SessionFile | None:
+        try:
+            return redacted_file(found, self.redaction, found.path or near, self.plugins())
+        except Fail as exc:
+            self.failed(exc, near)
+            return None

@@ -17,7 +17,7 @@ from attrs import frozen
 from asf_core.cli.exit_codes import worst
 from asf_core.cli.output import ExitCode, Fail, Troubles, exit_code_for
 from asf_core.cli.picking import selection_from
-from asf_core.cli.redacting import redacted_file, redaction_for
+from asf_core.cli.redacting import JoinedSessions, joins_others, redacted_file, redaction_for
 from asf_core.reader import FormatError, SessionFile, parse_session, read_session
 
 if TYPE_CHECKING:
@@ -50,7 +50,19 @@ def _as_asf(session: SessionFile, redaction: SessionRedaction | None, name: str)
     from asf_core.plugins import make_plugin_manager
 
     path = session.path or Path(STDIN)
-    redacted = redacted_file(session, redaction, path, make_plugin_manager())
+    plugins = make_plugin_manager()
+    if session.path is not None and joins_others(session):
+        # The sessions it joins (its sub-agents, beside it) redacted first: see JoinedSessions.
+        from asf_core.cli.output import err
+        from asf_core.export.resolve import DirectoryIndex
+
+        def failed(failure: Fail, near: Path) -> None:
+            err(f"{failure}; {near} names its entries by their unredacted ids")
+
+        index = DirectoryIndex(path.parent, recursive=False)
+        joined = JoinedSessions(redaction, index.resolver(path), lambda: plugins, failed)
+        joined.before(session, path)
+    redacted = redacted_file(session, redaction, path, plugins)
     return Shown(session=redacted, name=name)
 
 

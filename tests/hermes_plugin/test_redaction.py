@@ -391,3 +391,73 @@ def test_export_redact_embeds_the_sub_agent_redacted_as_its_own_file(
         text = json.dumps(doc)
         assert "[REDACTED:display_name:1]" in text
         assert not [value for value in unredacted if value in text]
+
+
+def test_export_redact_names_the_sub_agents_answer_by_its_redacted_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The parent joins the sub-agent's answer by the id of its entry, a hash of the entry's
+    text. Exported with --redact, the parent names the entry as the redacted sub-agent has
+    it (as ``convert --redact`` writes it), never by the unredacted file's id, which would
+    name no entry of the embedded sub-agent and let the unredacted text be confirmed."""
+    home, plain, red = tmp_path / "home", tmp_path / "plain", tmp_path / "red"
+    home.mkdir()
+    _delegating(home / "state.db")
+    assert main(["convert", str(home), "-o", str(plain), "--quiet"]) == ExitCode.OK
+    assert main(["convert", str(home), "-o", str(red), "--quiet", "--redact"]) == ExitCode.OK
+    plain_ids = {
+        json.loads(line).get("id") for p in plain.rglob("*.jsonl") for line in p.open("rb")
+    }
+    (joined,) = [
+        ref
+        for p in red.rglob("*.jsonl")
+        for line in p.open("rb")
+        for ref in json.loads(line).get("parents") or ()
+        if ref.get("session")
+    ]
+    assert joined["entry"] not in plain_ids
+    for jobs in ("1", "2"):
+        out = tmp_path / f"atif-{jobs}"
+        argv = ["export", str(plain), "--to", "atif", "-o", str(out), "--redact", "-j", jobs]
+        assert main(argv) == ExitCode.OK, capsys.readouterr().err
+        (parent,) = [
+            json.loads(p.read_text())
+            for p in out.rglob("*.atif.json")
+            if "subagent_trajectories" in json.loads(p.read_text())
+        ]
+        (child,) = parent["subagent_trajectories"]
+        refs = [
+            ref
+            for step in parent["steps"]
+            for result in (step.get("observation") or {}).get("results", ())
+            for ref in result.get("subagent_trajectory_ref", ())
+        ]
+        assert [ref["extra"]["child_leaf"] for ref in refs] == [joined["entry"]]
+        assert child["extra"]["agentsession"]["leaf"] == joined["entry"]
+
+
+def test_show_redact_names_the_sub_agents_answer_by_its_redacted_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``asf show FILE --redact`` of the parent redacts the sub-agent beside it first, so the
+    join names the entry as ``convert --redact`` writes it."""
+    home, plain, red = tmp_path / "home", tmp_path / "plain", tmp_path / "red"
+    home.mkdir()
+    _delegating(home / "state.db")
+    assert main(["convert", str(home), "-o", str(plain), "--quiet"]) == ExitCode.OK
+    assert main(["convert", str(home), "-o", str(red), "--quiet", "--redact"]) == ExitCode.OK
+
+    def joins(lines: list[dict[str, Any]]) -> list[Any]:
+        return [ref for line in lines for ref in line.get("parents") or () if ref.get("session")]
+
+    (parent,) = [p for p in plain.rglob("*.jsonl") if joins(_lines(p))]
+    (written,) = [ref for p in red.rglob("*.jsonl") for ref in joins(_lines(p))]
+    capsys.readouterr()
+    assert main(["show", str(parent), "--redact", "--json"]) == ExitCode.OK
+    shown = json.loads(capsys.readouterr().out)
+    assert joins(shown["entries"]) == [written]
+    assert joins(_lines(parent)) != [written]
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_bytes().splitlines()]
