@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, BinaryIO, Final
 if TYPE_CHECKING:
     import queue
 
-    from asf_core.flush_process import FlushProcess
+    from asf_core.flush_process import Flushing, FlushProcess
 
 __all__ = [
     "Syncer",
@@ -234,20 +234,22 @@ class Syncer:
     whole machine. Flushing file by file costs a disk commit each, time the conversion's
     work now hides.
 
-    The files are flushed by a process of its own (:mod:`asf_core.flush_process`), so that
-    their waits cost the converting process nothing; where none can be started, by a thread
-    of this process; where no thread can be had either (a process limit reached, as
-    ``ulimit -u`` or a container's sets), each file as it is added. A child that ends
-    without an answer has its files flushed here at the end, all of them.
+    The files are flushed by a process of its own (:mod:`asf_core.flush_process`; the run's,
+    ``flushing``, else one of this syncer's), so that their waits cost the converting process
+    nothing; where none can be started, by a thread of this process; where no thread can be
+    had either (a process limit reached, as ``ulimit -u`` or a container's sets), each file
+    as it is added. What a child that ends without an answer was given is flushed here.
     """
 
     #: Whether a child process flushes (False: this process does, on a thread; for a caller
     #: that must watch each flush, as the tests of a failing one do).
     in_child = True
 
-    def __init__(self) -> None:
+    def __init__(self, flushing: Flushing | None = None) -> None:
         self._queue: queue.SimpleQueue[Path | None] | None = None
         self._thread: threading.Thread | None = None
+        self._flushing = flushing
+        self._own = flushing is None
         self._child: FlushProcess | None = None
         #: The files given to the child, for flushing here should it fail.
         self._given: list[Path] = []
@@ -266,16 +268,15 @@ class Syncer:
         return self._queue
 
     def _start(self) -> None:
-        """Start the flushing process, or else the thread, or else flush inline (once)."""
+        """Take the flushing process, or else start the thread, or else flush inline."""
         self._started = True
         if self.in_child:
-            from asf_core.flush_process import FlushProcess, Gone
+            if self._flushing is None:
+                from asf_core.flush_process import Flushing
 
-            try:
-                self._child = FlushProcess()
-            except Gone:
-                pass
-            else:
+                self._flushing = Flushing()
+            self._child = self._flushing.child()
+            if self._child is not None:
                 return
         thread = threading.Thread(
             target=self._run, args=(self._paths(),), name="asf-sync", daemon=True
@@ -316,17 +317,22 @@ class Syncer:
         if self._child is not None:
             from asf_core.flush_process import Gone
 
-            child, given = self._child, self._given
+            child, given, flushing = self._child, self._given, self._flushing
             self._child, self._given = None, []
             try:
-                self._error = self._error or child.finish()
+                self._error = self._error or child.barrier()
             except Gone:
+                if flushing is not None:
+                    flushing.lost()
                 for path in given:
                     self._flush(path)
         if self._thread is not None:
             self._paths().put(None)
             self._thread.join()
             self._thread = None
+        if self._own and self._flushing is not None:
+            self._flushing.close()
+            self._flushing = None
         self._started = False
 
     def finish(self, top: Path) -> None:

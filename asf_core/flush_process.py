@@ -1,20 +1,22 @@
 """A process of its own that flushes files to disk, for :class:`~asf_core.files.Syncer`.
 
-Flushing from a thread of the converting process costs that process a third of a
-conversion's wall time in CPU: each flush leaves and retakes the interpreter's lock three
-times (open, fsync, close), and every retake while conversion runs makes the two threads
-trade the lock (about ten thousand context switches for the 500 files of a 20k-row store,
-each one evicting the converter's caches). A child interpreter has a lock of its own: the
-converter only writes each path to a pipe, without waiting.
+Flushing from a thread of the converting process costs that process dearly: each flush
+leaves and retakes the interpreter's lock three times (open, fsync, close), and every retake
+while conversion runs makes the two threads trade the lock (about ten thousand context
+switches for the 500 files of a 20k-row store, each one evicting the converter's caches). A
+child interpreter has a lock of its own: the converter only writes each path to a pipe,
+without waiting.
 
 The child is the same Python, isolated (``-I -S``: no site, no environment, no user code),
 with no descriptor of ours (the output's lock, the store's database) and in a session of its
 own (a Ctrl-C at the terminal is the parent's to handle; when the parent is gone its pipe
-ends and the child flushes what it was given, then exits). It reads NUL-terminated paths,
-flushes each as it arrives, and at the end of its input writes one answer: ``flushed``, or
-the first failure (its ``errno`` and path), after which it flushes nothing more, as the
-thread does. Any other end (it could not start, was killed, answered nothing) is for the
-caller to make good by flushing every file itself.
+ends and the child flushes what it was given, then exits). It reads NUL-terminated paths and
+flushes each as it arrives; an empty path asks how the flushing went since the last one: it
+answers ``flushed``, or the first failure (its ``errno`` and path), after which it had
+flushed nothing more, as the thread does. One child serves a whole run (:class:`Flushing`):
+starting one costs about 10 ms, and a run may convert hundreds of stores. Any other end (it
+could not start, was killed, answered nothing) is for the caller to make good by flushing
+every file itself.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import IO, Final
 
-__all__ = ["FlushProcess", "Gone"]
+__all__ = ["FlushProcess", "Flushing", "Gone"]
 
 #: What the child runs: standard library only, nothing of asf's.
 _CHILD: Final = r"""
@@ -37,19 +39,23 @@ failed, rest = None, b""
 while chunk := source.read1(65536):
     *paths, rest = (rest + chunk).split(b"\0")
     for path in paths:
-        if failed is not None:
-            continue
-        try:
-            fd = os.open(path, flags)
+        if not path:
+            answer.write(b"flushed\0" if failed is None else b"failed\0" + failed + b"\0")
+            answer.flush()
+            failed = None
+        elif failed is None:
             try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        except OSError as exc:
-            failed = b"%d\0" % (exc.errno or 0) + path
-answer.write(b"flushed" if failed is None else b"failed\0" + failed)
-answer.flush()
+                fd = os.open(path, flags)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            except OSError as exc:
+                failed = b"%d\0" % (exc.errno or 0) + path
 """
+
+#: How long closing waits for a child that has flushed everything to exit.
+_EXIT_WAIT = 5.0
 
 
 class Gone(Exception):
@@ -65,9 +71,9 @@ def _interpreter() -> str | None:
 
 
 class FlushProcess:
-    """One child flushing the paths given to :meth:`add`, in order; :meth:`finish` waits for
-    it and says how it ended. Adding never waits for the child: what its pipe cannot take
-    now waits here and goes with the next path."""
+    """One child flushing the paths given to :meth:`add`, in order; :meth:`barrier` waits
+    until it has flushed them and says how that went. Adding never waits for the child:
+    what its pipe cannot take now waits here and goes with the next path."""
 
     def __init__(self) -> None:
         """Start the child; :class:`Gone` when it cannot be started (no interpreter to run,
@@ -75,7 +81,7 @@ class FlushProcess:
         exe = _interpreter()
         if exe is None:
             raise Gone("no Python interpreter to run")
-        import subprocess
+        import subprocess  # only a run that writes: an unchanged one never loads it
 
         try:
             self._proc = subprocess.Popen(  # noqa: S603 - this interpreter, our own code
@@ -88,18 +94,21 @@ class FlushProcess:
             )
         except (OSError, ValueError) as exc:
             raise Gone(str(exc)) from exc
-        stdin = self._proc.stdin
+        stdin, stdout = self._proc.stdin, self._proc.stdout
         assert stdin is not None  # noqa: S101 - asked for above
+        assert stdout is not None  # noqa: S101
         self._stdin: IO[bytes] | None = stdin
+        self._stdout = stdout
         os.set_blocking(stdin.fileno(), False)
         self._pending = bytearray()
+        self._answers = b""
 
     def add(self, path: Path) -> None:
         self._pending += os.fsencode(path) + b"\0"
         self._push()
 
     def _push(self) -> None:
-        """Write what the pipe takes now; a child that is gone is found at :meth:`finish`."""
+        """Write what the pipe takes now; a child that is gone is found at the barrier."""
         if self._stdin is None or not self._pending:
             return
         try:
@@ -117,28 +126,81 @@ class FlushProcess:
                 self._stdin.close()
             self._stdin = None
 
-    def finish(self) -> OSError | None:
-        """Send the rest, wait for the child, and return the first failure it met (None: every
-        file flushed); :class:`Gone` when it did not answer."""
+    def barrier(self) -> OSError | None:
+        """Wait until every path given is flushed; the first failure since the last barrier
+        (None: every file flushed), or :class:`Gone` when the child did not answer."""
         stdin = self._stdin
-        if stdin is not None:
-            try:
-                os.set_blocking(stdin.fileno(), True)
-                stdin.write(bytes(self._pending))
-            except OSError:
-                pass
-            self._pending.clear()
+        if stdin is None:
+            raise Gone("the flushing process is gone")
+        try:
+            os.set_blocking(stdin.fileno(), True)
+            stdin.write(bytes(self._pending) + b"\0")
+            stdin.flush()
+            os.set_blocking(stdin.fileno(), False)
+        except OSError as exc:
             self._close_input()
-        stdout = self._proc.stdout
-        assert stdout is not None  # noqa: S101 - asked for at the start
-        with stdout:
-            answer = stdout.read()
-        self._proc.wait()
-        if answer == b"flushed":
-            return None
-        kind, _, failure = answer.partition(b"\0")
-        code, _, path = failure.partition(b"\0")
-        if kind != b"failed" or not code.isdigit() or not path:
-            raise Gone(f"the flushing process ended with {self._proc.returncode} and no answer")
-        number = int(code)
-        return OSError(number, os.strerror(number) if number else "flush failed", os.fsdecode(path))
+            raise Gone("the flushing process is gone") from exc
+        self._pending.clear()
+        return self._answer()
+
+    def _answer(self) -> OSError | None:
+        """Read one answer: ``flushed``, or ``failed``, ``errno``, path (NUL-terminated)."""
+        while True:
+            fields = self._answers.split(b"\0")
+            if fields[0] == b"flushed" and len(fields) > 1:
+                self._answers = b"\0".join(fields[1:])
+                return None
+            if fields[0] == b"failed" and len(fields) > 3:
+                code, path = fields[1], fields[2]
+                self._answers = b"\0".join(fields[3:])
+                if not code.isdigit():
+                    raise Gone("the flushing process answered nonsense")
+                number = int(code)
+                strerror = os.strerror(number) if number else "flush failed"
+                return OSError(number, strerror, os.fsdecode(path))
+            if len(fields) > 1 and fields[0] not in (b"flushed", b"failed"):
+                raise Gone("the flushing process answered nonsense")
+            chunk = os.read(self._stdout.fileno(), 65536)
+            if not chunk:
+                raise Gone(f"the flushing process ended ({self._proc.poll()}) without an answer")
+            self._answers += chunk
+
+    def close(self) -> None:
+        """Let the child go: it exits once nothing of ours can write to it."""
+        import subprocess
+
+        self._close_input()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._proc.wait(_EXIT_WAIT)
+        with contextlib.suppress(OSError):
+            self._stdout.close()
+
+
+class Flushing:
+    """A run's flushing process, started when first asked for and shared by the syncers of
+    its stores; :meth:`close` at the run's end."""
+
+    def __init__(self) -> None:
+        self._child: FlushProcess | None = None
+        self._failed = False
+
+    def child(self) -> FlushProcess | None:
+        """The child (started now if need be); None when none can be had."""
+        if self._child is None and not self._failed:
+            try:
+                self._child = FlushProcess()
+            except Gone:
+                self._failed = True
+        return self._child
+
+    def lost(self) -> None:
+        """The child failed: let it go and start no other (this process flushes)."""
+        if self._child is not None:
+            self._child.close()
+            self._child = None
+        self._failed = True
+
+    def close(self) -> None:
+        if self._child is not None:
+            self._child.close()
+            self._child = None

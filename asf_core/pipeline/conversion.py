@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from asf_core.errors import OutputError, PluginError
 from asf_core.files import Syncer, writable
+from asf_core.flush_process import Flushing
 from asf_core.formats import (
     Finding,
     NativeSession,
@@ -119,6 +120,7 @@ def convert_store(
     inputs: Inputs | None = None,
     on_wait: OnWait | None = None,
     prune: bool = False,
+    flushing: Flushing | None = None,
 ) -> tuple[StoreReport, str | None]:
     """Convert one store into ``out_dir/<format>/<store label>/`` and write its report.
 
@@ -142,7 +144,8 @@ def convert_store(
     inputs = inputs if inputs is not None else Inputs.of([claim.path])
     guard = inputs if inputs.near(dest) else None
     wanted = selection or Selection()
-    syncer = Syncer()  # one for every try: what an abandoned try wrote is flushed too
+    # One for every try: what an abandoned try wrote is flushed too.
+    syncer = Syncer(flushing)
     with store_lock(dest, inputs, on_wait):
         for attempt in range(_TRIES):
             report = StoreReport(
@@ -315,6 +318,7 @@ def convert_paths(
         totals.update((id(p.candidate), len(p.sessions)) for p in picked)
         stores = [(c, Selection(), totals.get(id(c))) for c in found.stores]
     workers = UnitWorkers(processes)
+    flushing = Flushing()  # the run's flushing process, started by the first file written
     try:
         for candidate, wanted, total in stores:
             if on_store is not None:
@@ -330,6 +334,7 @@ def convert_paths(
                 inputs=inputs,
                 on_wait=on_wait,
                 prune=prune,
+                flushing=flushing,
             )
             run.stores.append(report)
             if report.error:
@@ -348,6 +353,7 @@ def convert_paths(
                 workers.made.stop()
             else:
                 workers.made.close()
+        flushing.close()  # after the workers: none holds its pipe any more
     run.errors = [p.message for p in problems if p.kind != "warning"]
     run.warnings = [p.message for p in problems if p.kind == "warning"]
     if target is not None:

@@ -1,6 +1,7 @@
 """The process that flushes a conversion's files (asf_core.flush_process), and the Syncer's
 ways around it: every file given is flushed, in order, whatever its name; the first failure
-is named; a child that cannot start or dies leaves the flushing to this process."""
+since the last barrier is named; one child serves every store of a run; a child that cannot
+start or dies leaves the flushing to this process."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 
 from asf_core import files, flush_process
 from asf_core.files import Syncer
-from asf_core.flush_process import FlushProcess, Gone
+from asf_core.flush_process import Flushing, FlushProcess, Gone
 
 #: Runs the child's own code with ``os.fsync`` recording the path of each descriptor flushed
 #: (on stderr, NUL-terminated): what the child flushes, seen from outside it.
@@ -44,9 +45,9 @@ def _names(tmp_path: Path) -> list[Path]:
     return out
 
 
-def _run_child(paths: list[Path]) -> tuple[bytes, list[bytes]]:
-    """The child's answer and what it flushed, given ``paths``."""
-    given = b"".join(os.fsencode(p) + b"\0" for p in paths)
+def _run_child(paths: list[Path | None]) -> tuple[bytes, list[bytes]]:
+    """The child's answers and what it flushed, given ``paths`` (None: a barrier)."""
+    given = b"".join(b"\0" if p is None else os.fsencode(p) + b"\0" for p in paths)
     done = subprocess.run(
         [sys.executable, "-I", "-S", "-c", _WATCHED, flush_process._CHILD],
         input=given,
@@ -59,17 +60,26 @@ def _run_child(paths: list[Path]) -> tuple[bytes, list[bytes]]:
 
 def test_the_child_flushes_every_path_in_order(tmp_path: Path) -> None:
     paths = _names(tmp_path)
-    answer, flushed = _run_child(paths)
-    assert answer == b"flushed"
+    answer, flushed = _run_child([*paths, None])
+    assert answer == b"flushed\0"
     assert flushed == [os.fsencode(p) for p in paths]
 
 
 def test_the_child_names_the_first_failure_and_flushes_nothing_after(tmp_path: Path) -> None:
+    """Until the barrier: after it, the next files are flushed again (another store's)."""
     paths = _names(tmp_path)
     missing = tmp_path / "gone.jsonl"
-    answer, flushed = _run_child([paths[0], missing, paths[1]])
-    assert answer == b"failed\0%d\0" % 2 + os.fsencode(missing)
-    assert flushed == [os.fsencode(paths[0])]
+    answer, flushed = _run_child([paths[0], missing, paths[1], None, paths[2], None])
+    assert answer == b"failed\0%d\0" % 2 + os.fsencode(missing) + b"\0flushed\0"
+    assert flushed == [os.fsencode(paths[0]), os.fsencode(paths[2])]
+
+
+def test_the_child_answers_nothing_without_a_barrier(tmp_path: Path) -> None:
+    """Its input ends (the parent is gone): it flushes what it was given and exits."""
+    paths = _names(tmp_path)
+    answer, flushed = _run_child(paths)
+    assert answer == b""
+    assert flushed == [os.fsencode(p) for p in paths]
 
 
 def test_a_failure_comes_back_as_the_oserror_of_its_file(tmp_path: Path) -> None:
@@ -78,7 +88,8 @@ def test_a_failure_comes_back_as_the_oserror_of_its_file(tmp_path: Path) -> None
     child = FlushProcess()
     for path in paths:
         child.add(path)
-    failure = child.finish()
+    failure = child.barrier()
+    child.close()
     assert isinstance(failure, FileNotFoundError)
     assert failure.filename == str(paths[1])
 
@@ -89,7 +100,8 @@ def test_a_fifo_in_a_files_place_fails_its_flush_without_stalling(tmp_path: Path
     os.mkfifo(fifo)
     child = FlushProcess()
     child.add(fifo)
-    failure = child.finish()  # opening it to read would wait for a writer forever
+    failure = child.barrier()  # opening it to read would wait for a writer forever
+    child.close()
     assert isinstance(failure, OSError)
     assert failure.filename == str(fifo)
 
@@ -109,7 +121,8 @@ def test_adding_never_waits_for_a_stalled_child(tmp_path: Path) -> None:
         assert child._pending  # held here, not waited for
     finally:
         os.kill(child._proc.pid, signal.SIGCONT)
-    assert child.finish() is None
+    assert child.barrier() is None
+    child.close()
 
 
 def test_a_child_that_ends_without_an_answer_is_gone(tmp_path: Path) -> None:
@@ -118,7 +131,8 @@ def test_a_child_that_ends_without_an_answer_is_gone(tmp_path: Path) -> None:
     child._proc.wait()
     child.add(tmp_path)
     with pytest.raises(Gone):
-        child.finish()
+        child.barrier()
+    child.close()
 
 
 def _watch_fsync(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -175,16 +189,38 @@ def test_the_syncer_raises_the_childs_failure(tmp_path: Path) -> None:
 
 
 def test_a_syncer_used_again_starts_a_new_child(tmp_path: Path) -> None:
+    """A syncer of its own (no run's flushing given) lets its child go when it finishes."""
     paths = _names(tmp_path)
     syncer = Syncer()
     syncer.add(paths[:1])
     first = syncer._child
     syncer.finish(tmp_path)
+    assert first is not None
+    assert first._proc.poll() == 0
     syncer.add(paths[1:])
     assert syncer._child is not None
     assert syncer._child is not first
     syncer.finish(tmp_path)
     assert files.Syncer.in_child
+
+
+def test_one_child_serves_every_store_of_a_run(tmp_path: Path) -> None:
+    """Each store's syncer waits for its own files and hears of its own failure only."""
+    paths = _names(tmp_path)
+    flushing = Flushing()
+    first, second = Syncer(flushing), Syncer(flushing)
+    paths[0].unlink()
+    first.add(paths[:2])
+    with pytest.raises(FileNotFoundError):
+        first.finish(tmp_path)
+    second.add(paths[2:])
+    second.finish(tmp_path)
+    assert first._child is second._child is None
+    child = flushing.child()
+    assert child is not None
+    assert child._proc.poll() is None  # the same child, still there for the next store
+    flushing.close()
+    assert child._proc.poll() == 0
 
 
 def test_gone_when_the_interpreter_is_not_python(monkeypatch: pytest.MonkeyPatch) -> None:
