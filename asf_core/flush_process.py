@@ -54,8 +54,9 @@ while chunk := source.read1(65536):
                 failed = b"%d\0" % (exc.errno or 0) + path
 """
 
-#: How long closing waits for a child that has flushed everything to exit.
-_EXIT_WAIT = 5.0
+#: How long closing waits for the child to exit: at once when it has flushed everything;
+#: after an interruption it flushes what it was given on its own, without keeping us.
+_EXIT_WAIT = 1.0
 
 
 class Gone(Exception):
@@ -99,7 +100,12 @@ class FlushProcess:
         assert stdout is not None  # noqa: S101
         self._stdin: IO[bytes] | None = stdin
         self._stdout = stdout
-        os.set_blocking(stdin.fileno(), False)
+        try:
+            os.set_blocking(stdin.fileno(), False)
+        except OSError as exc:  # a platform whose pipes cannot be set so
+            self._proc.kill()
+            self.close()
+            raise Gone(str(exc)) from exc
         self._pending = bytearray()
         self._answers = b""
 
