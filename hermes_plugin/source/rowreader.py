@@ -25,6 +25,7 @@ from cattrs.gen import make_dict_structure_fn, override
 from hermes_plugin.source import cellhooks as hooks
 from hermes_plugin.source.columns import Columns, RawText, cell_text
 from hermes_plugin.source.decode import describe
+from hermes_plugin.source.rowlayout import NULL_NOTED, MessageLayout
 from hermes_plugin.source.rows import Delegation, Message, Session, message_unit, session_unit
 
 __all__ = ["RowReader", "make_converter"]
@@ -61,7 +62,8 @@ def make_converter(note: hooks.Note) -> cattrs.Converter:
     The input of a structure call is a row's cells by column name, with the members the
     reader computed (``unit``, ``cols``, ``problems``, ``error`` and the checked identity)
     set over any column of the same name: the row's ``cols`` keep that column's cell. A
-    message's NULL cells may be left out but for the columns of :data:`_NULL_NOTED`: each
+    message's NULL cells may be left out but for the columns of
+    :data:`~hermes_plugin.source.rowlayout.NULL_NOTED`: each
     other message hook reads a NULL as its field's default, unnoted.
     """
     conv = cattrs.Converter(forbid_extra_keys=False)
@@ -95,18 +97,10 @@ def make_converter(note: hooks.Note) -> cattrs.Converter:
         "session_id": given,
         "role": given,
         "has_summary": given,
-        "content": col("content", hooks.content),
-        "calls": col("tool_calls", hooks.tool_calls),
-        "display_metadata": col("display_metadata", hooks.display_metadata),
-        "timestamp": col("timestamp", hooks.time, True),
-        **{name: col(name, hooks.text) for name in _MESSAGE_TEXTS},
-        **{name: col(name, hooks.json) for name in _MESSAGE_JSON},
-        "platform_message_id": col("platform_message_id", hooks.platform_id),
-        "tool_call_uids": col("tool_call_uids", hooks.json_object),
-        "active": col("active", hooks.flag, True),
-        "compacted": col("compacted", hooks.flag, False),
-        "observed": col("observed", hooks.flag, False),
-        "summary": col("_compressed_summary", hooks.flag, False),
+        **{
+            name: override(rename=column, struct_hook=hook)
+            for name, (column, hook) in message_hooks(note).items()
+        },
     }
     lenient = override(struct_hook=hooks.lenient_text)
     delegation: dict[str, Any] = {
@@ -121,6 +115,30 @@ def make_converter(note: hooks.Note) -> cattrs.Converter:
         # Generated on first use (a factory), so a run reading no message row never makes it.
         conv.register_structure_hook_factory(_is(cls), _made(conv, overrides))
     return conv
+
+
+def message_hooks(note: hooks.Note) -> dict[str, tuple[str, hooks.Hook]]:
+    """Each decoded field of :class:`Message`: the column it is read from and the hook reading
+    it, damage reported to ``note``. Shared by cattrs' structure code and the positional
+    reader of common rows (:mod:`hermes_plugin.source.rowlayout`), which must read alike."""
+
+    def col(column: str, hook: Callable[..., hooks.Hook], *args: Any) -> tuple[str, hooks.Hook]:
+        return column, hook(note, column, *args)
+
+    return {
+        "content": col("content", hooks.content),
+        "calls": col("tool_calls", hooks.tool_calls),
+        "display_metadata": col("display_metadata", hooks.display_metadata),
+        "timestamp": col("timestamp", hooks.time, True),
+        **{name: col(name, hooks.text) for name in _MESSAGE_TEXTS},
+        **{name: col(name, hooks.json) for name in _MESSAGE_JSON},
+        "platform_message_id": col("platform_message_id", hooks.platform_id),
+        "tool_call_uids": col("tool_call_uids", hooks.json_object),
+        "active": col("active", hooks.flag, True),
+        "compacted": col("compacted", hooks.flag, False),
+        "observed": col("observed", hooks.flag, False),
+        "summary": col("_compressed_summary", hooks.flag, False),
+    }
 
 
 def _is(cls: type) -> Callable[[Any], bool]:
@@ -156,6 +174,11 @@ class RowReader:
         self.database = database
         self._noted: list[str] = []
         self._converter = make_converter(self._note)
+        self._hooks = message_hooks(self._note)
+        #: The layout of the table whose rows were last read (its rows share their names),
+        #: and of every table read.
+        self._layout: tuple[tuple[str, ...], MessageLayout | None] = ((), None)
+        self._layouts: dict[tuple[str, ...], MessageLayout | None] = {}
 
     @functools.cached_property
     def _session(self) -> Callable[[Any, Any], Session]:
@@ -207,8 +230,14 @@ class RowReader:
         """A row of ``messages``; ``position`` names a row whose id is unusable (``#<position>``:
         the database reader makes it unique in the store, ``<n>@<session>`` for the n-th row
         of a session, ``<n>?<group>`` for rows naming no session as text)."""
-        cells: dict[str, Any] = cols.non_null(_NULL_NOTED)
         self._noted = problems = _raw_text_problems(cols)
+        layout = self._layout_of(cols.names())
+        if layout is not None:
+            read = layout.read(cols, self.database, problems)
+            if read is not None:
+                return read
+            self._noted = problems = _raw_text_problems(cols)
+        cells: dict[str, Any] = cols.non_null(NULL_NOTED)
         raw_id = cells.get("id")
         # The exact types first: the cells of nearly every row.
         message_id = raw_id if type(raw_id) is int else _integer(raw_id)
@@ -242,6 +271,16 @@ class RowReader:
             return self._message_of(_stray_members(cells, _unstructurable(exc)))
         return message
 
+    def _layout_of(self, names: tuple[str, ...]) -> MessageLayout | None:
+        """The layout of a table with these columns, made once."""
+        last, layout = self._layout
+        if names is not last:
+            if names not in self._layouts:
+                self._layouts[names] = MessageLayout.of(names, self._hooks)
+            layout = self._layouts[names]
+            self._layout = (names, layout)
+        return layout
+
     def delegation(self, cols: Columns) -> Delegation:
         """A row of ``async_delegations``."""
         cells: dict[str, Any] = cols.mapping()
@@ -257,12 +296,6 @@ class RowReader:
         message: Message = self._message(members, Message)
         return message
 
-
-#: The message columns whose NULL cell is noted (Hermes always sets them). In every other
-#: column a NULL reads as the field's default, unnoted, as an absent column does: the reader
-#: leaves NULL cells out of what it structures (most cells of a row), and the hooks of
-#: their fields are not called.
-_NULL_NOTED = frozenset({"timestamp"})
 
 #: The members of a message the reader computes, an unstructurable row's included.
 _MESSAGE_IDENT = ("unit", "id", "session_id", "role", "cols", "problems")

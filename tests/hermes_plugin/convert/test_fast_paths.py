@@ -320,3 +320,41 @@ def test_a_message_read_without_its_null_cells_is_read_as_from_all_cells(
     cols = Columns(("id", "session_id", "role", *row), (3, "s", role, *row.values()))
     reader = RowReader("db")
     assert repr(reader.message(cols)) == repr(_structured_whole(reader, cols))
+
+
+class _GeneralReader(RowReader):
+    """A reader that reads every message row through cattrs (no positional layout)."""
+
+    def _layout_of(self, names: tuple[str, ...]) -> None:
+        return None
+
+
+#: Any message column, the reader's own members (which a column may be named after) and one
+#: it does not know: a table may repeat a name, and the first cell counts (a damaged id,
+#: session or role before the plain one).
+_ANY_COLUMN = st.sampled_from(
+    [*_MESSAGE_COLUMNS, "id", "session_id", "role", *sorted(_COMPUTED), "x"]
+)
+_IDENTITY = st.tuples(
+    st.tuples(st.just("id"), st.integers()),
+    st.tuples(st.just("session_id"), st.just("s")),
+    st.tuples(st.just("role"), st.sampled_from(["user", "assistant", ""])),
+)
+
+
+@example([("id", 1), ("session_id", "s"), ("role", "user"), ("_compressed_summary", 1)])
+@example([("id", "1"), ("id", 1), ("session_id", "s"), ("role", "user"), ("timestamp", None)])
+@example([("id", 1), ("session_id", "s"), ("role", "tool"), ("tool_name", RawText(b"\xff"))])
+@example([("id", 1), ("session_id", "s"), ("role", ""), ("tool_calls", "{}"), ("error", "x")])
+@given(
+    st.tuples(_IDENTITY, st.lists(st.tuples(_ANY_COLUMN, st.none() | _CELLS), max_size=12))
+    .map(lambda row: [*row[0], *row[1]])
+    .flatmap(st.permutations)
+)
+def test_a_message_read_by_position_is_read_as_by_the_general_path(
+    row: list[tuple[str, Any]],
+) -> None:
+    """RowReader.message reads a row by its cells' positions where it can: any row, plain or
+    damaged, reads as cattrs reads it (the same message, problems and error)."""
+    cols = Columns(tuple(n for n, _ in row), tuple(c for _, c in row))
+    assert repr(RowReader("db").message(cols, 7)) == repr(_GeneralReader("db").message(cols, 7))
