@@ -1,0 +1,72 @@
+"""A session's message rows are read in id order without SQLite sorting the rows themselves
+where ``id`` is the rowid (found by the ids the session's index holds), by the host and by a
+worker alike: the very rows, in the very order, of the plain read."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+from fixture_paths import SHARED
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hermes_plugin.source.database import SqliteStore
+from hermes_plugin.source.rowsource import read_rows
+
+HOME = SHARED / "hermes" / "fixtures" / "hermes-0.19.0"
+
+
+def test_a_session_s_rows_are_read_without_sorting_them(tmp_path: Path) -> None:
+    shutil.copyfile(HOME / "state.db", tmp_path / "state.db")
+    with SqliteStore(tmp_path / "state.db") as store:
+        plan = store.db.query(f"EXPLAIN QUERY PLAN {store._session_rows()}", ("x",))
+    details = [str(row[-1]) for row in plan]
+    assert any("INTEGER PRIMARY KEY (rowid=?)" in d for d in details), details
+    assert not any("TEMP B-TREE" in d for d in details), details
+
+
+def _plain(path: Path, session: str) -> list[tuple[object, ...]]:
+    with sqlite3.connect(path) as db:
+        rows = db.execute('SELECT * FROM messages WHERE "session_id" = ? ORDER BY "id"', (session,))
+        return rows.fetchall()
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=st.lists(
+        st.tuples(st.integers(1, 10**6), st.sampled_from(["a", "b"]), st.text(max_size=3)),
+        unique_by=lambda r: r[0],
+        max_size=14,
+    ),
+    key=st.sampled_from(["INTEGER PRIMARY KEY", "INTEGER PRIMARY KEY DESC", "INTEGER"]),
+    null_id=st.booleans(),
+)
+def test_a_session_s_rows_are_the_plain_read(
+    tmp_path: Path, rows: list[tuple[int, str, str]], key: str, null_id: bool
+) -> None:
+    """Ids out of time order, and tables whose ``id`` is not the rowid (then read the plain
+    way, which also finds NULL ids)."""
+    path = tmp_path / f"{abs(hash((tuple(rows), key, null_id)))}.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT, started_at REAL)")
+        db.execute(
+            f"CREATE TABLE messages (id {key}, session_id TEXT, role TEXT, content TEXT,"
+            " timestamp REAL)"
+        )
+        db.execute("CREATE INDEX m_session ON messages(session_id, timestamp)")
+        db.executemany("INSERT INTO sessions VALUES (?, 'cli', 1.0)", [("a",), ("b",)])
+        for n, (rid, session, content) in enumerate(rows):
+            db.execute(
+                "INSERT INTO messages VALUES (?, ?, 'user', ?, ?)", (rid, session, content, -n)
+            )
+        if null_id and key != "INTEGER PRIMARY KEY":
+            db.execute("INSERT INTO messages VALUES (NULL, 'a', 'user', 'the null one', 99)")
+    with SqliteStore(path) as store:
+        plain = {s: _plain(path, s) for s in ("a", "b")}
+        assert {s: [c.values() for c in store.message_cells(s)] for s in plain} == plain
+        assert read_rows(store.row_source(), ("a", "b"), store.message_marks()) == plain
+    path.unlink()
