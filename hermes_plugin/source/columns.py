@@ -14,7 +14,7 @@ import math
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from math import isfinite
-from typing import TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 from attrs import field, frozen
 
@@ -39,6 +39,14 @@ class RawText(bytes):
     are kept so a converter can normalise them, and readers see the text with
     U+FFFD in place of each bad sequence.
     """
+
+    #: Whether one was ever made in this process (read, unpickled or built): until one is,
+    #: no cell is one, and a reader need not look at each cell of each row for them.
+    made: ClassVar[bool] = False
+
+    def __new__(cls, *args: Any) -> RawText:
+        RawText.made = True
+        return super().__new__(cls, *args)
 
     def text(self) -> str:
         """The text with each invalid sequence replaced by U+FFFD."""

@@ -151,6 +151,8 @@ def _made(conv: cattrs.Converter, overrides: dict[str, Any]) -> Callable[[Any], 
 
 def _raw_text_problems(cols: Columns) -> list[str]:
     """A row's problems before any column is read: each text cell that is not UTF-8."""
+    if not RawText.made:  # no cell is RawText: most runs read no such cell at all
+        return []
     values = cols.values()
     # Most rows hold only plain cells: look at the (few) types present before each cell.
     if set(map(type, values)) <= _PLAIN_CELLS:

@@ -7,12 +7,15 @@ general path on arbitrary input.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
+import pickle
 import sqlite3
 from typing import Any
 
 import attrs
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -358,3 +361,20 @@ def test_a_message_read_by_position_is_read_as_by_the_general_path(
     damaged, reads as cattrs reads it (the same message, problems and error)."""
     cols = Columns(tuple(n for n, _ in row), tuple(c for _, c in row))
     assert repr(RowReader("db").message(cols, 7)) == repr(_GeneralReader("db").message(cols, 7))
+
+
+def test_a_raw_text_made_any_way_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """RawText.made, which spares the reader a look at each cell of each row until a text
+    cell that is not UTF-8 exists, is set by each way one comes to be: read, built, copied,
+    or unpickled (a worker's rows)."""
+    bad = RawText(b"\xff")
+    pickled = pickle.dumps(bad)
+    for make in (
+        lambda: text_cell(b"\xff"),
+        lambda: RawText(b"\xfe"),
+        lambda: copy.copy(bad),
+        lambda: pickle.loads(pickled),  # noqa: S301 - our own bytes
+    ):
+        monkeypatch.setattr(RawText, "made", False)
+        assert isinstance(make(), RawText)
+        assert RawText.made
