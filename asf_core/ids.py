@@ -152,6 +152,20 @@ def _spell(seconds: int, fraction: str) -> str:
     return f"{_minute(minutes)}{second:02d}{dot}Z"
 
 
+#: The last whole second :func:`_second` spelled, as (its digits, its spelling).
+_last_second = ("", "")
+
+
+def _second(whole: str) -> str:
+    """``YYYY-MM-DDTHH:MM:SS`` of whole seconds since the epoch written as decimal digits,
+    kept as the last one spelled (entries' times come in runs; a pair, swapped whole)."""
+    global _last_second
+    minutes, second = divmod(int(whole), 60)
+    spelled = f"{_minute(minutes)}{second:02d}"
+    _last_second = (whole, spelled)
+    return spelled
+
+
 def format_ts(when: datetime | float) -> str:
     """The one ``ts`` spelling (UTC, ``T``/``Z``, at most 9 fraction digits, no trailing 0).
 
@@ -164,7 +178,10 @@ def format_ts(when: datetime | float) -> str:
             # The common case, a plain non-negative float: its digits are its value (the
             # same floor as the Decimal route below, without building one).
             whole, _, fraction = text.partition(".")
-            return _spell(int(whole), fraction)
+            last = _last_second
+            second = last[1] if last[0] == whole else _second(whole)
+            fraction = fraction[:9].rstrip("0")
+            return f"{second}.{fraction}Z" if fraction else second + "Z"
     if isinstance(when, datetime):
         offset = when.utcoffset()
         micros = (

@@ -377,3 +377,18 @@ def test_format_ts_of_a_plain_float_floors_its_decimal_digits(when: float) -> No
     total = int(Decimal(repr(when)).scaleb(9).to_integral_value(rounding=ROUND_FLOOR))
     seconds, nanos = divmod(total, 10**9)
     assert format_ts(when) == _spell(seconds, f"{nanos:09d}")
+
+
+@given(st.lists(st.floats(min_value=0, max_value=5e9), max_size=8), st.floats(0, 1))
+def test_format_ts_of_a_run_in_one_second_spells_each_time(
+    times: list[float], fraction: float
+) -> None:
+    """The spelling of the last whole second, kept for the next time, is that time's."""
+    from decimal import ROUND_FLOOR
+
+    from asf_core.ids import _spell
+
+    for when in [t for w in times for t in (w, float(int(w)) + fraction, w)]:
+        total = int(Decimal(repr(when)).scaleb(9).to_integral_value(rounding=ROUND_FLOOR))
+        seconds, nanos = divmod(total, 10**9)
+        assert format_ts(when) == _spell(seconds, f"{nanos:09d}")
