@@ -15,7 +15,8 @@ import json.encoder
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from asf_core.model import Compaction, Custom, Entry, Item, Response
+from asf_core.entry_builders import item_entry, response_entry
+from asf_core.model import Compaction, Custom, Entry
 from hermes_plugin.convert.items import RowItems
 from hermes_plugin.convert.parts import hermes_parts
 from hermes_plugin.schema import CONTENT_PREFIX
@@ -261,22 +262,13 @@ def render_row(
                 ts=ts, summary=item, config=summary_config, unknown={"hermes": member}
             )
         else:
-            entry = Item(
-                ts=ts, item=item, response=response_id, visible=visible, unknown={"hermes": member}
-            )
+            entry = item_entry(ts, item, response_id, visible, {"hermes": member})
         entries.append(entry)
     if assistant:
         status, incomplete = response_status(message.finish_reason)
         member = _principal({"row": unit, "part": "response"}, columns, encoded, carried)
         entries.append(
-            Response(
-                ts=ts,
-                response_id=response_id,
-                model=model,
-                status=status,
-                incomplete=incomplete,
-                unknown={"hermes": member},
-            )
+            response_entry(ts, response_id, model, status, incomplete, {"hermes": member})
         )
     return Rendered(entries=tuple(entries), calls=tuple(calls), answers=rendered.answers)
 
