@@ -57,7 +57,7 @@ class CallBook:
             while call_id in self.used:
                 call_id += "_"
         self.used.add(call_id)
-        self.open.append(OpenCall(aliases=frozenset(call.aliases()), call_id=call_id, uid=uid))
+        self.open.append(OpenCall(frozenset(call.aliases()), call_id, False, uid))
         return call_id
 
     def answer(self, tool_call_id: str | None, uid: str | None = None) -> str | None:
@@ -82,9 +82,7 @@ class CallBook:
 
     def _answered(self, index: int) -> str:
         call = self.open[index]
-        self.open[index] = OpenCall(
-            aliases=call.aliases, call_id=call.call_id, answered=True, uid=call.uid
-        )
+        self.open[index] = OpenCall(call.aliases, call.call_id, True, call.uid)
         return call.call_id
 
     def snapshot(self) -> tuple[OpenCall, ...]:

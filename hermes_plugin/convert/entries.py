@@ -244,7 +244,10 @@ def render_row(
     entries: list[Entry] = []
     calls: list[tuple[int, str, ToolCall]] = []
     for index, item in enumerate(rendered.items):
-        member: JSON = {"row": unit, "part": _part(item)}
+        # An item whose type is not text (a damaged item) is an "item" part.
+        kind = item.get("type")
+        part = _PARTS.get(kind, "item") if type(kind) is str else "item"
+        member: JSON = {"row": unit, "part": part}
         if index == 0 and not assistant:
             # The row's principal entry: its first, unless a response entry follows.
             _principal(member, columns, encoded, carried)
@@ -270,7 +273,7 @@ def render_row(
         entries.append(
             response_entry(ts, response_id, model, status, incomplete, {"hermes": member})
         )
-    return Rendered(entries=tuple(entries), calls=tuple(calls), answers=rendered.answers)
+    return Rendered(tuple(entries), tuple(calls), rendered.answers)
 
 
 def _principal(member: JSON, columns: JSON, encoded: dict[str, str], carried: set[str]) -> JSON:
@@ -288,8 +291,3 @@ _PARTS: dict[str, str] = {
     "reasoning": "reasoning",
     "message": "message",
 }
-
-
-def _part(item: JSON) -> str:
-    kind = item.get("type")
-    return _PARTS.get(kind if type(kind) is str else str(kind), "item")

@@ -31,7 +31,8 @@ CONTEXT_ROLES = frozenset({"user", "assistant", "system", "tool"})
 
 class RowItems(NamedTuple):
     """What one message becomes (a named tuple, not an attrs class: one is made per row, and
-    a tuple is made in a third of the time).
+    a tuple is made in a third of the time; positionally where the fields are plain, which
+    spares ``__new__`` a dict of keywords).
 
     ``kind`` is ``message`` (user/system), ``assistant``, ``output`` (a paired tool result),
     or, for a row that is not model context, the reason it is kept aside: ``session_meta``,
@@ -128,7 +129,7 @@ def row_items(message: Message, book: CallBook, invent: Callable[[int], str]) ->
         api = message.api_content
         text = api if (api and role == "user") else message.content.value
         item = {"type": "message", "role": role, "content": input_parts(text)}
-        return RowItems(kind="message", items=(item,))
+        return RowItems("message", (item,))
     if role == "assistant":
         items = _reasoning(message) + _assistant_message(message)
         calls: list[tuple[int, ToolCall]] = []
@@ -138,14 +139,14 @@ def row_items(message: Message, book: CallBook, invent: Callable[[int], str]) ->
             call_id = book.add(call, partial(invent, index), uids[index])
             calls.append((len(items), call))
             items.append(call_item(call, call_id))
-        return RowItems(kind="assistant", items=tuple(items), calls=tuple(calls))
+        return RowItems("assistant", tuple(items), tuple(calls))
     if role == "tool":
         answered = book.answer(message.tool_call_id, message.tool_call_uid)
         if answered is None:
             return RowItems(kind="unpaired")
         output = tool_output(message.content.value)
         item = {"type": "function_call_output", "call_id": answered, "output": output}
-        return RowItems(kind="output", items=(item,), answers=answered)
+        return RowItems("output", (item,), (), answered)
     return RowItems(kind="role")
 
 
