@@ -234,11 +234,13 @@ class Syncer:
     whole machine. Flushing file by file costs a disk commit each, time the conversion's
     work now hides.
 
-    The files are flushed by a process of its own (:mod:`asf_core.flush_process`; the run's,
-    ``flushing``, else one of this syncer's), so that their waits cost the converting process
-    nothing; where none can be started, by a thread of this process; where no thread can be
-    had either (a process limit reached, as ``ulimit -u`` or a container's sets), each file
-    as it is added. What a child that ends without an answer was given is flushed here.
+    Past a run's first few files (:data:`~asf_core.flush_process.FIRST_HERE`) they are
+    flushed by a process of its own (:mod:`asf_core.flush_process`; the run's, ``flushing``,
+    else one of this syncer's), so that their waits cost the converting process nothing;
+    before that, or where no child can be started, by a thread of this process; where no
+    thread can be had either (a process limit reached, as ``ulimit -u`` or a container's
+    sets), each file as it is added. What a child that ends without an answer was given is
+    flushed here.
     """
 
     #: Whether a child process flushes (False: this process does, on a thread; for a caller
@@ -256,7 +258,6 @@ class Syncer:
         self._dirs: set[Path] = set()
         self._error: OSError | None = None
         self._inline = False
-        self._started = False
 
     def _paths(self) -> queue.SimpleQueue[Path | None]:
         """The files for the thread to flush (made on the first: a run that writes nothing
@@ -267,39 +268,44 @@ class Syncer:
             self._queue = queue.SimpleQueue()
         return self._queue
 
-    def _start(self) -> None:
-        """Take the flushing process, or else start the thread, or else flush inline."""
-        self._started = True
-        if self.in_child:
-            if self._flushing is None:
-                from asf_core.flush_process import Flushing
+    def _child_for_next(self) -> FlushProcess | None:
+        """The flushing process, once the run's has started (:class:`Flushing` says when)."""
+        if self._flushing is None:
+            from asf_core.flush_process import Flushing
 
-                self._flushing = Flushing()
-            self._child = self._flushing.child()
-            if self._child is not None:
-                return
-        thread = threading.Thread(
-            target=self._run, args=(self._paths(),), name="asf-sync", daemon=True
-        )
-        try:
-            thread.start()
-        except RuntimeError:  # "can't start new thread"
-            self._inline = True
+            self._flushing = Flushing()
+        self._child = self._flushing.child()
+        return self._child
+
+    def _here(self, path: Path) -> None:
+        """Flush a file from this process: on the thread (started on the first), or at once
+        where no thread can be had."""
+        if self._thread is None and not self._inline:
+            thread = threading.Thread(
+                target=self._run, args=(self._paths(),), name="asf-sync", daemon=True
+            )
+            try:
+                thread.start()
+            except RuntimeError:  # "can't start new thread"
+                self._inline = True
+            else:
+                self._thread = thread  # only a started thread: finish joins it
+        if self._inline:
+            self._flush(path)
         else:
-            self._thread = thread  # only a started thread: finish joins it
+            self._paths().put(path)
 
     def add(self, files: Iterable[Path]) -> None:
         for path in files:
             self._dirs.add(path.parent)
-            if not self._started:
-                self._start()
-            if self._child is not None:
+            child = self._child
+            if child is None and self.in_child:
+                child = self._child_for_next()
+            if child is not None:
                 self._given.append(path)
-                self._child.add(path)
-            elif self._inline:
-                self._flush(path)
+                child.add(path)
             else:
-                self._paths().put(path)
+                self._here(path)
 
     def _run(self, paths: queue.SimpleQueue[Path | None]) -> None:
         while (path := paths.get()) is not None:
@@ -333,7 +339,6 @@ class Syncer:
         if self._own and self._flushing is not None:
             self._flushing.close()
             self._flushing = None
-        self._started = False
 
     def finish(self, top: Path) -> None:
         """Wait for the files, then flush their directories up to ``top``'s parent;

@@ -318,7 +318,8 @@ def convert_paths(
         totals.update((id(p.candidate), len(p.sessions)) for p in picked)
         stores = [(c, Selection(), totals.get(id(c))) for c in found.stores]
     workers = UnitWorkers(processes)
-    flushing = Flushing()  # the run's flushing process, started by the first file written
+    # The run's flushing process, when this process converts (see Flushing).
+    flushing = Flushing(child=processes <= 1)
     try:
         for candidate, wanted, total in stores:
             if on_store is not None:

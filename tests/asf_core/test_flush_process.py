@@ -35,6 +35,12 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+@pytest.fixture(autouse=True)
+def _child_from_the_first_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run flushes its first few files itself: here the child takes every file."""
+    monkeypatch.setattr(flush_process, "FIRST_HERE", 0)
+
+
 def _names(tmp_path: Path) -> list[Path]:
     """Files whose names a line-based or UTF-8-only protocol would get wrong."""
     names = ["plain.jsonl", "two\nlines.jsonl", "space and é.jsonl"]
@@ -227,3 +233,23 @@ def test_gone_when_the_interpreter_is_not_python(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(sys, "executable", "")
     with pytest.raises(Gone):
         FlushProcess()
+
+
+def test_a_runs_first_files_are_flushed_here_then_by_the_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A re-run that rewrites a few sessions starts no process for them."""
+    monkeypatch.setattr(flush_process, "FIRST_HERE", 2)
+    flushed = _watch_fsync(monkeypatch)
+    paths = _names(tmp_path)
+    flushing = Flushing()
+    syncer = Syncer(flushing)
+    syncer.add(paths[:2])
+    assert syncer._child is None
+    assert syncer._thread is not None
+    syncer.add(paths[2:])
+    assert syncer._child is not None
+    syncer.finish(tmp_path)
+    flushing.close()
+    here = [p for p in flushed if Path(p).is_file()]
+    assert here == [str(p) for p in paths[:2]]  # the others, in the child
