@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from flush_watch import watch_fsync
 
 from asf_core import files, flush_process
 from asf_core.files import Syncer
@@ -141,22 +142,10 @@ def test_a_child_that_ends_without_an_answer_is_gone(tmp_path: Path) -> None:
     child.close()
 
 
-def _watch_fsync(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    flushed: list[str] = []
-    real = os.fsync
-
-    def fsync(fd: int) -> None:
-        flushed.append(str(Path(f"/proc/self/fd/{fd}").readlink()))
-        real(fd)
-
-    monkeypatch.setattr(os, "fsync", fsync)
-    return flushed
-
-
 def test_the_syncer_flushes_here_what_a_dead_child_was_given(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    flushed = _watch_fsync(monkeypatch)
+    flushed = watch_fsync(monkeypatch)
     paths = _names(tmp_path)
     syncer = Syncer()
     syncer.add(paths[:2])
@@ -173,7 +162,7 @@ def test_the_syncer_uses_a_thread_where_no_child_can_start(
 ) -> None:
     """An application embedding Python names its own program as the executable: it is not
     run; the files are flushed here, on a thread."""
-    flushed = _watch_fsync(monkeypatch)
+    flushed = watch_fsync(monkeypatch)
     monkeypatch.setattr(sys, "executable", "/usr/bin/some-app")
     paths = _names(tmp_path)
     syncer = Syncer()
@@ -240,7 +229,7 @@ def test_a_runs_first_files_are_flushed_here_then_by_the_child(
 ) -> None:
     """A re-run that rewrites a few sessions starts no process for them."""
     monkeypatch.setattr(flush_process, "FIRST_HERE", 2)
-    flushed = _watch_fsync(monkeypatch)
+    flushed = watch_fsync(monkeypatch)
     paths = _names(tmp_path)
     flushing = Flushing()
     syncer = Syncer(flushing)

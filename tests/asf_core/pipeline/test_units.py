@@ -18,6 +18,7 @@ from typing import Any
 import plan_toy
 import pytest
 from asf_fuzz_check import time_bound
+from flush_watch import watch_fsync
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from output_files import output_files
@@ -566,14 +567,7 @@ def test_a_plugin_that_does_not_plan_converts_with_workers_too(
 def test_the_syncer_flushes_every_file_and_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    flushed: list[str] = []
-    real = os.fsync
-
-    def fsync(fd: int) -> None:
-        flushed.append(str(Path(f"/proc/self/fd/{fd}").readlink()))
-        real(fd)
-
-    monkeypatch.setattr(os, "fsync", fsync)
+    flushed = watch_fsync(monkeypatch)
     monkeypatch.setattr(Syncer, "in_child", False)  # watched here: the thread flushes
     top = tmp_path / "out" / "store"
     files = [top / "p" / "a.jsonl", top / "p" / "b.jsonl", top / "q" / "c.jsonl"]

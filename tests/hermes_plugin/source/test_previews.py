@@ -5,7 +5,6 @@ query per session before the first unit could start."""
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from fixture_homes import HOMES, home_ids
 from fixture_paths import SHARED
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from id_order_stores import ID_KEYS, id_order_store
 
 from asf_core.cli.main import main
 from asf_core.formats import NativeSession
@@ -149,7 +149,7 @@ _ROW = st.tuples(
 )
 @given(
     rows=st.lists(st.tuples(st.integers(1, 10**6), _ROW), unique_by=lambda r: r[0], max_size=14),
-    key=st.sampled_from(["INTEGER PRIMARY KEY", "INTEGER PRIMARY KEY DESC", "INTEGER"]),
+    key=ID_KEYS,
     null_id=st.booleans(),
 )
 def test_any_session_previews_as_the_plain_read(
@@ -157,21 +157,10 @@ def test_any_session_previews_as_the_plain_read(
 ) -> None:
     """Ids out of time order, rows that do not count (other roles, empty, blank text), and
     tables whose ``id`` is not the rowid (then the plain read, which also finds NULL ids)."""
-    path = tmp_path / f"{abs(hash((tuple(rows), key, null_id)))}.db"
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT, started_at REAL)")
-        db.execute(
-            f"CREATE TABLE messages (id {key}, session_id TEXT, role TEXT, content TEXT,"
-            " timestamp REAL)"
-        )
-        db.execute("CREATE INDEX m_session ON messages(session_id, timestamp)")
-        db.executemany("INSERT INTO sessions VALUES (?, 'cli', 1.0)", [("a",), ("b",)])
-        for n, (rid, (session, role, content)) in enumerate(rows):
-            db.execute(
-                "INSERT INTO messages VALUES (?, ?, ?, ?, ?)", (rid, session, role, content, -n)
-            )
-        if null_id and key != "INTEGER PRIMARY KEY":
-            db.execute("INSERT INTO messages VALUES (NULL, 'a', 'user', 'the null one', 99)")
+    given = [(rid, session, role, content) for rid, (session, role, content) in rows]
+    path = id_order_store(
+        tmp_path / f"{abs(hash((tuple(rows), key, null_id)))}.db", given, key, null_id
+    )
     with SqliteStore(path) as store:
         assert store._ids_are_keys() == (key == "INTEGER PRIMARY KEY")
         for session in ("a", "b"):

@@ -11,6 +11,7 @@ from pathlib import Path
 from fixture_paths import SHARED
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from id_order_stores import ID_KEYS, id_order_store
 
 from hermes_plugin.source.database import SqliteStore
 from hermes_plugin.source.rowsource import read_rows
@@ -42,7 +43,7 @@ def _plain(path: Path, session: str) -> list[tuple[object, ...]]:
         unique_by=lambda r: r[0],
         max_size=14,
     ),
-    key=st.sampled_from(["INTEGER PRIMARY KEY", "INTEGER PRIMARY KEY DESC", "INTEGER"]),
+    key=ID_KEYS,
     null_id=st.booleans(),
 )
 def test_a_session_s_rows_are_the_plain_read(
@@ -50,21 +51,10 @@ def test_a_session_s_rows_are_the_plain_read(
 ) -> None:
     """Ids out of time order, and tables whose ``id`` is not the rowid (then read the plain
     way, which also finds NULL ids)."""
-    path = tmp_path / f"{abs(hash((tuple(rows), key, null_id)))}.db"
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT, started_at REAL)")
-        db.execute(
-            f"CREATE TABLE messages (id {key}, session_id TEXT, role TEXT, content TEXT,"
-            " timestamp REAL)"
-        )
-        db.execute("CREATE INDEX m_session ON messages(session_id, timestamp)")
-        db.executemany("INSERT INTO sessions VALUES (?, 'cli', 1.0)", [("a",), ("b",)])
-        for n, (rid, session, content) in enumerate(rows):
-            db.execute(
-                "INSERT INTO messages VALUES (?, ?, 'user', ?, ?)", (rid, session, content, -n)
-            )
-        if null_id and key != "INTEGER PRIMARY KEY":
-            db.execute("INSERT INTO messages VALUES (NULL, 'a', 'user', 'the null one', 99)")
+    given = [(rid, session, "user", content) for rid, session, content in rows]
+    path = id_order_store(
+        tmp_path / f"{abs(hash((tuple(rows), key, null_id)))}.db", given, key, null_id
+    )
     with SqliteStore(path) as store:
         plain = {s: _plain(path, s) for s in ("a", "b")}
         assert {s: [c.values() for c in store.message_cells(s)] for s in plain} == plain
