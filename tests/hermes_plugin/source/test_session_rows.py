@@ -60,3 +60,26 @@ def test_a_session_s_rows_are_the_plain_read(
         assert {s: [c.values() for c in store.message_cells(s)] for s in plain} == plain
         assert read_rows(store.row_source(), ("a", "b"), store.message_marks()) == plain
     path.unlink()
+
+
+def test_a_numeric_session_column_finds_the_rows_the_plain_read_does(tmp_path: Path) -> None:
+    """A ``session_id`` column of numeric affinity stores ``'42'`` as the integer 42, which
+    ``"session_id" = '42'`` still finds (the column's affinity applies to the text): the
+    rows are read (and said to be damaged), never silently dropped."""
+    path = tmp_path / "state.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT, started_at REAL)")
+        db.execute(
+            "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id INTEGER, role TEXT,"
+            " content TEXT, timestamp REAL)"
+        )
+        db.execute("CREATE INDEX m_session ON messages(session_id, timestamp)")
+        db.execute("INSERT INTO sessions VALUES ('42', 'cli', 1.0)")
+        db.executemany(
+            "INSERT INTO messages VALUES (?, '42', 'user', ?, 1.0)", [(2, "b"), (1, "a")]
+        )
+    with SqliteStore(path) as store:
+        plain = {"42": _plain(path, "42")}
+        assert [row[0] for row in plain["42"]] == [1, 2]
+        assert {s: [c.values() for c in store.message_cells(s)] for s in plain} == plain
+        assert read_rows(store.row_source(), ("42",), store.message_marks()) == plain
