@@ -66,10 +66,13 @@ class Gone(Exception):
 
 def _interpreter() -> str | None:
     """This Python's executable, when it is one (an application embedding Python names its
-    own program there, which must not be run with Python's options)."""
+    own program there, which must not be run with Python's options; one that cannot tell
+    its executable leaves it empty or None)."""
     exe = sys.executable
+    if not isinstance(exe, str) or not exe:
+        return None
     name = Path(exe).name.lower()
-    return exe if exe and name.startswith(("python", "pypy")) else None
+    return exe if name.startswith(("python", "pypy")) else None
 
 
 class FlushProcess:

@@ -224,6 +224,14 @@ def test_gone_when_the_interpreter_is_not_python(monkeypatch: pytest.MonkeyPatch
         FlushProcess()
 
 
+def test_gone_when_python_cannot_tell_its_executable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sys.executable`` may be None (Python could not find its own program): no child, and
+    the syncer flushes on its thread rather than failing the run."""
+    monkeypatch.setattr(sys, "executable", None)
+    with pytest.raises(Gone):
+        FlushProcess()
+
+
 def test_a_runs_first_files_are_flushed_here_then_by_the_child(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
