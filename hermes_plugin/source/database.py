@@ -69,7 +69,7 @@ _PREVIEW_ROWS = '"role" = \'user\' AND "content" IS NOT NULL AND "content" != \'
 PREVIEW_BY_ID = (
     'SELECT "content" FROM messages WHERE "id" IN'
     ' (SELECT "id" FROM messages WHERE "session_id" = ?)'
-    f' AND +"session_id" = ? AND {_PREVIEW_ROWS} ORDER BY "id" LIMIT 5'
+    f' AND ("session_id" = ?) IS TRUE AND {_PREVIEW_ROWS} ORDER BY "id" LIMIT 5'
 )
 
 

@@ -83,3 +83,6 @@ def test_a_numeric_session_column_finds_the_rows_the_plain_read_does(tmp_path: P
         assert [row[0] for row in plain["42"]] == [1, 2]
         assert {s: [c.values() for c in store.message_cells(s)] for s in plain} == plain
         assert read_rows(store.row_source(), ("42",), store.message_marks()) == plain
+
+    with SqliteStore(path) as store:  # and its preview, found by id the same way
+        assert store.first_prompt("42") == "a"
