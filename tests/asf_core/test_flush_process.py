@@ -250,3 +250,45 @@ def test_a_runs_first_files_are_flushed_here_then_by_the_child(
     flushing.close()
     here = [p for p in flushed if Path(p).is_file()]
     assert here == [str(p) for p in paths[:2]]  # the others, in the child
+
+
+def test_a_one_process_conversion_flushes_through_one_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """End to end, as ``asf convert -j 1`` runs: the example home's two stores share one
+    child, which every file but those of the run's first few goes to, and the output is
+    the same as when this process flushes everything."""
+    from fixture_homes import EXAMPLE, copy_home
+
+    from asf_core.pipeline.conversion import convert_paths
+    from asf_core.plugins import make_plugin_manager
+
+    monkeypatch.setattr(flush_process, "FIRST_HERE", 3)
+    started: list[FlushProcess] = []
+    real_init = FlushProcess.__init__
+
+    def init(self: FlushProcess) -> None:
+        real_init(self)
+        started.append(self)
+
+    monkeypatch.setattr(FlushProcess, "__init__", init)
+    given: list[Path] = []
+    real_add = FlushProcess.add
+    monkeypatch.setattr(FlushProcess, "add", lambda self, p: (given.append(p), real_add(self, p)))
+    home = copy_home(EXAMPLE, tmp_path)
+    pm = make_plugin_manager()
+    run, problems = convert_paths(pm, [home], tmp_path / "child", processes=1)
+    written = sorted((tmp_path / "child").rglob("*.jsonl"))
+    assert len(run.stores) == 2
+    assert len(started) == 1
+    assert started[0]._proc.poll() == 0  # let go at the run's end
+    assert len(given) == len(written) - 3
+    assert set(given) <= set(written)
+    monkeypatch.setattr(Syncer, "in_child", False)
+    convert_paths(pm, [home], tmp_path / "here", processes=1)
+    here = sorted((tmp_path / "here").rglob("*.jsonl"))
+    assert [p.relative_to(tmp_path / "here") for p in here] == [
+        p.relative_to(tmp_path / "child") for p in written
+    ]
+    assert [p.read_bytes() for p in here] == [p.read_bytes() for p in written]
+    assert [p.message for p in problems if p.kind != "warning"] == []
