@@ -243,10 +243,6 @@ class Syncer:
     flushed here.
     """
 
-    #: Whether a child process flushes (False: this process does, on a thread; for a caller
-    #: that must watch each flush, as the tests of a failing one do).
-    in_child = True
-
     def __init__(self, flushing: Flushing | None = None) -> None:
         self._queue: queue.SimpleQueue[Path | None] | None = None
         self._thread: threading.Thread | None = None
@@ -298,9 +294,7 @@ class Syncer:
     def add(self, files: Iterable[Path]) -> None:
         for path in files:
             self._dirs.add(path.parent)
-            child = self._child
-            if child is None and self.in_child:
-                child = self._child_for_next()
+            child = self._child or self._child_for_next()
             if child is not None:
                 self._given.append(path)
                 child.add(path)

@@ -186,7 +186,8 @@ class FlushProcess:
             self._stdout.close()
 
 
-#: How many files of a run its own process flushes (on a thread) before a child is started:
+#: How many files of a run its own process flushes (on a thread) before a child is started
+#: (a test that watches each flush in this process raises it past the files it writes):
 #: starting one costs about 10 ms of CPU and wall time, trading the lock with a thread about
 #: 0.8 ms a file while conversion runs. A re-run that rewrites a few sessions starts none.
 FIRST_HERE = 16
@@ -203,20 +204,21 @@ class Flushing:
 
     def __init__(self, *, child: bool = True) -> None:
         self._child: FlushProcess | None = None
-        self._failed = not child
+        #: No child for this run: none wanted, or none could be had.
+        self._off = not child
         self._asked = 0
 
     def child(self) -> FlushProcess | None:
         """The child to flush the next file (started now if its time has come); None when
         that file is this process's to flush."""
-        if self._child is None and not self._failed:
+        if self._child is None and not self._off:
             self._asked += 1
             if self._asked <= FIRST_HERE:
                 return None
             try:
                 self._child = FlushProcess()
             except Gone:
-                self._failed = True
+                self._off = True
         return self._child
 
     def lost(self) -> None:
@@ -224,7 +226,7 @@ class Flushing:
         if self._child is not None:
             self._child.close()
             self._child = None
-        self._failed = True
+        self._off = True
 
     def close(self) -> None:
         if self._child is not None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from flush_watch import watch_fsync
 
-from asf_core import files, flush_process
+from asf_core import flush_process
 from asf_core.files import Syncer
 from asf_core.flush_process import Flushing, FlushProcess, Gone
 
@@ -196,7 +196,6 @@ def test_a_syncer_used_again_starts_a_new_child(tmp_path: Path) -> None:
     assert syncer._child is not None
     assert syncer._child is not first
     syncer.finish(tmp_path)
-    assert files.Syncer.in_child
 
 
 def test_one_child_serves_every_store_of_a_run(tmp_path: Path) -> None:
@@ -284,7 +283,7 @@ def test_a_one_process_conversion_flushes_through_one_child(
     assert started[0]._proc.poll() == 0  # let go at the run's end
     assert len(given) == len(written) - 3
     assert set(given) <= set(written)
-    monkeypatch.setattr(Syncer, "in_child", False)
+    monkeypatch.setattr(flush_process, "FIRST_HERE", 10**6)  # every file flushed here
     convert_paths(pm, [home], tmp_path / "here", processes=1)
     here = sorted((tmp_path / "here").rglob("*.jsonl"))
     assert [p.relative_to(tmp_path / "here") for p in here] == [

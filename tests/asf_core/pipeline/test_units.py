@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from output_files import output_files
 
-from asf_core import files
+from asf_core import files, flush_process
 from asf_core.errors import OutputError
 from asf_core.files import Syncer, read_regular
 from asf_core.findings import Finding
@@ -568,7 +568,7 @@ def test_the_syncer_flushes_every_file_and_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     flushed = watch_fsync(monkeypatch)
-    monkeypatch.setattr(Syncer, "in_child", False)  # watched here: the thread flushes
+    monkeypatch.setattr(flush_process, "FIRST_HERE", 10**6)  # watched here: the thread flushes
     top = tmp_path / "out" / "store"
     files = [top / "p" / "a.jsonl", top / "p" / "b.jsonl", top / "q" / "c.jsonl"]
     for path in files:
@@ -834,7 +834,7 @@ def test_an_output_moved_while_written_is_named_in_one_line(
             moved.set()
 
     monkeypatch.setattr(files, "_fsync", fsync_after_the_move)
-    monkeypatch.setattr(files.Syncer, "in_child", False)  # the slow disk is this process's
+    monkeypatch.setattr(flush_process, "FIRST_HERE", 10**6)  # the slow disk is this process's
     with pytest.raises(OutputError) as caught:
         convert_paths(pm, [src], out, on_session=move)
     first = Path(str(caught.value).split(": ")[0].removeprefix("cannot flush "))
