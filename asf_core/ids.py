@@ -144,25 +144,33 @@ def _minute(minutes: int) -> str:
     return f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:"
 
 
+def _whole(seconds: int) -> str:
+    """``YYYY-MM-DDTHH:MM:SS`` of whole seconds since the epoch."""
+    minutes, second = divmod(seconds, 60)
+    return f"{_minute(minutes)}{second:02d}"
+
+
+def _dotted(whole: str, fraction: str) -> str:
+    """A spelled whole second with its fraction digits (truncated to 9, no trailing 0)."""
+    fraction = fraction[:9].rstrip("0")
+    return f"{whole}.{fraction}Z" if fraction else whole + "Z"
+
+
 def _spell(seconds: int, fraction: str) -> str:
     """The single spelling of ``seconds`` since the epoch plus fraction digits (truncated)."""
-    minutes, second = divmod(seconds, 60)
-    fraction = fraction[:9].rstrip("0")
-    dot = "." + fraction if fraction else ""
-    return f"{_minute(minutes)}{second:02d}{dot}Z"
+    return _dotted(_whole(seconds), fraction)
 
 
 #: The last whole second :func:`_second` spelled, as (its digits, its spelling).
 _last_second = ("", "")
 
 
-def _second(whole: str) -> str:
-    """``YYYY-MM-DDTHH:MM:SS`` of whole seconds since the epoch written as decimal digits,
-    kept as the last one spelled (entries' times come in runs; a pair, swapped whole)."""
+def _second(digits: str) -> str:
+    """:func:`_whole` of whole seconds written as decimal digits, kept as the last one
+    spelled (entries' times come in runs; a pair, swapped whole)."""
     global _last_second
-    minutes, second = divmod(int(whole), 60)
-    spelled = f"{_minute(minutes)}{second:02d}"
-    _last_second = (whole, spelled)
+    spelled = _whole(int(digits))
+    _last_second = (digits, spelled)
     return spelled
 
 
@@ -179,9 +187,7 @@ def format_ts(when: datetime | float) -> str:
             # same floor as the Decimal route below, without building one).
             whole, _, fraction = text.partition(".")
             last = _last_second
-            second = last[1] if last[0] == whole else _second(whole)
-            fraction = fraction[:9].rstrip("0")
-            return f"{second}.{fraction}Z" if fraction else second + "Z"
+            return _dotted(last[1] if last[0] == whole else _second(whole), fraction)
     if isinstance(when, datetime):
         offset = when.utcoffset()
         micros = (
