@@ -8,7 +8,7 @@ nor the detectors unless it redacts.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from asf_core.reader import SessionFile
     from asf_core.redaction import SessionRedaction
 
-__all__ = ["JoinedSessions", "joins_others", "redacted_file", "redaction_for"]
+__all__ = ["JoinedSessions", "joined_ids", "redacted_file", "redaction_for"]
 
 
 def redaction_for(args: argparse.Namespace) -> SessionRedaction | None:
@@ -76,9 +76,12 @@ def redacted_file(
     return attrs.evolve(redacted, renamed=renamed)
 
 
-def joins_others(session: SessionFile) -> bool:
-    """Whether an entry of ``session`` names an entry of another session (``parents``)."""
-    return any(ref.session for entry in session.entries for ref in entry.parents or ())
+def joined_ids(session: SessionFile) -> Iterator[str]:
+    """The ids of the other sessions whose entries ``session``'s entries name (``parents``)."""
+    for entry in session.entries:
+        for ref in entry.parents or ():
+            if isinstance(ref.session, str) and ref.session:
+                yield ref.session
 
 
 class JoinedSessions:
@@ -105,15 +108,13 @@ class JoinedSessions:
 
     def before(self, session: SessionFile, near: Path) -> None:
         """Redact the sessions ``session`` names, those they name first."""
-        for entry in session.entries:
-            for ref in entry.parents or ():
-                other = ref.session
-                if isinstance(other, str) and other not in self.done:
-                    self.done[other] = None  # a cycle of references ends here
-                    found = self.find(other)
-                    if found is not None:
-                        self.before(found, found.path or near)
-                        self.done[other] = self._redacted(found, near)
+        for other in joined_ids(session):
+            if other not in self.done:
+                self.done[other] = None  # a cycle of references ends here
+                found = self.find(other)
+                if found is not None:
+                    self.before(found, found.path or near)
+                    self.done[other] = self._redacted(found, near)
 
     def get(self, session_id: str, near: Path) -> SessionFile | None:
         """A session redacted (None: not found, or it cannot be redacted)."""

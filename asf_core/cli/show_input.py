@@ -17,7 +17,7 @@ from attrs import frozen
 from asf_core.cli.exit_codes import worst
 from asf_core.cli.output import ExitCode, Fail, Troubles, exit_code_for
 from asf_core.cli.picking import selection_from
-from asf_core.cli.redacting import JoinedSessions, joins_others, redacted_file, redaction_for
+from asf_core.cli.redacting import JoinedSessions, joined_ids, redacted_file, redaction_for
 from asf_core.reader import FormatError, SessionFile, parse_session, read_session
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def _as_asf(session: SessionFile, redaction: SessionRedaction | None, name: str)
 
     path = session.path or Path(STDIN)
     plugins = make_plugin_manager()
-    if session.path is not None and joins_others(session):
+    if session.path is not None and next(joined_ids(session), None) is not None:
         # The sessions it joins (its sub-agents, beside it) redacted first: see JoinedSessions.
         from asf_core.cli.output import err
         from asf_core.export.resolve import DirectoryIndex
