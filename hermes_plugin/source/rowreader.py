@@ -16,7 +16,7 @@ row whose id, session or role cannot be read is not structured from its cells: i
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import cattrs
@@ -56,8 +56,11 @@ _MESSAGE_JSON = (
 )
 
 
-def make_converter(note: hooks.Note) -> cattrs.Converter:
-    """The converter for Hermes' rows; its hooks report each damaged cell to ``note``.
+def make_converter(
+    note: hooks.Note, message_cells: Mapping[str, tuple[str, hooks.Hook]] | None = None
+) -> cattrs.Converter:
+    """The converter for Hermes' rows; its hooks report each damaged cell to ``note``
+    (``message_cells``: :func:`message_hooks` of ``note``, when the caller has them).
 
     The input of a structure call is a row's cells by column name, with the members the
     reader computed (``unit``, ``cols``, ``problems``, ``error`` and the checked identity)
@@ -99,7 +102,7 @@ def make_converter(note: hooks.Note) -> cattrs.Converter:
         "has_summary": given,
         **{
             name: override(rename=column, struct_hook=hook)
-            for name, (column, hook) in message_hooks(note).items()
+            for name, (column, hook) in (message_cells or message_hooks(note)).items()
         },
     }
     lenient = override(struct_hook=hooks.lenient_text)
@@ -175,8 +178,9 @@ class RowReader:
     def __init__(self, database: str) -> None:
         self.database = database
         self._noted: list[str] = []
-        self._converter = make_converter(self._note)
+        # One set of cell hooks, for cattrs and the positional reader alike.
         self._hooks = message_hooks(self._note)
+        self._converter = make_converter(self._note, self._hooks)
         #: The layout of the table whose rows were last read (its rows share their names),
         #: and of every table read.
         self._layout: tuple[tuple[str, ...], MessageLayout | None] = ((), None)
