@@ -39,6 +39,7 @@ from asf_core.pipeline.unchanged import (
     holds,
     host_version,
     inside,
+    records_bytes,
     store_name,
 )
 
@@ -244,7 +245,5 @@ def save(
         units=dict(units),
         whole=whole,
     )
-    value = _converter().unstructure(records)
-    # ASCII: a store or file name that is not UTF-8 (a lone surrogate here) is escaped too.
-    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), sort_keys=True)
-    write_atomic(dest / FINGERPRINTS_NAME, [text.encode() + b"\n"], durable=False)
+    data = records_bytes(_converter().unstructure(records))
+    write_atomic(dest / FINGERPRINTS_NAME, [data], durable=False)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
 from attrs import define, field
 
 from asf_core.files import read_regular, write_atomic_stat
@@ -129,11 +130,52 @@ class RunReport:
 
 
 def store_json(report: StoreReport) -> dict[str, Any]:
-    """One store's report as the JSON written to ``report.json``."""
-    from asf_core.codec import report_converter
+    """One store's report as the JSON written to ``report.json``: its members in order, each
+    finding's without those left at their default (``kind`` always), as the report converter
+    unstructures it. Built here, without cattrs, when the report holds nothing but JSON values
+    (always, in practice): the run after a conversion rewrites the report and nothing else
+    needs cattrs. Anything else is left to the converter."""
+    try:
+        obj = {name: _plain(getattr(report, name)) for name in _STORE_MEMBERS}
+    except _NotPlain:
+        from asf_core.codec import report_converter
 
-    obj: dict[str, Any] = report_converter().unstructure(report)
+        obj = report_converter().unstructure(report)
     return _sort_counts(obj)
+
+
+def _default(member: attrs.Attribute[Any]) -> Any:
+    """A member's default value (a factory's product)."""
+    factory = getattr(member.default, "factory", None)
+    return factory() if callable(factory) else member.default
+
+
+class _NotPlain(Exception):
+    """A value that is not plain JSON nor a finding."""
+
+
+#: The members of a store's report, in order; and of a finding, with their defaults.
+_STORE_MEMBERS = tuple(a.name for a in attrs.fields(StoreReport))
+_FINDING_MEMBERS = tuple((a.name, _default(a)) for a in attrs.fields(Finding))
+
+
+def _plain(value: Any) -> Any:
+    """A value of a report as JSON: a finding as its members, a tuple as a list, containers
+    copied."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or kind is float or value is None:
+        return value
+    if kind is dict:
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_plain(v) for v in value]
+    if kind is Finding:
+        return {
+            name: _plain(getattr(value, name))
+            for name, default in _FINDING_MEMBERS
+            if name == "kind" or getattr(value, name) != default
+        }
+    raise _NotPlain
 
 
 def _sort_counts(store: dict[str, Any]) -> dict[str, Any]:

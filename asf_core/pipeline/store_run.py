@@ -37,7 +37,7 @@ from asf_core.pipeline.host import Candidate
 from asf_core.pipeline.inputs import Inputs
 from asf_core.pipeline.left import PRUNED, left_files, pruned
 from asf_core.pipeline.report import StoreReport, read_report, write_report
-from asf_core.pipeline.unchanged import IGNORED, holds, store_name
+from asf_core.pipeline.unchanged import IGNORED, held, store_name
 from asf_core.plugins import AsfPluginManager
 
 if TYPE_CHECKING:  # loaded when a store is converted (see above)
@@ -202,7 +202,8 @@ class StoreRun:
         fmt, store = self.claim.format, self._name
         if self.prune:  # the output is looked at whatever the store: its units carried over
             return False
-        if not holds(self.dest, fmt, store, stamp):
+        kept = held(self.dest, fmt, store, stamp)
+        if kept is None:
             return False
         path = self.dest / REPORT_NAME
         try:
@@ -219,7 +220,9 @@ class StoreRun:
         moved = bool(last.files_written or last.bytes_written) or last.output != here
         units: Mapping[str, UnitRecord] = {}
         whole: WholeRecord | None = None
-        if moved or self.on_session is not None:  # then the records are needed structured
+        # Recording the rewritten report needs no structured records when they are as saved.
+        quick = moved and self.on_session is None and kept.as_saved()
+        if (moved and not quick) or self.on_session is not None:
             from asf_core.pipeline import fingerprints
 
             records, _ = fingerprints.load(self.dest, fmt, store)
@@ -233,7 +236,9 @@ class StoreRun:
         self.report.output = here
         try:
             rewritten = write_report(path, self.report, only_if_changed=True) if moved else None
-            if whole is not None and rewritten is not None:
+            if quick and rewritten is not None:
+                kept.restamp(self.dest, rewritten)
+            elif whole is not None and rewritten is not None:
                 from asf_core.pipeline.fingerprints import stamp_of
 
                 self._save(units, attrs.evolve(whole, report=stamp_of(rewritten)))

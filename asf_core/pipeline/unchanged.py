@@ -3,8 +3,9 @@
 A nightly run with nothing to do is mostly start-up, so this asks :func:`holds` of the parsed
 JSON without cattrs and without the record classes of :mod:`asf_core.pipeline.fingerprints`
 (each attrs class costs its creation at import): a run that finds its stores unchanged loads
-neither, nor what converting needs. The records themselves (written, read back whole, trusted
-unit by unit) are :mod:`asf_core.pipeline.fingerprints`'.
+neither, nor what converting needs; nor does the first such run after a conversion, which
+records the report it rewrites with :meth:`Held.restamp`. The records themselves (written,
+read back whole, trusted unit by unit) are :mod:`asf_core.pipeline.fingerprints`'.
 """
 
 from __future__ import annotations
@@ -13,19 +14,22 @@ import json
 import os
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from asf_core.code_digest import code_digest
-from asf_core.files import read_regular
+from asf_core.files import read_regular, write_atomic
 from asf_core.layout import FINGERPRINTS_NAME, REPORT_NAME, RESERVED
 
 __all__ = [
     "IGNORED",
     "VERSION",
+    "Held",
+    "held",
     "holds",
     "host_version",
     "inside",
     "named_as",
+    "records_bytes",
     "session_entries",
     "store_name",
 ]
@@ -73,35 +77,71 @@ def _same(recorded: Any, path: str) -> bool:
     return bool(recorded == {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "inode": st.st_ino})
 
 
+def records_bytes(value: Any) -> bytes:
+    """``fingerprints.json`` as written for its JSON value: ASCII (a store or file name that
+    is not UTF-8, a lone surrogate here, is escaped too), compact, members by name."""
+    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), sort_keys=True)
+    return text.encode() + b"\n"
+
+
+class Held(NamedTuple):
+    """The records of a store found as the last run left it: as parsed, and as read."""
+
+    records: dict[str, Any]
+    data: bytes
+
+    def as_saved(self) -> bool:
+        """Whether the file is byte for byte what :func:`records_bytes` writes for what it
+        holds, as :func:`asf_core.pipeline.fingerprints.save` leaves it."""
+        return records_bytes(self.records) == self.data
+
+    def restamp(self, dest: Path, report: os.stat_result) -> None:
+        """Record in ``dest`` that ``report.json`` was rewritten (its status ``report``), the
+        records otherwise as they are, without cattrs (``OSError`` if that fails). For records
+        :meth:`as_saved`: the result is then what loading, changing and saving them gives."""
+        stamp = {"size": report.st_size, "mtime_ns": report.st_mtime_ns, "inode": report.st_ino}
+        records = {**self.records, "whole": {**self.records["whole"], "report": stamp}}
+        write_atomic(dest / FINGERPRINTS_NAME, [records_bytes(records)], durable=False)
+
+
 def holds(dest: Path, format: str, store: str, stamp: str) -> bool:
-    """Whether the records in ``dest`` say this store is as the last run found it: written by
-    this asf for this store, its whole ``stamp`` the one given, and ``report.json``, every
-    unit's files and the files written outside units still as written.
+    """Whether the records in ``dest`` say this store is as the last run found it
+    (:func:`held`)."""
+    return held(dest, format, store, stamp) is not None
+
+
+def held(dest: Path, format: str, store: str, stamp: str) -> Held | None:
+    """The records in ``dest`` when they say this store is as the last run found it: written
+    by this asf for this store, its whole ``stamp`` the one given, and ``report.json``, every
+    unit's files and the files written outside units still as written; else None.
 
     Read from the parsed JSON as it is: any surprise in it (a member missing or of another
     type) is a no, and the run that follows (:func:`asf_core.pipeline.fingerprints.load`)
     says what is wrong.
     """
     try:
-        records = json.loads(read_regular(dest / FINGERPRINTS_NAME))
+        data = read_regular(dest / FINGERPRINTS_NAME)
+        records = json.loads(data)
         whole = records["whole"]
         if (records["version"], records["format"], records["store"]) != (VERSION, format, store):
-            return False
+            return None
         if records["host"] != host_version() or whole["stamp"] != stamp:
-            return False
+            return None
         files = list(whole["files"].items())
         for unit in records["units"].values():
             sessions = [item["session"] for item in unit["items"] if item.get("session")]
             files += [(session["file"], session["stamp"]) for session in sessions]
         files.append((REPORT_NAME, whole["report"]))
     except (OSError, ValueError, RecursionError, KeyError, TypeError, AttributeError):
-        return False
+        return None
     root = f"{dest}/"
     if not all(inside(name) and _same(s, root + name) for name, s in files):
-        return False
+        return None
     # A session file put there since (a copy of one, another run's) is one this run must name.
     known = {name for name, _ in files}
-    return all(name in known for name, _ in session_entries(dest))
+    if not all(name in known for name, _ in session_entries(dest)):
+        return None
+    return Held(records, data)
 
 
 def session_entries(dest: Path) -> list[tuple[str, os.DirEntry[str]]]:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import attrs
 import plan_toy
 import pytest
 from asf_fuzz_check import time_bound
@@ -652,6 +653,77 @@ def test_a_record_holds_only_while_everything_it_names_is_as_written(
     assert not fingerprints.holds(dest, "ptoy", str(src), stamp)
     record.unlink()
     assert not fingerprints.holds(dest, "ptoy", str(src), stamp)
+
+
+def _records_as_found(dest: Path) -> dict[str, Any]:
+    """A store's records with each file stamp checked against the file and left out: what two
+    runs that wrote the same files (at other times, in other inodes) must agree on."""
+    records = json.loads((dest / FINGERPRINTS_NAME).read_bytes())
+
+    def checked(stamp: object, name: str) -> str:
+        assert stamp == attrs.asdict(fingerprints.stamp(dest / name))
+        return "as written"
+
+    whole = records["whole"]
+    whole["report"] = checked(whole["report"], "report.json")
+    whole["files"] = {name: checked(stamp, name) for name, stamp in whole["files"].items()}
+    for unit in records["units"].values():
+        for item in unit["items"]:
+            session = item["session"]
+            if session is not None:
+                session["stamp"] = checked(session["stamp"], session["file"])
+    return records
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_run_after_a_conversion_records_its_report_as_the_records_would(
+    pm: AsfPluginManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    """The first unchanged run after a conversion rewrites ``report.json`` (its counts move to
+    unchanged) and records its new stamp in the records as parsed, without cattrs: the same
+    records and report as loading, changing and saving them structured."""
+    src = _store(tmp_path, [*LINES, "= last words"])
+    quick, structured = tmp_path / "quick", tmp_path / "structured"
+    for out in (quick, structured):
+        _run(pm, src, out, jobs)
+    quick_report = _run(pm, src, quick, jobs)
+    with monkeypatch.context() as patch:
+        patch.setattr(unchanged.Held, "as_saved", lambda self: False)
+        structured_report = _run(pm, src, structured, jobs)
+    assert plan_toy.OPENED == []
+    assert quick_report.files_written == structured_report.files_written == 0
+    dests = [Path(quick_report.output), Path(structured_report.output)]
+    assert _records_as_found(dests[0]) == _records_as_found(dests[1])
+    reports = [(d / "report.json").read_text().replace(str(d), "OUT") for d in dests]
+    assert reports[0] == reports[1]
+    for dest in dests:  # as saved, and trusted by the run after
+        records, warning = fingerprints.load(dest, "ptoy", str(src))
+        assert warning is None
+        assert records is not None
+        data = (dest / FINGERPRINTS_NAME).read_bytes()
+        assert unchanged.records_bytes(fingerprints._converter().unstructure(records)) == data
+    written = (dests[0] / "report.json").stat().st_mtime_ns
+    assert _run(pm, src, quick, jobs) == quick_report
+    assert plan_toy.OPENED == []
+    assert (dests[0] / "report.json").stat().st_mtime_ns == written
+
+
+def test_records_not_as_saved_are_restamped_structured(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    """Records written another way (here indented: the same JSON) are not restamped as
+    parsed but loaded and saved: the run is still unchanged and leaves them as saved."""
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    dest = Path(_run(pm, src, out).output)
+    record = dest / FINGERPRINTS_NAME
+    record.write_text(json.dumps(json.loads(record.read_bytes()), indent=1))
+    again = _run(pm, src, out)
+    assert plan_toy.OPENED == []
+    assert (again.files_written, again.files_unchanged) == (0, 4)
+    parsed = json.loads(record.read_bytes())
+    assert unchanged.records_bytes(parsed) == record.read_bytes()
+    assert _run(pm, src, out) == again
+    assert plan_toy.OPENED == []
 
 
 def test_a_report_reads_back_as_written(tmp_path: Path) -> None:
