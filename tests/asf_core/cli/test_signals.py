@@ -75,6 +75,15 @@ def _whole(out: Path) -> tuple[int, list[Path]]:
     return len(files), [p for p in out.rglob("*") if ".asf-tmp-" in p.name]
 
 
+def _first_file(out: Path, proc: subprocess.Popen[str]) -> None:
+    """Wait until the run has written a session file (or ended, or 60 s went by)."""
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline:
+        if out.exists() and next(out.rglob("*.jsonl"), None) is not None:
+            return
+        time.sleep(0.001)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_at_a_random_moment_leaves_only_whole_files(
     signum: int, chatlog: Path, tmp_path: Path
@@ -91,7 +100,11 @@ def test_a_signal_at_a_random_moment_leaves_only_whole_files(
         proc = subprocess.Popen(
             [*argv, str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()
         )
-        time.sleep(took * (run + rng.random()) / runs)  # one moment in each sixth of a run
+        if run < 2:  # a moment in the first third of a run: start-up included
+            time.sleep(took * (run + rng.random()) / runs)
+        else:  # a moment once files are being written, whatever the machine's load
+            _first_file(out, proc)
+            time.sleep(took * rng.random() / 4)
         proc.send_signal(signum)
         _, stderr = proc.communicate(timeout=120)
         written, temporaries = _whole(out) if out.exists() else (0, [])
