@@ -16,6 +16,18 @@ settings.register_profile("dev", max_examples=60, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` (the state machines, the fuzzer over damaged databases, a live
+    Hermes writer: a minute and more together) run where ``ASF_TEST_SLOW=1`` asks for them, as
+    CI does (``.ci/run``), so that the README's test command stays a few minutes long."""
+    if os.environ.get("ASF_TEST_SLOW") == "1":
+        return
+    skip = pytest.mark.skip(reason="slow: set ASF_TEST_SLOW=1 (CI runs these)")
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(skip)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--update-goldens",

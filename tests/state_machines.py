@@ -1,6 +1,7 @@
-"""Running the state machines: ``ASF_STATE_EXAMPLES`` examples of ``ASF_STATE_STEPS`` steps
-each (10 and 30 by default); ``ASF_STATE_NO_SHRINK=1`` reports a failure as found, without
-shrinking it (to try breakages of what a machine checks)."""
+"""Running the state machines (slow tests: ``ASF_TEST_SLOW=1``, as CI runs them):
+``ASF_STATE_EXAMPLES`` examples of ``ASF_STATE_STEPS`` steps each (10 and 30 by default);
+``ASF_STATE_NO_SHRINK=1`` reports a failure as found, without shrinking it (to try breakages
+of what a machine checks)."""
 
 from __future__ import annotations
 

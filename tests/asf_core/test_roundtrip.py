@@ -171,6 +171,7 @@ def as_numbers(value: Any) -> Any:
     return value
 
 
+@pytest.mark.slow
 @given(sessions())
 def test_written_session_reads_back_identically(builder: SessionBuilder) -> None:
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,10 +1,12 @@
 """The SQL damage fuzzer in the test suite (``tests/hermes_sql_fuzz.py`` says what a case is
 and what it must hold to).
 
-By default a short fixed budget runs (``ASF_FUZZ_DATABASES`` damaged databases, 96), the
-same cases every run, a few of them through a subprocess. The long budget, for manual runs::
+A slow test (``ASF_TEST_SLOW=1``, as CI runs it): a short fixed budget
+(``ASF_FUZZ_DATABASES`` damaged databases, 96), the same cases every run, a few of them
+through a subprocess. The long budget, for manual runs::
 
-    ASF_FUZZ_DATABASES=2000 .venv/bin/python -m pytest -q tests/hermes_plugin/test_sql_fuzz.py
+    ASF_TEST_SLOW=1 ASF_FUZZ_DATABASES=2000 .venv/bin/python -m pytest -q \
+        tests/hermes_plugin/test_sql_fuzz.py
 
 ``ASF_FUZZ_START=N`` starts at case N (a run's cases are N, N+1, ...), ``ASF_FUZZ_SAVE=DIR``
 keeps each failing case's damaged database. Every failure found becomes a named test in
@@ -26,6 +28,7 @@ START = int(os.environ.get("ASF_FUZZ_START", "0"))
 AS_PROCESS = 8
 
 
+@pytest.mark.slow
 def test_damaged_databases_cost_only_the_damage(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

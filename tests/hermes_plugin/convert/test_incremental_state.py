@@ -601,6 +601,7 @@ class StateMachine(RuleBasedStateMachine):
         self._then(then)
 
 
+@pytest.mark.slow
 def test_an_incremental_run_writes_what_a_fresh_one_writes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
