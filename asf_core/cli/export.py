@@ -99,6 +99,8 @@ class Exporter:
         self.is_dir = self.source.is_dir()
         root = self.source if self.is_dir else self.source.parent
         self.index = DirectoryIndex(root, recursive=self.is_dir)
+        if self.is_dir:  # its files' workers inherit the index, read once
+            self.index.made()
         self.written = 0
         #: The leaf each file's main document shows (named after the file alone).
         self.resume_of: dict[Path, str] = {}

@@ -2,9 +2,9 @@
 
 A ``subsession`` link names its child by session id only; the child is another file,
 usually beside its parent (``asf convert`` writes a store's sessions under one directory).
-:class:`DirectoryIndex` reads the header line of every ``*.jsonl`` file once, so a child can
-be found by id, and reads a child only when it is asked for: an export keeps one session
-in memory at a time, whatever the size of the directory.
+:class:`DirectoryIndex` reads the header line of every ``*.jsonl`` file once, when a child is
+first looked for, so a child can be found by id, and reads a child only when it is asked for:
+an export keeps one session in memory at a time, whatever the size of the directory.
 """
 
 from __future__ import annotations
@@ -39,14 +39,31 @@ def _header_id(path: Path) -> str | None:
 
 
 class DirectoryIndex:
-    """Session id -> file, for every session file under a directory."""
+    """Session id -> file, for every session file under a directory, read when first asked
+    (or :meth:`made`): exporting a session that names no other reads no other file's header,
+    however many the directory holds."""
 
     def __init__(self, root: Path, *, recursive: bool = True) -> None:
-        self.paths: dict[str, list[Path]] = {}
-        for path in session_files(root, recursive=recursive):
-            ident = _header_id(path)
-            if ident is not None:
-                self.paths.setdefault(ident, []).append(path)
+        self._root = root
+        self._recursive = recursive
+        self._paths: dict[str, list[Path]] | None = None
+
+    @property
+    def paths(self) -> dict[str, list[Path]]:
+        """Each session id's files."""
+        if self._paths is None:
+            paths: dict[str, list[Path]] = {}
+            for path in session_files(self._root, recursive=self._recursive):
+                ident = _header_id(path)
+                if ident is not None:
+                    paths.setdefault(ident, []).append(path)
+            self._paths = paths
+        return self._paths
+
+    def made(self) -> DirectoryIndex:
+        """The index, read now (before workers are forked, so each inherits it)."""
+        _ = self.paths
+        return self
 
     def path_of(self, session_id: str, near: Path | None = None) -> Path | None:
         """The file holding the session; of several, the one sharing most of ``near``'s

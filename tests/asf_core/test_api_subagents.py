@@ -10,6 +10,7 @@ import pytest
 from fixture_paths import CLAUDE_HOME
 
 from asf_core import api
+from asf_core.model import Link
 
 PARENT = "fa812bfe-b295-4cca-9c2f-fdf01028cb46"  # the Claude Code session with sub-agents
 
@@ -34,3 +35,31 @@ def test_subagents_are_found_where_named_and_a_missing_directory_is_an_error(
             call(beside, subagents=tmp_path / "nowhere")
         with pytest.raises(NotADirectoryError):
             call(beside, subagents=path)
+
+
+def test_a_session_naming_no_other_reads_no_other_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Exporting each file of a directory one by one through the API: the directory's headers
+    are read for a session with sub-agents, as it looks for them, and for no other."""
+    from asf_core.export import resolve
+
+    report = api.convert(CLAUDE_HOME / ".claude", tmp_path / "out")
+    headers: list[Path] = []
+    real = resolve._header_id
+
+    def counted(path: Path) -> str | None:
+        headers.append(path)
+        return real(path)
+
+    monkeypatch.setattr(resolve, "_header_id", counted)
+    for store in report.stores:
+        for name, file in store.files.items():
+            path = Path(store.output) / file
+            session = api.read(path)
+            api.atif(session)
+            api.otel(session)
+            read, headers[:] = len(headers), []
+            names_others = any(isinstance(e, Link) for e in session.entries)
+            siblings = len(list(path.parent.glob("*.jsonl")))
+            assert read == (2 * siblings if names_others else 0), (name, read)
