@@ -33,6 +33,7 @@ from asf_core.formats import (
 )
 from asf_core.layout import store_dir
 from asf_core.pipeline import host
+from asf_core.pipeline.access import keep_within
 from asf_core.pipeline.host import Candidate
 from asf_core.pipeline.inputs import Inputs
 from asf_core.pipeline.lock import store_lock
@@ -147,6 +148,7 @@ def convert_store(
     # One for every try: what an abandoned try wrote is flushed too.
     syncer = Syncer(flushing)
     with store_lock(dest, inputs, on_wait):
+        keep_within(dest, claim.path)  # no more open than the store
         for attempt in range(_TRIES):
             report = StoreReport(
                 format=claim.format,

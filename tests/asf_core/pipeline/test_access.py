@@ -1,0 +1,103 @@
+"""A store's output directory is no more open than the store (asf_core/pipeline/access.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fixture_paths import ROOT
+
+from asf_core.cli.main import main
+from asf_core.pipeline.access import reach
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX modes")
+
+EXAMPLE = ROOT / "examples" / "hermes-home"
+
+
+@pytest.fixture
+def open_dir() -> Iterator[Path]:
+    """A directory everyone may enter, under ``/tmp`` (pytest's own are owner-only), with the
+    umask most systems set."""
+    old = os.umask(0o022)
+    path = Path(tempfile.mkdtemp(prefix="asf-access-", dir="/tmp"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        os.umask(old)
+        shutil.rmtree(path)
+
+
+def _home(where: Path, home_mode: int, db_mode: int = 0o644) -> Path:
+    home = where / "home"
+    shutil.copytree(EXAMPLE, home, ignore=shutil.ignore_patterns("*.db-wal", "*.db-shm"))
+    for db in home.rglob("state.db"):
+        db.chmod(db_mode)
+    home.chmod(home_mode)
+    return home
+
+
+def _store_dirs(out: Path) -> list[Path]:
+    dirs = [d for d in (out / "hermes").iterdir() if d.is_dir()]
+    assert len(dirs) == 2  # the home and its profile
+    return dirs
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize(
+    ("home_mode", "db_mode", "expected"),
+    [
+        (0o700, 0o644, 0o700),  # as Hermes keeps its home: private, whatever the file says
+        (0o750, 0o640, 0o750),  # shared with a group (Hermes' managed mode)
+        (0o755, 0o644, 0o755),  # open: the umask's directory, as before
+        (0o755, 0o600, 0o700),  # the database itself private
+    ],
+)
+def test_the_output_of_a_store_is_as_open_as_the_store(
+    open_dir: Path, home_mode: int, db_mode: int, expected: int
+) -> None:
+    home = _home(open_dir, home_mode, db_mode)
+    out = open_dir / "out"
+    assert main(["convert", str(home), "-o", str(out), "--quiet"]) == 0
+    for store in _store_dirs(out):
+        assert _mode(store) == expected, store
+        assert list(store.rglob("*.jsonl"))  # the sessions are inside it
+
+
+def test_an_open_output_is_closed_when_the_store_is_and_never_opened(open_dir: Path) -> None:
+    """Written while the home was open; the home closed since: even a run that finds
+    everything unchanged takes from the output what the store no longer grants. Opening the
+    home again opens nothing: asf never widens what the owner may have narrowed."""
+    home = _home(open_dir, 0o755)
+    out = open_dir / "out"
+    assert main(["convert", str(home), "-o", str(out), "--quiet"]) == 0
+    assert {_mode(d) for d in _store_dirs(out)} == {0o755}
+    home.chmod(0o700)
+    assert main(["convert", str(home), "-o", str(out), "--quiet"]) == 0
+    assert {_mode(d) for d in _store_dirs(out)} == {0o700}
+    home.chmod(0o755)
+    assert main(["convert", str(home), "-o", str(out), "--quiet"]) == 0
+    assert {_mode(d) for d in _store_dirs(out)} == {0o700}
+
+
+def test_reach_reads_every_directory_above(open_dir: Path, tmp_path: Path) -> None:
+    db = _home(open_dir, 0o755) / "state.db"
+    assert reach(db) == 0o055
+    db.parent.chmod(0o751)  # others may pass through but not list: still enough for a file
+    assert reach(db) == 0o055
+    db.parent.chmod(0o710)
+    assert reach(db) == 0o050
+    assert reach(db.parent) == 0  # a directory must be listed too: the group may not
+    db.parent.chmod(0o750)
+    assert reach(db.parent) == 0o050
+    assert reach(open_dir / "nowhere") == 0
+    assert reach(tmp_path) == 0  # pytest's own directories are owner-only
