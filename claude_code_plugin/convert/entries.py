@@ -11,7 +11,7 @@ text. So every line can be rebuilt from its entries (``docs/formats/claude-code.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Any, Final
 
 from attrs import frozen
@@ -25,7 +25,7 @@ from claude_code_plugin.convert.blocks import (
     user_item,
 )
 from claude_code_plugin.convert.derived import message_id
-from claude_code_plugin.source.index import TITLES
+from claude_code_plugin.source.index import TITLES, names_elsewhere
 from claude_code_plugin.source.lines import raw_text
 from claude_code_plugin.source.table import Line
 
@@ -62,6 +62,8 @@ class Place:
     parents: tuple[Any, ...] = ()
     #: For a result line: the ``parents`` of each answered call's output (sub-agent leaves).
     output_parents: Callable[[str], tuple[Any, ...]] | None = None
+    #: The uuids of the file (a ``summary`` of a leaf not among them names another session).
+    uuids: Container[str] | None = None
 
 
 @frozen
@@ -102,12 +104,16 @@ def unreadable_entry(data: bytes, line: Line, ts: str) -> Custom:
     return Custom(ts=ts, ns=NS, data=body, unknown={NS: _member(line)})
 
 
-def _title_entry(obj: JSON, line: Line, ts: str) -> Info | None:
+def _title_entry(obj: JSON, line: Line, place: Place) -> Info | None:
     key = TITLES.get(str(obj.get("type")))
     if key is None or not isinstance(obj.get(key), str):
         return None
+    if place.uuids is not None and names_elsewhere(obj, place.uuids):
+        return None
     fields = {k: v for k, v in obj.items() if k != key}
-    return Info(ts=ts, name=obj[key], unknown={NS: _member(line, fields=fields, name_from=key)})
+    return Info(
+        ts=place.ts, name=obj[key], unknown={NS: _member(line, fields=fields, name_from=key)}
+    )
 
 
 def _message_items(
@@ -188,7 +194,7 @@ def line_entries(obj: JSON, line: Line, place: Place) -> LineEntries:
             return LineEntries([compaction], {})
     mapped = _message_items(obj, line, place)
     if mapped is None:
-        title = None if line.transcript else _title_entry(obj, line, place.ts)
+        title = None if line.transcript else _title_entry(obj, line, place)
         return LineEntries([title or custom_entry(obj, line, place.ts)], {})
     items, calls = mapped
     entries: list[Entry] = []

@@ -290,7 +290,11 @@ class _Walk:
         boundary = self.job.plan.compactions.get(pos, -1)
         if boundary < 0:
             return Place(
-                ts=ts, rename=rename, bind=self.state.calls.get, output_parents=self._output_parents
+                ts=ts,
+                rename=rename,
+                bind=self.state.calls.get,
+                output_parents=self._output_parents,
+                uuids=self.job.index.by_uuid,
             )
         model = self.state.model
         return Place(
@@ -301,6 +305,7 @@ class _Walk:
             checkpoint={"model": model} if model else None,
             pre_tokens=self.boundary_tokens.get(boundary),
             parents=_refs(self.by_boundary.get(boundary, ())),
+            uuids=self.job.index.by_uuid,
         )
 
     def _output_parents(self, call: str) -> tuple[ParentRef, ...]:

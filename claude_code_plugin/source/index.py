@@ -9,7 +9,7 @@ it again, so memory grows with the number of lines, never with their size. The s
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from pathlib import Path
 from typing import Any, Final
 
@@ -30,7 +30,7 @@ from claude_code_plugin.source.table import (
     LineTable,
 )
 
-__all__ = ["FileIndex", "index_file", "index_lines", "text_of"]
+__all__ = ["FileIndex", "index_file", "index_lines", "names_elsewhere", "text_of"]
 
 #: Line types that carry a conversation message.
 ROLES: Final = frozenset({"user", "assistant"})
@@ -72,6 +72,9 @@ class FileIndex:
     #: The latest explicit title (``custom-title`` over ``ai-title`` over ``summary``).
     title: str | None = None
     title_rank: int = -1
+    #: ``summary`` lines naming a leaf (``leafUuid``, title), in file order: one titles this
+    #: file only if its leaf is here, which is known once the file is read.
+    leaf_titles: list[tuple[str, str]] = field(factory=list)
     #: The first typed prompt, and the first one that is not command markup.
     first_prompt: str | None = None
     first_plain_prompt: str | None = None
@@ -90,6 +93,17 @@ class FileIndex:
 
     def display_title(self) -> str | None:
         return self.title or self.first_plain_prompt or self.first_prompt
+
+
+def names_elsewhere(obj: dict[str, Any], uuids: Container[str]) -> bool:
+    """Whether ``obj`` is a ``summary`` of a leaf that is not among ``uuids`` (a file's).
+
+    Claude Code 1.0 wrote, at the top of a new session's file, one ``summary`` line for each
+    earlier conversation of the project, its ``leafUuid`` naming that conversation's last
+    message in another file: such a line titles that conversation, not this file's.
+    """
+    leaf = obj.get("leafUuid")
+    return obj.get("type") == "summary" and isinstance(leaf, str) and leaf not in uuids
 
 
 def _remember(values: list[str], value: str | None) -> None:
@@ -197,7 +211,10 @@ def _fill(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
     if isinstance(kind, str) and kind in TITLES:
         rank = list(TITLES).index(kind)
         title = obj.get(TITLES[kind])
-        if isinstance(title, str) and rank >= index.title_rank:
+        leaf = obj.get("leafUuid")
+        if isinstance(title, str) and kind == "summary" and isinstance(leaf, str):
+            index.leaf_titles.append((sys.intern(leaf), title))
+        elif isinstance(title, str) and rank >= index.title_rank:
             index.title, index.title_rank = title, rank
     uuid = obj.get("uuid")
     if not isinstance(uuid, str) or not uuid:
@@ -257,6 +274,10 @@ def index_lines(raws: Iterable[RawLine]) -> FileIndex:
                 index.by_uuid[line.uuid] = len(index.lines)
         index.lines.append(line)
     index.count("lines", len(index.lines))
+    if index.title_rank < 0:
+        here = [title for leaf, title in index.leaf_titles if leaf in index.by_uuid]
+        if here:
+            index.title, index.title_rank = here[-1], 0
     return index
 
 

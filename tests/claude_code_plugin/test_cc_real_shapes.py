@@ -6,13 +6,15 @@ issue 13 found them): what the real line holds that matters is kept as written.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from cc_helpers import context_texts, convert, sessions_in
+import pytest
+from cc_helpers import context_texts, convert, run, sessions_in
 from cc_synth import Lines
 
 from asf_core.cli.main import main
-from asf_core.model import Response
+from asf_core.model import Custom, Info, Response
 
 
 def _responses(out: Path) -> list[Response]:
@@ -136,4 +138,44 @@ def test_results_with_text_beside_them_stay_with_their_response(tmp_path: Path) 
     assert context[:4] == ["user:do two things", "call:toolu_a", "call:toolu_b", "out:toolu_a"]
     assert "out:toolu_b" in context
     assert context[-1] == "user:try something else"
+    assert main(["verify", str(tmp_path / "out")]) == 0
+
+
+def test_a_summary_of_an_earlier_session_does_not_name_this_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """CLI 1.0.17 opens a new session's file with a ``summary`` line per earlier conversation
+    of the project, its ``leafUuid`` the last message of that conversation in another file
+    (a file may hold nothing else). Such a line names the other session, not this one: it is
+    kept as it was written, and only a summary of a leaf in the file titles the session."""
+    project = tmp_path / "in" / "-Users-u-music"
+    first = Lines(session="ba79134d-b6e9-4867-af0c-6941038c9e4b", version="1.0.17")
+    leaf = first.text(first.user(None, "write the program"), "msg_1", "done")
+    first.raw({"type": "summary", "summary": "Words into sound", "leafUuid": leaf})
+    first.write(project)
+    second = Lines(session="d3ad4cdc-5657-435d-98fa-0035d53e383d", version="1.0.17")
+    second.raw({"type": "summary", "summary": "Words into sound", "leafUuid": leaf})
+    asked = second.user(None, "create a notebook", uuid="7905542b-0bdb-48c8-a306-c0876b08ab6c")
+    second.text(asked, "msg_2", "created", uuid="32a76d26-9a71-40c3-8505-14cf7fede521")
+    second.write(project)
+    only = Lines(session="ff71dbed-a4f2-4284-a4fc-fe2fb90de929")
+    only.raw({"type": "summary", "summary": "Music from embeddings", "leafUuid": leaf})
+    only.write(project)
+
+    code, stdout, _ = run(capsys, "list", project, "--json")
+    assert code == 0
+    (store,) = json.loads(stdout)["stores"]
+    titles = {s["id"]: s["title"] for s in store["sessions"]}
+    assert titles == {
+        first.session: "Words into sound",
+        second.session: "create a notebook",
+        only.session: None,
+    }
+
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    sessions = sessions_in(tmp_path / "out")
+    names = {sid: [e.name for e in s.entries if isinstance(e, Info)] for sid, s in sessions.items()}
+    assert names == {first.session: ["Words into sound"], second.session: [], only.session: []}
+    (kept,) = [e for e in sessions[only.session].entries if isinstance(e, Custom)]
+    assert kept.data == {"object": only.objects[0]}
     assert main(["verify", str(tmp_path / "out")]) == 0
