@@ -183,6 +183,12 @@ class _Walk:
         self.by_call, self.by_boundary = job._children_by()
         #: Compact boundary position -> its entry's id, and its ``preTokens``.
         self.boundary_ids: dict[int, str | None] = {}
+        #: Compact boundary position -> its node; the first message a compaction kept ->
+        #: its node and first entry's id.
+        self.boundary_nodes: dict[int, int] = {}
+        by_uuid = job.index.by_uuid
+        self.heads = {by_uuid.get(head, -1) for head in job.index.kept_heads.values()}
+        self.head_entries: dict[int, tuple[int, str]] = {}
         self.boundary_tokens: dict[int, int | None] = {}
         self.last_obj: tuple[int, JSON] | None = None
 
@@ -226,12 +232,18 @@ class _Walk:
                     raise RuntimeError(f"node {node}: its parent {parent} is not on the path")
                 last, mark = (points[-1][1], points[-1][2]) if points else (None, 0)
                 self.state.rewind(mark)
+            first = None
             for entry in self._node(node):
                 sealed = seal(entry, parent=last)
                 last = sealed.id
+                first = first or last
                 yield sealed
-            if plan.kinds[node] == LINE and self.lines[plan.refs[node]].boundary:
-                self.boundary_ids[plan.refs[node]] = last
+            ref = plan.refs[node]
+            if plan.kinds[node] == LINE and self.lines[ref].boundary:
+                self.boundary_ids[ref] = last
+                self.boundary_nodes[ref] = node
+            if plan.kinds[node] == LINE and ref in self.heads and first is not None:
+                self.head_entries[ref] = (node, first)
             if plan.forks[node]:
                 points.append((node, last, len(self.state.log)))
             prev_node, prev_last = node, last
@@ -285,6 +297,22 @@ class _Walk:
             self.boundary_tokens[pos] = pre_tokens(obj)
         return before + made.entries
 
+    def _first_kept(self, boundary: int) -> str | None:
+        """Where the context starts again after a compaction: at its boundary; or, when it
+        kept the latest messages as they were (a preserved segment whose head is above the
+        boundary on its path), at the head's first entry."""
+        at = self.boundary_ids.get(boundary)
+        head = self.job.index.kept_heads.get(boundary)
+        kept = self.head_entries.get(self.job.index.by_uuid.get(head, -1) if head else -1)
+        node = self.boundary_nodes.get(boundary, -1)
+        if at is None or kept is None:
+            return at
+        while node >= 0:
+            if node == kept[0]:
+                return kept[1]
+            node = self.job.plan.parents[node]
+        return at
+
     def _place(self, pos: int, line: Line, ts: str) -> Place:
         rename: Callable[[str], str | None] = self.job.renames.get(pos, {}).get
         boundary = self.job.plan.compactions.get(pos, -1)
@@ -301,7 +329,7 @@ class _Walk:
             ts=ts,
             rename=rename,
             bind=self.state.calls.get,
-            first_kept=self.boundary_ids.get(boundary),
+            first_kept=self._first_kept(boundary),
             checkpoint={"model": model} if model else None,
             pre_tokens=self.boundary_tokens.get(boundary),
             parents=_refs(self.by_boundary.get(boundary, ())),

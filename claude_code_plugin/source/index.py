@@ -84,6 +84,9 @@ class FileIndex:
     #: The sub-agents ``spawns`` has from a Task result: the first such result names the
     #: spawning call (a later one, resuming the agent, does not).
     spawned_by_result: set[str] = field(factory=set)
+    #: Compact boundary position -> the uuid of the first message its compaction kept as it
+    #: was after its summary (``compactMetadata.preservedSegment.headUuid``).
+    kept_heads: dict[int, str] = field(factory=dict)
     #: Tool use id -> ``subagent_type`` and ``description`` of a call that spawns a sub-agent.
     tasks: dict[str, dict[str, str]] = field(factory=dict)
     counts: dict[str, int] = field(factory=dict)
@@ -243,6 +246,13 @@ def _fill(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
         line.set(BOUNDARY, True)
         logical = obj.get("logicalParentUuid")
         line.logical = logical if isinstance(logical, str) and logical else None
+        metadata = obj.get("compactMetadata")
+        segment = metadata.get("preservedSegment") if isinstance(metadata, dict) else None
+        head = segment.get("headUuid") if isinstance(segment, dict) else None
+        # Kept after the summary; kept before it (the anchor is the boundary) is not mapped.
+        after = isinstance(segment, dict) and segment.get("anchorUuid") != obj.get("uuid")
+        if isinstance(head, str) and head and after:
+            index.kept_heads[len(index.lines)] = sys.intern(head)
     elif kind == "progress":
         data = obj.get("data")
         if isinstance(data, dict) and data.get("type") == "agent_progress":

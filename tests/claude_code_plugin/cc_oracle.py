@@ -17,6 +17,10 @@ all its results (the API refuses a ``tool_use`` without its result), so :func:`r
 first line is. With ``whole_responses=False`` it is §9 to the letter; the tests check that
 the letter reproduces the figures the notes give for every file, and that the two differ
 exactly on those lines.
+
+§9 step 3 also predates compactions that keep the latest messages as they were (CLI 2.1.226,
+``compactMetadata.preservedSegment``): Claude Code puts those messages back after the summary
+when it loads the file (:func:`_kept_segment`); the shared files have none.
 """
 
 from __future__ import annotations
@@ -111,14 +115,39 @@ def _descends(lines: list[JSON], by_uuid: dict[str, int], n: int, ancestor: int)
     return False
 
 
+def _kept_segment(lines: list[JSON], by_uuid: dict[str, int], boundary: JSON) -> list[int]:
+    """The anchor and the messages a compaction kept as they were after its summary (CLI
+    2.1.226 ``compactMetadata.preservedSegment``, which §9 predates): the walk up
+    ``parentUuid`` from ``tailUuid`` to ``headUuid``, root first, after the ``anchorUuid``
+    line Claude Code relinks the head below when it loads the file. Empty when the walk does
+    not reach the head, or the anchor is the boundary itself (kept before the summary)."""
+    metadata = boundary.get("compactMetadata")
+    segment = metadata.get("preservedSegment") if isinstance(metadata, dict) else None
+    if not isinstance(segment, dict) or segment.get("anchorUuid") == boundary.get("uuid"):
+        return []
+    head, tail = by_uuid.get(segment.get("headUuid", "")), by_uuid.get(segment.get("tailUuid", ""))
+    anchor = by_uuid.get(segment.get("anchorUuid", ""))
+    if head is None or tail is None or anchor is None:
+        return []
+    walk = _walk_up(lines, by_uuid, tail)
+    return [anchor, *walk[walk.index(head) :]] if head in walk else []
+
+
 def rebuild(lines: list[JSON], leaf: int, *, whole_responses: bool = True) -> Rebuilt:
     """§9 at ``leaf`` (a file position): the message list the model got."""
     by_uuid = _index(lines)
     path = _walk_up(lines, by_uuid, leaf)
+    moved: dict[int, float] = {}
     path_entries = len(path)
     first = lines[path[0]]
     if first.get("type") == "system" and first.get("subtype") == "compact_boundary":
         path = path[1:]  # step 3: the summary below the boundary opens the context
+        kept = _kept_segment(lines, by_uuid, first)
+        if kept and kept[0] in path:  # the kept messages follow their anchor (the summary)
+            at = path.index(kept[0]) + 1
+            path = [*path[:at], *kept[1:], *path[at:]]
+            # ... also within a message: they sort as if written right after the anchor
+            moved = {n: kept[0] + i / len(kept) for i, n in enumerate(kept[1:], 1)}
     kept = [n for n in path if lines[n].get("type") in ("user", "assistant")]  # step 4
     # Step 5: responses.
     entries: list[tuple[str, list[int]]] = []
@@ -197,7 +226,7 @@ def rebuild(lines: list[JSON], leaf: int, *, whole_responses: bool = True) -> Re
     messages = []
     used: set[int] = set()
     for role, ns in merged:
-        order = sorted(set(ns)) if role == "user" else ns
+        order = sorted(set(ns), key=lambda n: moved.get(n, n)) if role == "user" else ns
         used.update(order)
         messages.append((role, [(n, b) for n in order for b in _blocks(lines[n])]))
     return Rebuilt(messages, path_entries, put_back, used)

@@ -179,3 +179,60 @@ def test_a_summary_of_an_earlier_session_does_not_name_this_one(
     (kept,) = [e for e in sessions[only.session].entries if isinstance(e, Custom)]
     assert kept.data == {"object": only.objects[0]}
     assert main(["verify", str(tmp_path / "out")]) == 0
+
+
+_BOUNDARY = "7b52ac75-04d8-4608-b7e1-07da94f5146c"
+
+
+def _compacted_keeping(lines: Lines, **segment: str) -> str:
+    """Two turns, then a ``/compact`` that keeps the second (CLI 2.1.226: the boundary names
+    the kept messages in ``compactMetadata.preservedSegment`` and hangs, through
+    ``logicalParentUuid``, from the last of them), its summary, and a prompt after it."""
+    old = lines.text(lines.user(None, "old request"), "msg_1", "old answer")
+    head = lines.user(old, "keep this request")
+    tail = lines.text(head, "msg_2", "kept answer")
+    anchor = "5c42641c-3b0b-41b3-97b7-822914a30b8e"
+    kept = {"headUuid": head, "anchorUuid": anchor, "tailUuid": tail, **segment}
+    metadata = {
+        "trigger": "manual",
+        "preTokens": 801920,
+        "postTokens": 19650,
+        "preservedSegment": kept,
+        "preservedMessages": {"anchorUuid": anchor, "uuids": [head, tail]},
+    }
+    boundary = lines.system(
+        None,
+        "compact_boundary",
+        logicalParentUuid=tail,
+        uuid="7b52ac75-04d8-4608-b7e1-07da94f5146c",
+    )
+    lines.objects[-1]["compactMetadata"] = metadata
+    summary = "This session is being continued from a previous conversation."
+    lines.user(boundary, summary, isCompactSummary=True, uuid=anchor)
+    return lines.user(anchor, "and now?")
+
+
+@pytest.mark.parametrize(
+    ("segment", "kept"),
+    [
+        ({}, ["user:keep this request", "assistant:kept answer"]),
+        ({"headUuid": "4645e36d-8657-4b0e-9d4d-82667f3e4409"}, []),
+        ({"anchorUuid": _BOUNDARY}, []),
+    ],
+    ids=["kept after the summary", "head off the path", "kept before the summary"],
+)
+def test_a_compaction_keeps_the_messages_it_preserved(
+    tmp_path: Path, segment: dict[str, str], kept: list[str]
+) -> None:
+    """The model sees the summary, then the kept messages as they were, then what follows
+    (Claude Code relinks the kept head below the summary when it resumes). A head that is
+    not above the boundary (here: not in the file) cannot be kept; a segment kept before the
+    summary (its anchor the boundary itself) is not mapped."""
+    lines = Lines(version="2.1.226")
+    _compacted_keeping(lines, **segment)
+    lines.write(tmp_path / "in" / "-p")
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    (session,) = sessions_in(tmp_path / "out").values()
+    summary = "user:This session is being continued from a previous conversation."
+    assert context_texts(session) == [summary, *kept, "user:and now?"]
+    assert main(["verify", str(tmp_path / "out")]) == 0
