@@ -8,6 +8,7 @@ it again, so memory grows with the number of lines, never with their size. The s
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Container, Iterable
 from pathlib import Path
@@ -32,6 +33,10 @@ from claude_code_plugin.source.table import (
 
 __all__ = ["FileIndex", "index_file", "index_lines", "names_elsewhere", "text_of"]
 
+#: How Claude Code writes a slash command and an input of bash mode as a user message.
+_COMMAND: Final = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
+_ARGS: Final = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+_BASH: Final = re.compile(r"<bash-input>(.*?)</bash-input>", re.DOTALL)
 #: Line types that carry a conversation message.
 ROLES: Final = frozenset({"user", "assistant"})
 #: Bookkeeping line types that name the session, and the member holding the name; a later
@@ -75,9 +80,10 @@ class FileIndex:
     #: ``summary`` lines naming a leaf (``leafUuid``, title), in file order: one titles this
     #: file only if its leaf is here, which is known once the file is read.
     leaf_titles: list[tuple[str, str]] = field(factory=list)
-    #: The first typed prompt, and the first one that is not command markup.
-    first_prompt: str | None = None
+    #: The first typed prompt that is not command markup, and the first command (or bash-mode
+    #: input) as Claude Code names a session by it.
     first_plain_prompt: str | None = None
+    first_command: str | None = None
     #: Sub-agent id -> the tool use id of the call that spawned it (from the Task result's
     #: ``toolUseResult.agentId``, else from its ``agent_progress`` lines).
     spawns: dict[str, str] = field(factory=dict)
@@ -95,7 +101,7 @@ class FileIndex:
         self.counts[key] = self.counts.get(key, 0) + n
 
     def display_title(self) -> str | None:
-        return self.title or self.first_plain_prompt or self.first_prompt
+        return self.title or self.first_plain_prompt or self.first_command
 
 
 def names_elsewhere(obj: dict[str, Any], uuids: Container[str]) -> bool:
@@ -107,6 +113,19 @@ def names_elsewhere(obj: dict[str, Any], uuids: Container[str]) -> bool:
     """
     leaf = obj.get("leafUuid")
     return obj.get("type") == "summary" and isinstance(leaf, str) and leaf not in uuids
+
+
+def _command_title(text: str) -> str | None:
+    """A command's name and arguments (``/review parser``), ``! <command>`` for an input of
+    bash mode, as Claude Code's session list shows them; None for other markup (a command's
+    output, a caveat, a notice)."""
+    command = _COMMAND.search(text)
+    if command is not None:
+        args = _ARGS.search(text)
+        given = args.group(1).strip() if args is not None else ""
+        return f"{command.group(1)} {given}" if given else command.group(1)
+    bash = _BASH.search(text)
+    return f"! {bash.group(1).strip()}" if bash is not None else None
 
 
 def _remember(values: list[str], value: str | None) -> None:
@@ -192,10 +211,11 @@ def _fill_message(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
     if line.prompt and not line.meta and not line.summary and not line.sidechain:
         text = text_of(message.get("content"))
         if text and text.strip():
-            if index.first_prompt is None:
-                index.first_prompt = text
-            if index.first_plain_prompt is None and not text.lstrip().startswith(_NOT_TYPED):
-                index.first_plain_prompt = text
+            if not text.lstrip().startswith(_NOT_TYPED):
+                if index.first_plain_prompt is None:
+                    index.first_plain_prompt = text
+            elif index.first_command is None:
+                index.first_command = _command_title(text)
 
 
 def _fill(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:

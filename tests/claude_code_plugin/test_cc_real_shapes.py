@@ -236,3 +236,42 @@ def test_a_compaction_keeps_the_messages_it_preserved(
     summary = "user:This session is being continued from a previous conversation."
     assert context_texts(session) == [summary, *kept, "user:and now?"]
     assert main(["verify", str(tmp_path / "out")]) == 0
+
+
+@pytest.mark.parametrize(
+    ("prompts", "title"),
+    [
+        (["<command-message>init</command-message>\n<command-name>/init</command-name>"], "/init"),
+        (
+            [
+                "<local-command-stdout>Set model to \x1b[1mopus\x1b[22m</local-command-stdout>",
+                "<command-name>/review</command-name>\n            <command-message>review"
+                "</command-message>\n            <command-args>the parser</command-args>",
+            ],
+            "/review the parser",
+        ),
+        (
+            ['<bash-input> uv run pytest -m "not tui" -v</bash-input>'],
+            '! uv run pytest -m "not tui" -v',
+        ),
+        (["<local-command-stdout>Set model to opus</local-command-stdout>"], None),
+    ],
+    ids=["command", "command after output", "bash mode", "output only"],
+)
+def test_a_session_of_commands_is_named_by_its_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], prompts: list[str], title: str | None
+) -> None:
+    """A session whose user never typed a prompt (CLI 2.1.138 ran ``/init`` and stopped;
+    2.0.55 wrote a command's output as a user line, 1.0.55 an input of bash mode) is named as
+    Claude Code's session list names it: ``/init``, the command with its arguments,
+    ``! <command>``; never by the raw markup or a command's output."""
+    lines = Lines(version="2.1.138")
+    parent = None
+    for prompt in prompts:
+        parent = lines.user(parent, prompt)
+    lines.user(parent, "Please analyze this codebase and create a CLAUDE.md file.", isMeta=True)
+    lines.write(tmp_path / "-p")
+    code, stdout, _ = run(capsys, "list", tmp_path / "-p", "--json")
+    assert code == 0
+    (store,) = json.loads(stdout)["stores"]
+    assert [s["title"] for s in store["sessions"]] == [title]
