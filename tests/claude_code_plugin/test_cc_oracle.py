@@ -251,10 +251,14 @@ def test_subagents_are_linked_subsessions(converted: Converted) -> None:
 def test_header_carries_cwd_branch_version(converted: Converted) -> None:
     for source in SESSIONS:
         header = load(converted.files[source_key(source)]).header
-        first = next(o for o in load_lines(source) if "cwd" in o)
+        lines = load_lines(source)
+        if not any("cwd" in o for o in lines):
+            continue  # a file of titles only (CLI 1.0): nothing to compare
+        first = {k: next((o[k] for o in lines if k in o), None) for k in ("cwd", "gitBranch")}
         assert header.cwd == first["cwd"]
-        assert header.harness == {"name": "claude-code", "version": first["version"]}
-        assert header.unknown[NS]["git_branch"] == first["gitBranch"]
+        version = next(o["version"] for o in lines if "cwd" in o)
+        assert header.harness == {"name": "claude-code", "version": version}
+        assert header.unknown[NS].get("git_branch") == first["gitBranch"]  # 1.0.17 has none
         assert header.unknown[NS]["session"] == source.stem
         assert header.unknown[NS]["project"] == source.parent.name
 
@@ -288,7 +292,7 @@ def test_responses_keep_model_and_usage(converted: Converted) -> None:
 
 def test_tool_errors_are_kept(converted: Converted) -> None:
     errors = 0
-    for source in SESSIONS:
+    for source in (s for s in SESSIONS if s.stem[:8] in NOTES):  # the files the README counts
         session = load(converted.files[source_key(source)])
         for entry in session.entries:
             if entry.type == "item" and entry.item["type"] == "function_call_output":
