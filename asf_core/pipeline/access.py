@@ -26,44 +26,47 @@ _GROUP = stat.S_IRGRP | stat.S_IXGRP
 _OTHERS = stat.S_IROTH | stat.S_IXOTH
 
 
-def reach(source: Path) -> int:
-    """The group and other bits (of ``0o055``) a directory may have to be no more open than
-    ``source``: the group's when every directory above the source lets its group through and
-    the source lets it read (a directory also list), the same for others. Nothing when the
-    source cannot be looked at."""
+def reach(source: Path, group_id: int | None = None) -> int:
+    """The group and other bits (of ``0o055``) a directory of group ``group_id`` may have to be
+    no more open than ``source``: the group's when that is the source's group, the source lets
+    it read (a directory also list) and every directory above lets it through (as its group,
+    or as others); the same for others. Nothing when the source cannot be looked at."""
     try:
         path = source.resolve()
-        mode = path.stat().st_mode
+        st = path.stat()
     except (OSError, RuntimeError):  # RuntimeError: a loop of links
         return 0
+    mode, gid = st.st_mode, st.st_gid
     listed = stat.S_ISDIR(mode)
-    group = mode & stat.S_IRGRP and (not listed or mode & stat.S_IXGRP)
+    group = group_id in (None, gid) and mode & stat.S_IRGRP
+    group = group and (not listed or mode & stat.S_IXGRP)
     others = mode & stat.S_IROTH and (not listed or mode & stat.S_IXOTH)
     for parent in path.parents:
         if not (group or others):
             break
         try:
-            above = parent.stat().st_mode
+            above = parent.stat()
         except OSError:
             return 0
-        group = group and above & stat.S_IXGRP
-        others = others and above & stat.S_IXOTH
+        others = others and above.st_mode & stat.S_IXOTH
+        as_group = above.st_gid == gid and above.st_mode & stat.S_IXGRP
+        group = group and (as_group or above.st_mode & stat.S_IXOTH)
     return (_GROUP if group else 0) | (_OTHERS if others else 0)
 
 
 def keep_within(dest: Path, source: Path) -> None:
     """Make ``dest`` (its parents as usual) open to no one ``source`` is closed to, or take
-    from the existing ``dest`` the group and other bits ``source`` does not grant."""
+    from the existing ``dest`` the group and other bits ``source`` does not grant (the group's
+    unless ``dest`` belongs to the source's group: a new directory's group is known once it
+    is there, and it is empty until this returns)."""
     if os.name != "posix":
         return
-    allowed = stat.S_IRWXU | reach(source)
     with contextlib.suppress(OSError):
         dest.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            dest.mkdir(mode=allowed)  # the umask may take more away, never less
-            return
-        except FileExistsError:
-            pass
-        mode = dest.lstat().st_mode
-        if stat.S_ISDIR(mode) and stat.S_IMODE(mode) & ~allowed & 0o077:
-            dest.chmod(stat.S_IMODE(mode) & (allowed | ~0o077))
+        with contextlib.suppress(FileExistsError):
+            dest.mkdir(mode=stat.S_IRWXU | reach(source))  # the umask may take more away
+        st = dest.lstat()
+        mode = stat.S_IMODE(st.st_mode)
+        allowed = stat.S_IRWXU | reach(source, st.st_gid)
+        if stat.S_ISDIR(st.st_mode) and mode & ~allowed & 0o077:
+            dest.chmod(mode & (allowed | ~0o077))

@@ -101,3 +101,30 @@ def test_reach_reads_every_directory_above(open_dir: Path, tmp_path: Path) -> No
     assert reach(db.parent) == 0o050
     assert reach(open_dir / "nowhere") == 0
     assert reach(tmp_path) == 0  # pytest's own directories are owner-only
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0, reason="changes groups (root)")
+def test_a_group_is_granted_only_the_store_s_own(open_dir: Path) -> None:
+    """The group bits go to the store's group alone: a store shared with another group
+    leaves the output's group (the user's) out, and a directory above that lets only its own
+    group through lets no other group reach the store."""
+    home = _home(open_dir, 0o750, 0o640)
+    other = os.getgid() + 4242  # a group no one here is in
+    for path in [home, *home.rglob("*")]:
+        os.chown(path, -1, other)
+    out = open_dir / "out"
+    assert main(["convert", str(home), "-o", str(out), "--quiet"]) == 0
+    assert {_mode(d) for d in _store_dirs(out)} == {0o700}  # the output is the user's group's
+    db = home / "state.db"
+    assert reach(db, other) == 0o050  # for a directory of the store's own group
+    assert reach(db, os.getgid()) == 0
+    middle = open_dir / "middle"
+    middle.mkdir(mode=0o750)
+    os.chown(middle, -1, other + 1)  # lets its own group through, not the store's
+    inner = middle / "db"
+    inner.write_bytes(b"")
+    os.chown(inner, -1, other)
+    inner.chmod(0o640)
+    assert reach(inner, other) == 0
+    middle.chmod(0o751)  # others may pass: the store's group passes as others
+    assert reach(inner, other) == 0o050
