@@ -126,7 +126,9 @@ def read_regular(path: Path) -> bytes:
 _BUFFER = 256 * 1024
 
 
-def write_atomic(path: Path, chunks: Iterable[bytes], *, durable: bool = True) -> int:
+def write_atomic(
+    path: Path, chunks: Iterable[bytes], *, durable: bool = True, mode: int = 0o666
+) -> int:
     """Write ``chunks`` to ``path`` whole or not at all; return the number of bytes written.
 
     The bytes go to a temporary name in the same directory, then are renamed over ``path``,
@@ -134,13 +136,14 @@ def write_atomic(path: Path, chunks: Iterable[bytes], *, durable: bool = True) -
     flushed to disk before the rename; a caller writing many files may pass False and sync
     once at the end instead (one flush instead of one per file). Creates missing parent
     directories; the first write into a directory removes stale temporaries there. Raises
-    ``OSError`` when ``path`` exists and is not a regular file.
+    ``OSError`` when ``path`` exists and is not a regular file. The file is made with ``mode``
+    (the umask takes its part away).
     """
-    return write_atomic_stat(path, chunks, durable=durable).st_size
+    return write_atomic_stat(path, chunks, durable=durable, mode=mode).st_size
 
 
 def write_atomic_stat(
-    path: Path, chunks: Iterable[bytes], *, durable: bool = True
+    path: Path, chunks: Iterable[bytes], *, durable: bool = True, mode: int = 0o666
 ) -> os.stat_result:
     """:func:`write_atomic`, returning the status of the file written, taken from the file
     itself before its rename: another process renaming its own file over ``path`` right
@@ -154,7 +157,14 @@ def write_atomic_stat(
     # the call that creates it) leaves a name the cleanup below knows.
     tmp = temporary_path(path)
     try:
-        with tmp.open("xb", buffering=_BUFFER) as out:
+        # Made with ``mode`` by the opener (``Path.open`` takes none): never readable by more
+        # than ``mode`` lets, not even for an instant. ``open`` owns the descriptor as soon
+        # as the opener returns it, so an interrupt never closes it twice (``os.fdopen``, in
+        # Python, could be interrupted after taking it: a later file's descriptor was closed).
+        def made(name: str, flags: int) -> int:
+            return os.open(name, flags, mode)
+
+        with open(tmp, "xb", buffering=_BUFFER, opener=made) as out:
             batch: list[bytes] = []
             for chunk in chunks:
                 batch.append(chunk)

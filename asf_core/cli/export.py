@@ -35,6 +35,7 @@ from asf_core.export.transcript import Href, transcript
 from asf_core.export.transcript_html import render_html
 from asf_core.export.transcript_text import render_markdown, render_text
 from asf_core.files import write_atomic
+from asf_core.pipeline.access import file_mode, keep_within
 from asf_core.reader import FormatError, read_session
 from asf_core.safe_text import json_safe, printable
 from asf_core.session_file import SessionFile
@@ -101,6 +102,18 @@ class Exporter:
         self.index = DirectoryIndex(root, recursive=self.is_dir)
         if self.is_dir:  # its files' workers inherit the index, read once
             self.index.made()
+        #: Documents go to a directory (``-o DIR``), not to one file or stdout.
+        self.to_dir = self.output not in (None, "-") and not (
+            not self.is_dir
+            and not args.all_leaves
+            and not Path(str(self.output)).is_dir()
+            and not str(self.output).endswith("/")
+        )
+        #: The mode documents are made with: no more open than what they are exported from.
+        self.mode = 0o666
+        if self.output not in (None, "-"):
+            where = Path(str(self.output))
+            self.mode = file_mode(self.source, where if self.to_dir else where.parent)
         self.written = 0
         #: The leaf each file's main document shows (named after the file alone).
         self.resume_of: dict[Path, str] = {}
@@ -160,11 +173,11 @@ class Exporter:
         files = self.files()
         to_stdout = self.output in (None, "-")
         single = not self.is_dir and not self.args.all_leaves
-        to_dir = not to_stdout and not (
-            single and not Path(str(self.output)).is_dir() and not str(self.output).endswith("/")
-        )
+        to_dir = self.to_dir
         if self.target == "html" and to_stdout and not single:
             raise Fail("several HTML pages cannot share stdout: give -o DIR")
+        if to_dir:  # a directory made here is no more open than what is exported
+            keep_within(Path(str(self.output)), self.source, narrow=False)
         if self.is_dir and to_dir and not self.args.endpoint and self.args.jobs > 1:
             self.spread(files)
         else:
@@ -246,7 +259,7 @@ class Exporter:
             target = Path(str(self.output)) / job.name if to_dir else Path(str(self.output))
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                write_atomic(target, _encoded(chunks), durable=False)
+                write_atomic(target, _encoded(chunks), durable=False, mode=self.mode)
             except OSError as exc:
                 raise Fail(f"{target}: cannot write: {exc.strerror or exc}") from exc
         self.written += 1

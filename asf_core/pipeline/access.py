@@ -9,7 +9,8 @@ and others at most what the store grants them through every directory above it:
 :func:`reach` reads that from the mode bits, :func:`keep_within` creates the directory so, or
 takes away from an existing one what the store does not grant (it never adds). Best effort: a
 directory that cannot be made or changed here is left to the writes that follow, which say
-why they fail. POSIX only; elsewhere nothing is done.
+why they fail. :func:`file_mode` gives the same rule to the documents ``asf export`` writes
+(and a directory it makes for them). POSIX only; elsewhere nothing is done.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["keep_within", "reach"]
+__all__ = ["file_mode", "keep_within", "reach"]
 
 #: The bits of a directory that let its group, and others, list and enter it.
 _GROUP = stat.S_IRGRP | stat.S_IXGRP
@@ -54,19 +55,43 @@ def reach(source: Path, group_id: int | None = None) -> int:
     return (_GROUP if group else 0) | (_OTHERS if others else 0)
 
 
-def keep_within(dest: Path, source: Path) -> None:
+def keep_within(dest: Path, source: Path, *, narrow: bool = True) -> None:
     """Make ``dest`` (its parents as usual) open to no one ``source`` is closed to, or take
     from the existing ``dest`` the group and other bits ``source`` does not grant (the group's
     unless ``dest`` belongs to the source's group: a new directory's group is known once it
-    is there, and it is empty until this returns)."""
+    is there, and it is empty until this returns). Without ``narrow``, an existing ``dest``
+    (a directory the user named) is left as it is."""
     if os.name != "posix":
         return
     with contextlib.suppress(OSError):
         dest.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileExistsError):
+        try:
             dest.mkdir(mode=stat.S_IRWXU | reach(source))  # the umask may take more away
+        except FileExistsError:
+            if not narrow:
+                return
         st = dest.lstat()
         mode = stat.S_IMODE(st.st_mode)
         allowed = stat.S_IRWXU | reach(source, st.st_gid)
         if stat.S_ISDIR(st.st_mode) and mode & ~allowed & 0o077:
             dest.chmod(mode & (allowed | ~0o077))
+
+
+def file_mode(source: Path, directory: Path) -> int:
+    """The mode to make a file in ``directory`` with (the umask takes its part away), derived
+    from ``source``: read and write for its owner, and for its group and others only what the
+    source grants them (:func:`reach`; the file's group is ``directory``'s where that passes
+    its group on, set-group-ID, else this process's)."""
+    if os.name != "posix":
+        return 0o666
+    group = os.getegid()
+    for place in (directory, *directory.parents):
+        try:
+            st = place.stat()
+        except OSError:
+            continue
+        if st.st_mode & stat.S_ISGID:
+            group = st.st_gid
+        break
+    bits = reach(source, group)
+    return 0o600 | (0o060 if bits & _GROUP else 0) | (0o006 if bits & _OTHERS else 0)

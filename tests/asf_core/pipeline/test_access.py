@@ -128,3 +128,32 @@ def test_a_group_is_granted_only_the_store_s_own(open_dir: Path) -> None:
     assert reach(inner, other) == 0
     middle.chmod(0o751)  # others may pass: the store's group passes as others
     assert reach(inner, other) == 0o050
+
+
+def test_exports_are_no_more_open_than_what_they_come_from(open_dir: Path) -> None:
+    """Documents exported from a private store's sessions are private wherever they go (a
+    directory ``asf export`` makes is too; one the user named is left as it is); from an open
+    store, the umask's files, as any other."""
+    out = open_dir / "out"
+    assert main(["convert", str(_home(open_dir, 0o700)), "-o", str(out), "--quiet"]) == 0
+    (private, _) = sorted(_store_dirs(out))
+    docs = open_dir / "docs"
+    assert main(["export", str(private), "--to", "markdown", "-o", str(docs)]) == 0
+    assert _mode(docs) == 0o700
+    written = list(docs.rglob("*.md"))
+    assert written
+    assert {_mode(p) for p in written} == {0o600}
+    mine = open_dir / "mine"
+    mine.mkdir(mode=0o755)
+    session = next(private.rglob("*.jsonl"))
+    assert main(["export", str(session), "--to", "atif", "-o", str(mine / "one.json")]) == 0
+    assert (_mode(mine), _mode(mine / "one.json")) == (0o755, 0o600)
+    shutil.rmtree(out)
+    shutil.rmtree(docs)
+    home = open_dir / "home"
+    home.chmod(0o755)
+    assert main(["convert", str(home), "-o", str(out), "--quiet"]) == 0
+    (public, _) = sorted(_store_dirs(out))
+    assert main(["export", str(public), "--to", "markdown", "-o", str(docs)]) == 0
+    assert _mode(docs) == 0o755
+    assert {_mode(p) for p in docs.rglob("*.md")} == {0o644}
