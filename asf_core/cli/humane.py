@@ -6,9 +6,12 @@ to the terminal: a pipe gets whole lines, a terminal gets lines cut at its width
 
 from __future__ import annotations
 
+import codecs
+import functools
 import os
 import sys
 import unicodedata
+from collections.abc import Callable
 from datetime import datetime
 
 from asf_core.safe_text import printable
@@ -74,19 +77,50 @@ def _cells(ch: str) -> int:
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
 
 
+@functools.cache
+def _spelled(encoding: str) -> Callable[[str], bool] | None:
+    """Whether ``encoding`` spells a character; None for one that spells every character (a
+    UTF, or one Python does not know: its stream says so when written to)."""
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return None
+    if name.startswith("utf"):
+        return None
+
+    def spelled(ch: str) -> bool:
+        try:
+            ch.encode(name)
+        except UnicodeEncodeError:
+            return False
+        return True
+
+    return spelled
+
+
+def _escaped(ch: str) -> int:
+    """The columns of a character's backslash escape (``\\xe9``, ``\\u2014``, ``\\U0001f680``),
+    what stdout writes for one its encoding cannot spell (:func:`asf_core.cli.streams.prepare`)."""
+    return 4 if ord(ch) < 0x100 else 6 if ord(ch) < 0x10000 else 10
+
+
 def clip(text: str, width: int) -> str:
-    """``text`` cut to ``width`` terminal columns with an ellipsis (whole when it fits)."""
+    """``text`` cut to ``width`` terminal columns with an ellipsis (whole when it fits), as
+    stdout will show it: a character its encoding cannot spell takes its escape's columns,
+    and the ellipsis is ``...`` where ``…`` cannot be spelled."""
     if width <= 0:
         return ""
+    spelled = _spelled(getattr(sys.stdout, "encoding", None) or "utf-8")
+    dots = "…" if spelled is None or spelled("…") else "..."
     if text.isascii():
-        return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
-    used, cut = 0, None  # ``cut``: where the text stops if an ellipsis (one column) follows
+        return text if len(text) <= width else text[: max(width - len(dots), 0)] + dots[:width]
+    used, cut = 0, None  # ``cut``: where the text stops if the ellipsis follows
     for n, ch in enumerate(text):
-        used += _cells(ch)
-        if cut is None and used > width - 1:
+        used += _cells(ch) if spelled is None or spelled(ch) else _escaped(ch)
+        if cut is None and used > width - len(dots):
             cut = n
         if used > width:
-            return text[:cut] + "…"
+            return text[:cut] + dots[:width]
     return text
 
 

@@ -224,6 +224,23 @@ def test_a_deleted_current_directory_is_one_line(home: Path, tmp_path: Path) -> 
     assert _asf("verify", tmp_path / "out").returncode == ExitCode.OK
 
 
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_lines_cut_to_the_width_fit_it_as_escaped(encoding: str, home: Path) -> None:
+    """Under a stdout that cannot spell the titles, each character it escapes takes its
+    escape's columns (``\\u6570``: six), so a cut line still fits the terminal; the ellipsis
+    is ``...`` where ``…`` cannot be spelled."""
+    shown: list[str] = []
+    for columns in (40, 61, 100):
+        env = {"COLUMNS": str(columns), "PYTHONIOENCODING": encoding}
+        done = _asf("list", home, env=env)
+        assert done.returncode == ExitCode.OK, done.stderr
+        lines = done.stdout.decode(encoding).splitlines()
+        assert max(map(len, lines)) <= columns, [line for line in lines if len(line) > columns]
+        shown += lines
+    assert any("\\u65e5" in line for line in shown)  # a title's CJK, escaped, yet within
+    assert any(line.endswith("...") for line in shown)  # neither spells "…"
+
+
 def test_columns_zero_sets_no_width(home: Path) -> None:
     """``COLUMNS=0`` (as some shells and CI runners export it) is no width: a pipe gets whole
     lines, as without it; a positive number still cuts them."""
