@@ -5,7 +5,9 @@ Hermes keeps its home owner-only (``0700``), so its ``state.db`` is private even
 itself says ``0644``; the ASF files asf writes are the same conversations, often with secrets in
 tool output, and would otherwise get the umask's ``0755`` directories. So a store's output
 directory (``<out>/<format>/<label>``, which holds every file of that store) grants its group
-and others at most what the store grants them through every directory above it:
+and others at most what the store grants them through every directory above it (a store
+that is a directory, a Claude Code project, through everything below it too: one private
+transcript in an open project keeps the output private):
 :func:`reach` reads that from the mode bits, :func:`keep_within` creates the directory so, or
 takes away from an existing one what the store does not grant (it never adds). Best effort: a
 directory that cannot be made or changed here is left to the writes that follow, which say
@@ -30,8 +32,9 @@ _OTHERS = stat.S_IROTH | stat.S_IXOTH
 def reach(source: Path, group_id: int | None = None) -> int:
     """The group and other bits (of ``0o055``) a directory of group ``group_id`` may have to be
     no more open than ``source``: the group's when that is the source's group, the source lets
-    it read (a directory also list) and every directory above lets it through (as its group,
-    or as others); the same for others. Nothing when the source cannot be looked at."""
+    it read (a directory also list, and read everything below it: each file readable, each
+    folder listed) and every directory above lets it through (as its group, or as others);
+    the same for others. Nothing when the source cannot be looked at."""
     try:
         path = source.resolve()
         st = path.stat()
@@ -42,6 +45,8 @@ def reach(source: Path, group_id: int | None = None) -> int:
     group = group_id in (None, gid) and mode & stat.S_IRGRP
     group = group and (not listed or mode & stat.S_IXGRP)
     others = mode & stat.S_IROTH and (not listed or mode & stat.S_IXOTH)
+    if listed and (group or others):  # a directory's files: a private one keeps it private
+        group, others = _within(path, gid, bool(group), bool(others))
     for parent in path.parents:
         if not (group or others):
             break
@@ -53,6 +58,32 @@ def reach(source: Path, group_id: int | None = None) -> int:
         as_group = above.st_gid == gid and above.st_mode & stat.S_IXGRP
         group = group and (as_group or above.st_mode & stat.S_IXOTH)
     return (_GROUP if group else 0) | (_OTHERS if others else 0)
+
+
+def _within(root: Path, gid: int, group: bool, others: bool) -> tuple[bool, bool]:
+    """What ``group`` (``gid``) and ``others`` keep of their reach of a directory through
+    everything below it: each file (through a link) readable, each folder (not a link, which
+    a walk does not follow) listed and entered. A folder that cannot be listed keeps
+    nothing: what it holds is not known."""
+    stack = [os.fspath(root)]
+    while stack and (group or others):
+        try:
+            with os.scandir(stack.pop()) as listing:
+                items = list(listing)
+            for item in items:
+                folder = item.is_dir(follow_symlinks=False)
+                if not folder and not item.is_file():
+                    continue  # a device, a socket, a dangling link: no session in it
+                st = item.stat(follow_symlinks=not folder)
+                if folder:
+                    stack.append(item.path)
+                read = stat.S_IROTH | (stat.S_IXOTH if folder else 0)
+                others = others and st.st_mode & read == read
+                own = st.st_gid == gid and st.st_mode & (read << 3) == read << 3
+                group = group and (own or st.st_mode & read == read)
+        except OSError:
+            return False, False
+    return group, others
 
 
 def keep_within(dest: Path, source: Path, *, narrow: bool = True) -> None:

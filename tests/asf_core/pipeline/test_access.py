@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fixture_paths import ROOT
+from fixture_paths import CLAUDE_HOME, ROOT
 
 from asf_core.cli.main import main
 from asf_core.pipeline.access import reach
@@ -18,6 +18,8 @@ from asf_core.pipeline.access import reach
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX modes")
 
 EXAMPLE = ROOT / "examples" / "hermes-home"
+#: A Claude Code project whose session has sub-agents (a folder below the project).
+PROJECT = CLAUDE_HOME / ".claude" / "projects" / "-home-USER-projects-spotter-worktrees-spotter-a0y"
 
 
 @pytest.fixture
@@ -87,6 +89,40 @@ def test_an_open_output_is_closed_when_the_store_is_and_never_opened(open_dir: P
     home.chmod(0o755)
     assert main(["convert", str(home), "-o", str(out), "--quiet"]) == 0
     assert {_mode(d) for d in _store_dirs(out)} == {0o700}
+
+
+def _project(where: Path) -> Path:
+    project = where / "projects" / PROJECT.name
+    shutil.copytree(PROJECT, project)
+    for path in [where / "projects", *project.rglob("*"), project]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return project
+
+
+@pytest.mark.parametrize(
+    "private",
+    ["fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl", "fa812bfe-b295-4cca-9c2f-fdf01028cb46"],
+    ids=["a session file", "a session's folder of sub-agents"],
+)
+def test_a_private_file_in_an_open_directory_store_keeps_its_output_private(
+    open_dir: Path, private: str
+) -> None:
+    """A Claude Code store is a project directory: one of its transcripts (or a folder of
+    them) closed to others keeps its output closed, as a private database in an open Hermes
+    home does, though the project directory itself is open."""
+    project = _project(open_dir)
+    out = open_dir / "out"
+    assert main(["convert", str(project), "-o", str(out), "--quiet"]) == 0
+    (store,) = [d for d in (out / "claude-code").iterdir() if d.is_dir()]
+    assert _mode(store) == 0o755  # all of it open: the umask's directory
+    (project / private).chmod(0o700 if (project / private).is_dir() else 0o600)
+    assert main(["convert", str(project), "-o", str(out), "--quiet"]) == 0
+    assert _mode(store) == 0o700
+    assert reach(project) == 0
+    shutil.rmtree(out)
+    assert main(["convert", str(project), "-o", str(out), "--quiet"]) == 0
+    assert _mode(store) == 0o700  # made so
+    assert list(store.rglob("*.jsonl"))
 
 
 def test_reach_reads_every_directory_above(open_dir: Path, tmp_path: Path) -> None:
