@@ -77,9 +77,10 @@ class FileIndex:
     #: The latest explicit title (``custom-title`` over ``ai-title`` over ``summary``).
     title: str | None = None
     title_rank: int = -1
-    #: ``summary`` lines naming a leaf (``leafUuid``, title), in file order: one titles this
-    #: file only if its leaf is here, which is known once the file is read.
-    leaf_titles: list[tuple[str, str]] = field(factory=list)
+    #: ``summary`` lines (``leafUuid``, None when it names no leaf; title), in file order: one
+    #: of a leaf titles this file only if its leaf is here, which is known once the file is
+    #: read; the latest that does is the title when no other kind gives one.
+    leaf_titles: list[tuple[str | None, str]] = field(factory=list)
     #: The first typed prompt that is not command markup, and the first command (or bash-mode
     #: input) as Claude Code names a session by it.
     first_plain_prompt: str | None = None
@@ -235,8 +236,8 @@ def _fill(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
         rank = list(TITLES).index(kind)
         title = obj.get(TITLES[kind])
         leaf = obj.get("leafUuid")
-        if isinstance(title, str) and kind == "summary" and isinstance(leaf, str):
-            index.leaf_titles.append((sys.intern(leaf), title))
+        if isinstance(title, str) and kind == "summary":
+            index.leaf_titles.append((sys.intern(leaf) if isinstance(leaf, str) else None, title))
         elif isinstance(title, str) and rank >= index.title_rank:
             index.title, index.title_rank = title, rank
     uuid = obj.get("uuid")
@@ -305,7 +306,7 @@ def index_lines(raws: Iterable[RawLine]) -> FileIndex:
         index.lines.append(line)
     index.count("lines", len(index.lines))
     if index.title_rank < 0:
-        here = [title for leaf, title in index.leaf_titles if leaf in index.by_uuid]
+        here = [t for leaf, t in index.leaf_titles if leaf is None or leaf in index.by_uuid]
         if here:
             index.title, index.title_rank = here[-1], 0
     return index

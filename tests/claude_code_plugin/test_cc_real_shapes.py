@@ -181,6 +181,27 @@ def test_a_summary_of_an_earlier_session_does_not_name_this_one(
     assert main(["verify", str(tmp_path / "out")]) == 0
 
 
+@pytest.mark.parametrize("leaf", [None, 3, ["x"]], ids=["null", "a number", "a list"])
+def test_the_latest_summary_of_the_file_titles_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], leaf: object
+) -> None:
+    """A ``summary`` whose ``leafUuid`` is no uuid (null, a number) names no other session,
+    so it titles this one as any summary of a leaf in the file does: the latest of them
+    titles the session, as its ``info`` entries say, whichever kind came first."""
+    lines = Lines(version="1.0.17")
+    answer = lines.text(lines.user(None, "hello"), "msg_1", "hi")
+    lines.raw({"type": "summary", "summary": "Earlier", "leafUuid": leaf})
+    lines.raw({"type": "summary", "summary": "Latest", "leafUuid": answer})
+    lines.write(tmp_path / "in" / "-p")
+    code, stdout, _ = run(capsys, "list", tmp_path / "in" / "-p", "--json")
+    assert code == 0
+    (store,) = json.loads(stdout)["stores"]
+    assert [s["title"] for s in store["sessions"]] == ["Latest"]
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    (session,) = sessions_in(tmp_path / "out").values()
+    assert [e.name for e in session.entries if isinstance(e, Info)] == ["Earlier", "Latest"]
+
+
 _BOUNDARY = "7b52ac75-04d8-4608-b7e1-07da94f5146c"
 
 
