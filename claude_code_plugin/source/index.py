@@ -45,6 +45,10 @@ TITLES: Final = {"summary": "summary", "ai-title": "aiTitle", "custom-title": "c
 #: How texts Claude Code writes as user messages begin (command and caveat markup, notices
 #: of an interruption): not what the user typed, so no title.
 _NOT_TYPED: Final = ("<", "[Request interrupted")
+#: Of those, the ones Claude Code writes: its tags are lowercase words joined by ``-`` or ``_``
+#: (``<command-name>``, ``<local-command-stdout>``, ``<ide_opened_file>``); a prompt that
+#: begins with another tag (``<div>``, ``<T>``) was typed.
+_MARKUP: Final = re.compile(r"\s*(?:<[a-z]+(?:[-_][a-z]+)+[\s/>]|\[Request interrupted)")
 #: What a call spawning a sub-agent says about it (``Task``/``Agent`` input members).
 _TASK: Final = ("subagent_type", "description")
 
@@ -81,10 +85,12 @@ class FileIndex:
     #: of a leaf titles this file only if its leaf is here, which is known once the file is
     #: read; the latest that does is the title when no other kind gives one.
     leaf_titles: list[tuple[str | None, str]] = field(factory=list)
-    #: The first typed prompt that is not command markup, and the first command (or bash-mode
-    #: input) as Claude Code names a session by it.
+    #: The first typed prompt that is not command markup, the first command (or bash-mode
+    #: input) as Claude Code names a session by it, and the first prompt that begins with a
+    #: tag not of Claude Code's markup (as typed: HTML, ``<T>``).
     first_plain_prompt: str | None = None
     first_command: str | None = None
+    first_tagged: str | None = None
     #: Sub-agent id -> the tool use id of the call that spawned it (from the Task result's
     #: ``toolUseResult.agentId``, else from its ``agent_progress`` lines).
     spawns: dict[str, str] = field(factory=dict)
@@ -102,7 +108,7 @@ class FileIndex:
         self.counts[key] = self.counts.get(key, 0) + n
 
     def display_title(self) -> str | None:
-        return self.title or self.first_plain_prompt or self.first_command
+        return self.title or self.first_plain_prompt or self.first_command or self.first_tagged
 
 
 def names_elsewhere(obj: dict[str, Any], uuids: Container[str]) -> bool:
@@ -215,6 +221,9 @@ def _fill_message(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
             if not text.lstrip().startswith(_NOT_TYPED):
                 if index.first_plain_prompt is None:
                     index.first_plain_prompt = text
+            elif _MARKUP.match(text) is None:
+                if index.first_tagged is None:
+                    index.first_tagged = text
             elif index.first_command is None:
                 index.first_command = _command_title(text)
 

@@ -296,3 +296,33 @@ def test_a_session_of_commands_is_named_by_its_command(
     assert code == 0
     (store,) = json.loads(stdout)["stores"]
     assert [s["title"] for s in store["sessions"]] == [title]
+
+
+@pytest.mark.parametrize(
+    ("prompts", "title"),
+    [
+        (
+            ["<div>hello</div> why is this not centred?"],
+            "<div>hello</div> why is this not centred?",
+        ),
+        (["<local-command-stdout>ok</local-command-stdout>", "<T> as a bound?"], "<T> as a bound?"),
+        (["<div>a</div>", "center it"], "center it"),
+        (["<ide_opened_file>The user opened a.py</ide_opened_file>"], None),
+    ],
+    ids=["html", "after a command's output", "a plain prompt first", "IDE markup"],
+)
+def test_a_prompt_that_begins_with_a_tag_of_its_own_still_names_its_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], prompts: list[str], title: str | None
+) -> None:
+    """A typed prompt may begin with a tag (HTML pasted in, a generic ``<T>``): it is not
+    Claude Code's markup (lowercase words joined by ``-`` or ``_``) and names a session that
+    has no plain prompt nor command, as it did before commands named sessions."""
+    lines = Lines(version="2.1.138")
+    parent = None
+    for prompt in prompts:
+        parent = lines.user(parent, prompt)
+    lines.write(tmp_path / "-p")
+    code, stdout, _ = run(capsys, "list", tmp_path / "-p", "--json")
+    assert code == 0
+    (store,) = json.loads(stdout)["stores"]
+    assert [s["title"] for s in store["sessions"]] == [title]
