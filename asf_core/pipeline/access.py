@@ -22,6 +22,8 @@ import os
 import stat
 from pathlib import Path
 
+from asf_core.errors import OutputError
+
 __all__ = ["file_mode", "keep_within", "reach"]
 
 #: The bits of a directory that let its group, and others, list and enter it.
@@ -90,22 +92,60 @@ def keep_within(dest: Path, source: Path, *, narrow: bool = True) -> None:
     """Make ``dest`` (its parents as usual) open to no one ``source`` is closed to, or take
     from the existing ``dest`` the group and other bits ``source`` does not grant (the group's
     unless ``dest`` belongs to the source's group: a new directory's group is known once it
-    is there, and it is empty until this returns). Without ``narrow``, an existing ``dest``
-    (a directory the user named) is left as it is."""
+    is there, so it is made open to no one and opened, as far as the umask lets, once that is
+    known; a descriptor opened on it sooner would list every file written there later).
+    :class:`OutputError` when ``dest`` is
+    another user's directory that stays more open than that: this user may write there only
+    through its group or other bits, so the sessions would be open to them and its owner.
+    Without ``narrow``, an existing ``dest`` (a directory the user named) is left as it is."""
     if os.name != "posix":
         return
     with contextlib.suppress(OSError):
         dest.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            dest.mkdir(mode=stat.S_IRWXU | reach(source))  # the umask may take more away
-        except FileExistsError:
-            if not narrow:
-                return
+        made = False
+        if not os.path.lexists(dest):
+            with contextlib.suppress(FileExistsError):
+                dest.mkdir(mode=stat.S_IRWXU)
+                made = True
+        if not (made or narrow):
+            return
         st = dest.lstat()
         mode = stat.S_IMODE(st.st_mode)
         allowed = stat.S_IRWXU | reach(source, st.st_gid)
-        if stat.S_ISDIR(st.st_mode) and mode & ~allowed & 0o077:
+        if made and allowed & 0o077 & ~_umask():
+            dest.chmod(mode | (allowed & 0o077 & ~_umask()))
+        elif stat.S_ISDIR(st.st_mode) and mode & ~allowed & 0o077:
             dest.chmod(mode & (allowed | ~0o077))
+    if narrow:
+        _refuse_open(dest, source)
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux says it (``/proc``)."""
+    with contextlib.suppress(OSError, ValueError), Path("/proc/self/status").open() as status:
+        for line in status:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    old = os.umask(0o077)
+    os.umask(old)
+    return old
+
+
+def _refuse_open(dest: Path, source: Path) -> None:
+    """:class:`OutputError` when ``dest`` (through a link) is a directory of another user
+    more open than ``source``: one that cannot be closed, writable to this user only as one of
+    its group or others. Ours, or anything else, is left to the writes that follow."""
+    try:
+        st = dest.stat()
+    except OSError:
+        return
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid == os.geteuid():
+        return
+    if stat.S_IMODE(st.st_mode) & 0o077 & ~reach(source, st.st_gid):
+        raise OutputError(
+            f"{dest}: another user's directory (uid {st.st_uid}), more open than the store "
+            f"{source} and not ours to close; nothing written there"
+        )
 
 
 def file_mode(source: Path, directory: Path) -> int:

@@ -8,6 +8,7 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fixture_paths import CLAUDE_HOME, ROOT
@@ -73,6 +74,28 @@ def test_the_output_of_a_store_is_as_open_as_the_store(
     for store in _store_dirs(out):
         assert _mode(store) == expected, store
         assert list(store.rglob("*.jsonl"))  # the sessions are inside it
+
+
+def test_a_new_output_is_open_to_no_one_until_its_group_is_known(
+    open_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store shared with its group gives its new output directory the group bits once that
+    directory's group is known to be the store's: never before, even for a moment (whoever
+    opened the directory then could list every file written in it later)."""
+    home = _home(open_dir, 0o750, 0o640)
+    out = open_dir / "out"
+    made: dict[Path, int] = {}
+    mkdir = Path.mkdir
+
+    def watched(path: Path, *args: Any, **kwargs: Any) -> None:
+        mkdir(path, *args, **kwargs)
+        made.setdefault(path, _mode(path))  # as made, not as met again later
+
+    monkeypatch.setattr(Path, "mkdir", watched)
+    assert main(["convert", str(home), "-o", str(out), "--quiet"]) == 0
+    stores = _store_dirs(out)
+    assert {made[store] for store in stores} == {0o700}
+    assert {_mode(store) for store in stores} == {0o750}
 
 
 def test_an_open_output_is_closed_when_the_store_is_and_never_opened(open_dir: Path) -> None:
@@ -164,6 +187,38 @@ def test_a_group_is_granted_only_the_store_s_own(open_dir: Path) -> None:
     assert reach(inner, other) == 0
     middle.chmod(0o751)  # others may pass: the store's group passes as others
     assert reach(inner, other) == 0o050
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0, reason="gives a directory away (root)")
+def test_another_user_s_open_directory_is_refused(
+    open_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store directory that belongs to another user and is open to everyone (made there
+    before the run, say under a shared ``-o``) cannot be closed by this user, who may write
+    in it only as one of the others: the private home's sessions are not written there."""
+    home = _home(open_dir, 0o700)
+    out = open_dir / "out"
+    assert main(["convert", str(home), "-o", str(out), "--quiet"]) == 0
+    dest = next(d for d in _store_dirs(out) if d.name.startswith("home-"))
+    shutil.rmtree(dest)
+    dest.mkdir()
+    dest.chmod(0o777)
+    os.chown(dest, 65534, -1)  # nobody's
+    chmod = Path.chmod
+
+    def refused(path: Path, mode: int, **kwargs: bool) -> None:
+        if path == dest:  # as for anyone but its owner (and root)
+            raise PermissionError(1, "Operation not permitted", str(path))
+        chmod(path, mode, **kwargs)
+
+    monkeypatch.setattr(Path, "chmod", refused)
+    monkeypatch.setattr(os, "geteuid", lambda: 4242)
+    capsys.readouterr()
+    assert main(["convert", str(home), "-o", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{dest}: another user's directory (uid 65534), more open than the store" in err
+    assert list(dest.iterdir()) == []
+    assert _mode(dest) == 0o777
 
 
 def test_exports_are_no_more_open_than_what_they_come_from(open_dir: Path) -> None:
