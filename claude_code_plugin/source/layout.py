@@ -77,9 +77,11 @@ _MARKERS: Final = frozenset(
 _UUID: Final = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 #: A line :func:`_head` could not parse.
 _UNPARSED: Final = object()
-#: How much of a file :func:`sniff` reads at most: lines, and bytes of each.
+#: How much of a file :func:`sniff` reads at most: lines, and bytes of each (a prompt pasted
+#: whole, a log or a file, makes a first line of megabytes; one longer than this ends the
+#: look, unparsed).
 _SNIFF_LINES: Final = 8
-_SNIFF_BYTES: Final = 1 << 16
+_SNIFF_BYTES: Final = 1 << 24
 
 
 @frozen
@@ -166,6 +168,9 @@ def _head(path: Path) -> Iterator[tuple[bytes, Any]]:
         for _ in range(_SNIFF_LINES):
             raw = f.readline(_SNIFF_BYTES)
             if not raw:
+                return
+            if len(raw) == _SNIFF_BYTES and not raw.endswith(b"\n"):
+                yield raw, _UNPARSED  # what follows is the rest of this line, not lines
                 return
             try:
                 yield raw, parse(raw)

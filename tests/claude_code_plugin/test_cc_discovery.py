@@ -75,6 +75,22 @@ def test_copies_outside_claude_are_recognised_by_their_lines(tmp_path: Path) -> 
     assert _claimed(renamed) == [(renamed, 0.9)]
 
 
+def test_a_session_opening_with_a_prompt_of_megabytes_is_recognised(tmp_path: Path) -> None:
+    """A first prompt pasted whole (a log, a file: a line of megabytes) is read as one line,
+    not as pieces of 64 KB that parse as nothing: the copy of the project is claimed, the
+    session file too, and it converts."""
+    lines = Lines()
+    prompt = lines.user(None, "look at this log\n" + "2026-03-01 INFO all is well\n" * 40_000)
+    lines.text(prompt, "msg_1", "It is.")
+    project = tmp_path / "copy" / "-home-u-big"
+    path = lines.write(project)
+    assert path.stat().st_size > 1 << 20
+    assert _claimed(project) == [(project, 0.9)]
+    assert _claimed(path) == [(path, 1.0)]
+    assert convert([project], tmp_path / "out") == ExitCode.OK
+    assert len(outputs(tmp_path / "out")) == 1
+
+
 def test_other_formats_are_not_claimed(tmp_path: Path) -> None:
     """Hermes' databases, ASF files and other JSONL are not ours; ours are not Hermes'."""
     for path in [HERMES_FIXTURES, *sorted(HERMES_FIXTURES.glob("*/state.db"))[:2]]:
