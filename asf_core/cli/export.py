@@ -35,7 +35,7 @@ from asf_core.export.transcript import Href, transcript
 from asf_core.export.transcript_html import render_html
 from asf_core.export.transcript_text import render_markdown, render_text
 from asf_core.files import write_atomic
-from asf_core.pipeline.access import file_mode, keep_within
+from asf_core.pipeline.access import file_mode, make_within
 from asf_core.reader import FormatError, read_session
 from asf_core.safe_text import json_safe, printable
 from asf_core.session_file import SessionFile
@@ -103,11 +103,11 @@ class Exporter:
         if self.is_dir:  # its files' workers inherit the index, read once
             self.index.made()
         #: Documents go to a directory (``-o DIR``), not to one file or stdout.
-        self.to_dir = self.output not in (None, "-") and not (
-            not self.is_dir
-            and not args.all_leaves
-            and not Path(str(self.output)).is_dir()
-            and not str(self.output).endswith("/")
+        self.to_dir = self.output not in (None, "-") and (
+            self.is_dir
+            or args.all_leaves
+            or Path(str(self.output)).is_dir()
+            or str(self.output).endswith("/")
         )
         #: The mode documents are made with: no more open than what they are exported from.
         self.mode = 0o666
@@ -177,7 +177,7 @@ class Exporter:
         if self.target == "html" and to_stdout and not single:
             raise Fail("several HTML pages cannot share stdout: give -o DIR")
         if to_dir:  # a directory made here is no more open than what is exported
-            keep_within(Path(str(self.output)), self.source, narrow=False)
+            make_within(Path(str(self.output)), self.source)
         if self.is_dir and to_dir and not self.args.endpoint and self.args.jobs > 1:
             self.spread(files)
         else:

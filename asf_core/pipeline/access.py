@@ -11,8 +11,8 @@ transcript in an open project keeps the output private):
 :func:`reach` reads that from the mode bits, :func:`keep_within` creates the directory so, or
 takes away from an existing one what the store does not grant (it never adds). Best effort: a
 directory that cannot be made or changed here is left to the writes that follow, which say
-why they fail. :func:`file_mode` gives the same rule to the documents ``asf export`` writes
-(and a directory it makes for them). POSIX only; elsewhere nothing is done.
+why they fail. :func:`file_mode` gives the same rule to the documents ``asf export`` writes,
+:func:`make_within` to a directory it makes for them. POSIX only; elsewhere nothing is done.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from asf_core.errors import OutputError
 
-__all__ = ["file_mode", "keep_within", "reach"]
+__all__ = ["file_mode", "keep_within", "make_within", "reach"]
 
 #: The bits of a directory that let its group, and others, list and enter it.
 _GROUP = stat.S_IRGRP | stat.S_IXGRP
@@ -88,36 +88,47 @@ def _within(root: Path, gid: int, group: bool, others: bool) -> tuple[bool, bool
     return group, others
 
 
-def keep_within(dest: Path, source: Path, *, narrow: bool = True) -> None:
+def keep_within(dest: Path, source: Path) -> None:
     """Make ``dest`` (its parents as usual) open to no one ``source`` is closed to, or take
     from the existing ``dest`` the group and other bits ``source`` does not grant (the group's
-    unless ``dest`` belongs to the source's group: a new directory's group is known once it
-    is there, so it is made open to no one and opened, as far as the umask lets, once that is
-    known; a descriptor opened on it sooner would list every file written there later).
-    :class:`OutputError` when ``dest`` is
+    unless ``dest`` belongs to the source's group). :class:`OutputError` when ``dest`` is
     another user's directory that stays more open than that: this user may write there only
-    through its group or other bits, so the sessions would be open to them and its owner.
-    Without ``narrow``, an existing ``dest`` (a directory the user named) is left as it is."""
+    through its group or other bits, so the sessions would be open to them and its owner."""
     if os.name != "posix":
         return
     with contextlib.suppress(OSError):
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        made = False
-        if not os.path.lexists(dest):
-            with contextlib.suppress(FileExistsError):
-                dest.mkdir(mode=stat.S_IRWXU)
-                made = True
-        if not (made or narrow):
-            return
-        st = dest.lstat()
-        mode = stat.S_IMODE(st.st_mode)
-        allowed = stat.S_IRWXU | reach(source, st.st_gid)
-        if made and allowed & 0o077 & ~_umask():
-            dest.chmod(mode | (allowed & 0o077 & ~_umask()))
-        elif stat.S_ISDIR(st.st_mode) and mode & ~allowed & 0o077:
-            dest.chmod(mode & (allowed | ~0o077))
-    if narrow:
-        _refuse_open(dest, source)
+        if not _made(dest, source):
+            st = dest.lstat()
+            mode = stat.S_IMODE(st.st_mode)
+            allowed = stat.S_IRWXU | reach(source, st.st_gid)
+            if stat.S_ISDIR(st.st_mode) and mode & ~allowed & 0o077:
+                dest.chmod(mode & (allowed | ~0o077))
+    _refuse_open(dest, source)
+
+
+def make_within(dest: Path, source: Path) -> None:
+    """Make ``dest`` (its parents as usual) when it is not there, open to no one ``source`` is
+    closed to; one that is there (a directory the user named) is left as it is."""
+    if os.name == "posix":
+        with contextlib.suppress(OSError):
+            _made(dest, source)
+
+
+def _made(dest: Path, source: Path) -> bool:
+    """Whether ``dest`` was not there and is made now: open to no one until its group is
+    known (a descriptor opened on it sooner would list every file written there later), then
+    to what ``source`` grants that group and others, as far as the umask lets."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if os.path.lexists(dest):
+        return False
+    try:
+        dest.mkdir(mode=stat.S_IRWXU)
+    except FileExistsError:
+        return False
+    opened = reach(source, dest.lstat().st_gid) & ~_umask()
+    if opened:
+        dest.chmod(stat.S_IRWXU | opened)
+    return True
 
 
 def _umask() -> int:
