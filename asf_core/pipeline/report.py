@@ -119,14 +119,16 @@ class RunReport:
         return sums
 
     def to_json(self) -> dict[str, Any]:
-        """The run's report as JSON (what ``asf convert --json`` prints), totals included."""
-        from asf_core.codec import report_converter
-
-        obj: dict[str, Any] = report_converter().unstructure(self)
-        for store in obj["stores"]:
-            _sort_counts(store)
-        obj["totals"] = self.totals()
-        return obj
+        """The run's report as JSON (what ``asf convert --json`` prints), totals included:
+        each store as ``report.json`` holds it (:func:`store_json`)."""
+        return {
+            "output": self.output,
+            "stores": [store_json(store) for store in self.stores],
+            "errors": list(self.errors),
+            "warnings": list(self.warnings),
+            "interrupted": self.interrupted,
+            "totals": self.totals(),
+        }
 
 
 def store_json(report: StoreReport) -> dict[str, Any]:
