@@ -183,11 +183,13 @@ class _Walk:
         self.by_call, self.by_boundary = job._children_by()
         #: Compact boundary position -> its entry's id, and its ``preTokens``.
         self.boundary_ids: dict[int, str | None] = {}
-        #: Compact boundary position -> its node; the first message a compaction kept ->
-        #: its node and first entry's id.
+        #: Compact boundary position -> its node, and the position of the first message its
+        #: compaction kept (-1: none, or not in the file); such a position -> its node and
+        #: first entry's id.
         self.boundary_nodes: dict[int, int] = {}
         by_uuid = job.index.by_uuid
-        self.heads = {by_uuid.get(head, -1) for head in job.index.kept_heads.values()}
+        self.kept_at = {b: by_uuid.get(head, -1) for b, head in job.index.kept_heads.items()}
+        self.heads = set(self.kept_at.values())
         self.head_entries: dict[int, tuple[int, str]] = {}
         self.boundary_tokens: dict[int, int | None] = {}
         self.last_obj: tuple[int, JSON] | None = None
@@ -302,8 +304,7 @@ class _Walk:
         kept the latest messages as they were (a preserved segment whose head is above the
         boundary on its path), at the head's first entry."""
         at = self.boundary_ids.get(boundary)
-        head = self.job.index.kept_heads.get(boundary)
-        kept = self.head_entries.get(self.job.index.by_uuid.get(head, -1) if head else -1)
+        kept = self.head_entries.get(self.kept_at.get(boundary, -1))
         node = self.boundary_nodes.get(boundary, -1)
         if at is None or kept is None:
             return at

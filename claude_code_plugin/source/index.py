@@ -118,8 +118,13 @@ def names_elsewhere(obj: dict[str, Any], uuids: Container[str]) -> bool:
     earlier conversation of the project, its ``leafUuid`` naming that conversation's last
     message in another file: such a line titles that conversation, not this file's.
     """
-    leaf = obj.get("leafUuid")
-    return obj.get("type") == "summary" and isinstance(leaf, str) and leaf not in uuids
+    return obj.get("type") == "summary" and _elsewhere(obj.get("leafUuid"), uuids)
+
+
+def _elsewhere(leaf: object, uuids: Container[str]) -> bool:
+    """Whether a ``summary``'s ``leafUuid`` names a message that is not among ``uuids``: a
+    string that is not one of them (one that is no string names nothing)."""
+    return isinstance(leaf, str) and leaf not in uuids
 
 
 def _command_title(text: str) -> str | None:
@@ -315,7 +320,7 @@ def index_lines(raws: Iterable[RawLine]) -> FileIndex:
         index.lines.append(line)
     index.count("lines", len(index.lines))
     if index.title_rank < 0:
-        here = [t for leaf, t in index.leaf_titles if leaf is None or leaf in index.by_uuid]
+        here = [t for leaf, t in index.leaf_titles if not _elsewhere(leaf, index.by_uuid)]
         if here:
             index.title, index.title_rank = here[-1], 0
     return index
