@@ -31,6 +31,7 @@ __all__ = [
     "StoreHandle",
     "Unit",
     "newest_first",
+    "readable_store",
 ]
 
 
@@ -287,6 +288,23 @@ class StoreError(Exception):
     the store's path before the message and exits 2, not 3. The message is one line saying what
     is wrong ("truncated: 20480 of 389120 bytes"), without the path.
     """
+
+
+def readable_store(path: Path) -> bool:
+    """Whether a store's ``path`` is a file (else a directory), once it is known to be one
+    or the other and readable (a directory: searchable too); :class:`StoreError` saying
+    what is wrong otherwise. For an ``open_store`` taking a file or a directory."""
+    import os
+
+    try:
+        is_file = path.is_file()
+        if not is_file and not path.is_dir():
+            raise StoreError("no such file or directory")
+        if not os.access(path, os.R_OK | (0 if is_file else os.X_OK)):
+            raise StoreError("permission denied")
+    except OSError as exc:
+        raise StoreError(f"cannot read: {exc.strerror or exc}") from exc
+    return is_file
 
 
 class StoreChanged(StoreError):

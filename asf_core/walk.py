@@ -18,7 +18,7 @@ from attrs import frozen
 
 from asf_core.findings import WARNING, Finding
 
-__all__ = ["UNSEARCHABLE", "Walk", "files_under", "reason", "unsearchable"]
+__all__ = ["UNSEARCHABLE", "Walk", "files_under", "is_dir", "is_file", "reason", "unsearchable"]
 
 #: The code of the warning for a folder that could not be searched.
 UNSEARCHABLE = "unsearchable"
@@ -39,6 +39,22 @@ def _kind(item: os.DirEntry[str]) -> str:
         return "file" if item.is_file() else "other"
     except OSError:
         return "other"
+
+
+def is_file(path: Path) -> bool:
+    """``path.is_file()``, False where the file system will not say (a race, no access)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def is_dir(path: Path) -> bool:
+    """``path.is_dir()``, False where the file system will not say."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def reason(exc: OSError | ValueError) -> str:

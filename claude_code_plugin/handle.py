@@ -7,13 +7,12 @@ written, locked or moved.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from attrs import frozen
 
-from asf_core.formats import StoreError
+from asf_core.formats import StoreError, readable_store
 from claude_code_plugin.source.layout import (
     SessionFiles,
     first_session_id,
@@ -39,14 +38,7 @@ class ClaudeStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        try:
-            self.is_file = path.is_file()
-            if not self.is_file and not path.is_dir():
-                raise StoreError("no such file or directory")
-            if not os.access(path, os.R_OK | (0 if self.is_file else os.X_OK)):
-                raise StoreError("permission denied")
-        except OSError as exc:
-            raise StoreError(f"cannot read: {exc.strerror or exc}") from exc
+        self.is_file = readable_store(path)
         #: The project directory the session files are in (named after a working directory).
         self.project = path.parent if self.is_file else path
         #: Its name, as headers give it: the folder's own, however the path was typed (``.``,

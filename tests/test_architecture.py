@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from fixture_paths import ROOT
 
-PACKAGES = ["asf_core", "hermes_plugin", "claude_code_plugin"]
+PACKAGES = ["asf_core", "hermes_plugin", "claude_code_plugin", "codex_plugin"]
 MAX_LINES = 420
 
 

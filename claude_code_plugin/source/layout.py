@@ -23,6 +23,8 @@ from attrs import frozen
 
 from asf_core.home import home
 from asf_core.walk import files_under
+from asf_core.walk import is_dir as _is_dir
+from asf_core.walk import is_file as _is_file
 
 __all__ = [
     "AGENT_PREFIX",
@@ -201,20 +203,6 @@ def _children(directory: Path) -> list[Path]:
         return sorted(directory.iterdir())
     except OSError:
         return []
-
-
-def _is_file(path: Path) -> bool:
-    try:
-        return path.is_file()
-    except OSError:
-        return False
-
-
-def _is_dir(path: Path) -> bool:
-    try:
-        return path.is_dir()
-    except OSError:
-        return False
 
 
 def is_folder_link(path: Path) -> bool:

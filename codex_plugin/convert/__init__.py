@@ -1,0 +1,1 @@
+"""Mapping rollout lines to ASF entries."""

@@ -1,0 +1,189 @@
+"""What Codex puts in the model's history, as its resume rebuilds it (FORMAT-NOTES §8).
+
+The rules the converter needs to place entries so that ASF's context is Codex's history:
+which items the model sees, which user messages are turns (not context Codex injected),
+where a rollback of N turns cuts, what a legacy compaction (a summary without a replacement
+history) leaves, and which calls Codex answers ``aborted`` before sending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final, TypeGuard
+
+__all__ = [
+    "CALLS",
+    "OUTPUTS",
+    "VISIBLE",
+    "is_turn",
+    "legacy_history",
+    "output_for",
+    "rollback_cut",
+    "text_of",
+    "unanswered",
+    "unasked",
+    "visible",
+]
+
+JSON = dict[str, Any]
+
+#: ``response_item`` kinds Codex keeps in the history (a ``message`` only when not
+#: ``system``); ``ghost_snapshot`` and unknown kinds never reach the model.
+VISIBLE: Final = frozenset(
+    {
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "web_search_call",
+        "image_generation_call",
+        "tool_search_call",
+        "tool_search_output",
+        "compaction",
+        "compaction_summary",
+    }
+)
+#: Calls answered by an output with their ``call_id``, and the kind of that output.
+CALLS: Final = {
+    "function_call": "function_call_output",
+    "custom_tool_call": "custom_tool_call_output",
+    "local_shell_call": "function_call_output",
+}
+OUTPUTS: Final = frozenset(CALLS.values())
+
+#: How user messages Codex writes itself begin (environment, AGENTS.md, instructions, ...):
+#: context, not a turn the user typed.
+_CONTEXT_PREFIXES: Final = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions for",
+    "<INSTRUCTIONS>",
+    "<permissions instructions>",
+    "<user_shell_command>",
+    "<turn_aborted>",
+    "<skill>",
+    "<subagent_notification>",
+)
+#: How the summary of a local compaction begins (Codex's fixed prefix).
+SUMMARY_PREFIX: Final = "Another language model started to solve this problem"
+#: The most a legacy compaction keeps of earlier user messages, in Codex's estimate of
+#: tokens (four bytes each).
+KEEP_TOKENS: Final = 20_000
+#: The text of the output Codex gives a call that has none.
+ABORTED: Final = "aborted"
+
+
+def visible(item: Any) -> TypeGuard[JSON]:
+    """Whether Codex sends ``item`` to the model."""
+    if not isinstance(item, dict):
+        return False
+    kind = item.get("type")
+    if not isinstance(kind, str) or kind not in VISIBLE:
+        return False
+    return kind != "message" or item.get("role") != "system"
+
+
+def text_of(item: JSON) -> str:
+    """The text parts of a message, joined."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        part["text"]
+        for part in content
+        if isinstance(part, dict) and isinstance(part.get("text"), str)
+    )
+
+
+def _context(item: Any) -> bool:
+    """A message Codex injects around turns: developer messages, and user messages of its
+    own making."""
+    if not isinstance(item, dict) or item.get("type") != "message":
+        return False
+    role = item.get("role")
+    if role == "developer":
+        return True
+    return role == "user" and text_of(item).lstrip().startswith(_CONTEXT_PREFIXES)
+
+
+def is_turn(item: Any) -> bool:
+    """A user message that starts a turn: typed by the user, not context or a summary."""
+    if not isinstance(item, dict) or item.get("type") != "message" or item.get("role") != "user":
+        return False
+    text = text_of(item).lstrip()
+    return not text.startswith(_CONTEXT_PREFIXES) and not text.startswith(SUMMARY_PREFIX)
+
+
+def rollback_cut(history: Sequence[Any], turns: int) -> int | None:
+    """Where dropping the last ``turns`` user turns cuts ``history`` (everything from the
+    index on goes), or None when it drops nothing. The context messages right above the
+    first dropped turn go with it."""
+    starts = [i for i, item in enumerate(history) if is_turn(item)]
+    if turns < 1 or not starts:
+        return None
+    cut = starts[max(len(starts) - turns, 0)]
+    while cut > 0 and _context(history[cut - 1]):
+        cut -= 1
+    return cut
+
+
+def _user_message(text: str) -> JSON:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def legacy_history(history: Sequence[Any], summary: str) -> list[JSON]:
+    """What a compaction without a replacement history leaves: the latest user turns' texts
+    (newest first, while they fit in :data:`KEEP_TOKENS`; the one that does not fit is cut
+    to what is left, and is the last), in order, then the summary as a user message."""
+    kept: list[str] = []
+    left = KEEP_TOKENS * 4
+    for item in reversed(history):
+        if not is_turn(item) or left <= 0:
+            continue
+        data = text_of(item).encode("utf-8", "surrogatepass")
+        if len(data) > left:
+            kept.append(data[:left].decode("utf-8", "ignore"))
+            break
+        kept.append(text_of(item))
+        left -= len(data)
+    out = [_user_message(text) for text in reversed(kept)]
+    out.append(_user_message(summary or "(no summary available)"))
+    return out
+
+
+def _call_id(item: Any) -> str | None:
+    value = item.get("call_id") if isinstance(item, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def unanswered(history: Sequence[Any]) -> list[int]:
+    """Positions of the calls in ``history`` with no output carrying their ``call_id``."""
+    answered = {_call_id(i) for i in history if isinstance(i, dict) and i.get("type") in OUTPUTS}
+    return [
+        n
+        for n, item in enumerate(history)
+        if isinstance(item, dict)
+        and item.get("type") in CALLS
+        and _call_id(item) is not None
+        and _call_id(item) not in answered
+    ]
+
+
+def unasked(history: Sequence[Any]) -> list[int]:
+    """Positions of the outputs in ``history`` whose call is not in it."""
+    asked = {_call_id(i) for i in history if isinstance(i, dict) and i.get("type") in CALLS}
+    return [
+        n
+        for n, item in enumerate(history)
+        if isinstance(item, dict) and item.get("type") in OUTPUTS and _call_id(item) not in asked
+    ]
+
+
+def output_for(call: JSON) -> JSON:
+    """The output Codex sends for a call that has none."""
+    return {"type": CALLS[call["type"]], "call_id": call["call_id"], "output": ABORTED}

@@ -1,0 +1,264 @@
+"""One rollout as one ASF session: every line an entry (or two), placed so that ASF's
+context at the leaf is the history Codex's resume rebuilds.
+
+Entries go on one live path. A rollback (``thread_rolled_back``) continues the path from the
+entry above the first dropped item, so the dropped turns stay in the file as a side branch;
+a compaction is a ``compaction`` entry whose summary and pins are the replacement history
+(see ``docs/formats/codex.md`` §4). The converter runs twice when the file leaves calls
+unanswered: once to learn which, once to write each one's ``aborted`` output right after it,
+where Codex puts it before sending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from attrs import define, field
+
+from asf_core.model import Compaction, Config, Custom, Entry, Header, Item, Response
+from codex_plugin import NS
+from codex_plugin.convert.history import (
+    CALLS,
+    legacy_history,
+    output_for,
+    unanswered,
+    unasked,
+    visible,
+)
+from codex_plugin.convert.path import LivePath
+from codex_plugin.source.lines import Line, raw_form
+from codex_plugin.source.rollout import when
+
+__all__ = ["Converted", "convert_lines"]
+
+JSON = dict[str, Any]
+
+
+@define
+class Converted:
+    """A rollout's entries, and the counts for the report."""
+
+    entries: list[Entry]
+    counts: dict[str, int]
+    #: Lines of calls left without an output in the final history.
+    unanswered: list[int] = field(factory=list)
+
+
+def _usage(info: Any) -> JSON | None:
+    """A ``token_count`` event's last request usage in Open Responses' shape."""
+    last = info.get("last_token_usage") if isinstance(info, dict) else None
+    if not isinstance(last, dict):
+        return None
+
+    def count(name: str) -> int | None:
+        value = last.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    usage: JSON = {}
+    for ours, theirs in (
+        ("input_tokens", "input_tokens"),
+        ("output_tokens", "output_tokens"),
+        ("total_tokens", "total_tokens"),
+    ):
+        if count(theirs) is not None:
+            usage[ours] = count(theirs)
+    if count("cached_input_tokens") is not None:
+        usage["input_tokens_details"] = {"cached_tokens": count("cached_input_tokens")}
+    if count("reasoning_output_tokens") is not None:
+        usage["output_tokens_details"] = {"reasoning_tokens": count("reasoning_output_tokens")}
+    return usage or None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+class _Conversion:
+    """The state of one pass over a rollout's lines."""
+
+    def __init__(self, header: Header, aborted: frozenset[int]) -> None:
+        self.live = LivePath(header)
+        self.aborted = aborted
+        self.ts = header.created_at
+        self.model: str | None = None
+        self.meta_seen = False
+        self.counts: dict[str, int] = {
+            "lines": 0,
+            "items": 0,
+            "unreadable_lines": 0,
+            "compactions": 0,
+            "rollbacks": 0,
+        }
+
+    def custom(self, line: Line, data: JSON) -> Entry:
+        entry = Custom(ts=self.ts, ns=NS, data=data, unknown={NS: {"line": line.number}})
+        return self.live.add(entry)
+
+    def item(self, line: Line, item: JSON, member: JSON) -> None:
+        self.counts["items"] += 1
+        entry = Item(ts=self.ts, item=item, unknown={NS: member})
+        self.live.add_item(entry, item, line.number)
+        if line.number in self.aborted and item.get("type") in CALLS:
+            answer = output_for(item)
+            derived = {"line": line.number, "derived": "aborted"}
+            entry = Item(ts=self.ts, item=answer, unknown={NS: derived})
+            self.live.add_item(entry, answer, line.number)
+
+    def fold(self, items: list[JSON], before: Entry, member: JSON, *, base: bool) -> None:
+        """A compaction leaving ``items``, right after ``before`` (the entry of its line,
+        which holds no item: the first kept, so nothing above the fold stays in context)."""
+        entry = Compaction(
+            ts=self.ts,
+            first_kept=before.id,
+            summary=items[0],
+            pinned=tuple(items[1:]) or None,
+            config={"model": self.model} if self.model else None,
+            unknown={NS: member},
+        )
+        self.live.add_fold(entry, items, member["line"], base=base)
+
+    def line(self, line: Line) -> None:
+        self.counts["lines"] += 1
+        obj = line.obj
+        if obj is None:
+            self.counts["unreadable_lines"] += 1
+            self.custom(line, raw_form(line))
+            return
+        self.ts = when(obj.get("timestamp")) or self.ts
+        kind = obj.get("type")
+        payload = obj.get("payload")
+        if "payload" not in obj and visible(obj):  # the pre-envelope format: a bare item
+            self.item(line, obj, {"line": line.number, "form": "bare"})
+        elif kind == "response_item" and visible(payload):
+            self.item(line, payload, {"line": line.number, **_fields(obj)})
+        elif kind == "session_meta" and isinstance(payload, dict) and not self.meta_seen:
+            self.meta_seen = True
+            self.session_meta(line, obj, payload)
+        elif kind == "turn_context" and isinstance(payload, dict):
+            self.turn_context(line, obj, payload)
+        elif kind == "compacted" and isinstance(payload, dict):
+            self.compacted(line, obj, payload)
+        elif kind == "event_msg" and isinstance(payload, dict):
+            self.event(line, obj, payload)
+        else:
+            self.custom(line, {"object": obj})
+
+    def session_meta(self, line: Line, obj: JSON, payload: JSON) -> None:
+        base = payload.get("base_instructions")
+        text = base.get("text") if isinstance(base, dict) else None
+        member: JSON = {"line": line.number}
+        if isinstance(base, dict) and isinstance(text, str):
+            rest = {k: v for k, v in base.items() if k != "text"}
+            member["object"] = {**obj, "payload": {**payload, "base_instructions": rest}}
+            member["moved"] = "payload.base_instructions.text"
+        else:
+            member["object"] = obj
+        self.live.add(Config(ts=self.ts, instructions=_str(text), unknown={NS: member}))
+
+    def turn_context(self, line: Line, obj: JSON, payload: JSON) -> None:
+        model = _str(payload.get("model"))
+        reasoning: JSON = {}
+        for name in ("effort", "summary"):
+            if isinstance(payload.get(name), str):
+                reasoning[name] = payload[name]
+        self.model = model or self.model
+        self.live.add(
+            Config(
+                ts=self.ts,
+                model=model,
+                reasoning=reasoning or None,
+                unknown={NS: {"line": line.number, "object": obj}},
+            )
+        )
+
+    def compacted(self, line: Line, obj: JSON, payload: JSON) -> None:
+        history = payload.get("replacement_history")
+        if "replacement_history" not in payload or history is None:  # legacy: a summary only
+            message = _str(payload.get("message")) or ""
+            items = legacy_history([i for i, _ in self.live.history()], message)
+            before = self.custom(line, {"object": obj})
+            self.counts["compactions"] += 1
+            self.fold(items, before, {"line": line.number, "derived": "legacy"}, base=False)
+            return
+        if not isinstance(history, list) or not all(isinstance(i, dict) for i in history):
+            self.custom(line, {"object": obj})  # Codex cannot read it either: no effect
+            return
+        self.counts["compactions"] += 1
+        if not history:  # nothing left: the conversation starts again, from a new root
+            self.live.restart(None)
+            self.custom(line, {"object": obj})
+            return
+        rest = {k: v for k, v in payload.items() if k != "replacement_history"}
+        data = {"object": {**obj, "payload": rest}, "moved": "payload.replacement_history"}
+        before = self.custom(line, data)
+        self.fold(history, before, {"line": line.number}, base=True)
+
+    def event(self, line: Line, obj: JSON, payload: JSON) -> None:
+        kind = payload.get("type")
+        if kind == "token_count":
+            usage = _usage(payload.get("info"))
+            if usage is not None:
+                member = {"line": line.number, "object": obj}
+                self.live.add(Response(ts=self.ts, model=self.model, usage=usage, unknown={NS: member}))
+                return
+        turns = payload.get("num_turns")
+        if kind == "thread_rolled_back" and isinstance(turns, int) and not isinstance(turns, bool):
+            self.rollback(line, obj, turns)
+            return
+        self.custom(line, {"object": obj})
+
+    def rollback(self, line: Line, obj: JSON, turns: int) -> None:
+        cut = self.live.rollback(turns)
+        if cut is None:
+            self.custom(line, {"object": obj})
+            return
+        self.counts["rollbacks"] += 1
+        if cut.fold is None:
+            self.live.restart(cut.parent)
+            self.custom(line, {"object": obj})
+        else:  # into a fold: a new fold of what is left of it
+            before = self.custom(line, {"object": obj})
+            self.fold(cut.fold, before, {"line": line.number, "derived": "rollback"}, base=False)
+
+    def finish(self) -> list[int]:
+        """Leave outputs whose call is not in the history out of the context (an ``omit``
+        at the end of the path); the lines of the calls left without an output."""
+        history = self.live.history()
+        items = [item for item, _ in history]
+        orphans = [step.entry for n in unasked(items) if (step := history[n][1]) is not None]
+        if orphans:
+            member = {"derived": "omit", "line": self.live.steps[-1].line}
+            self.live.add(Config(ts=self.ts, omit={"items": orphans}, unknown={NS: member}))
+        return [step.line for n in unanswered(items) if (step := history[n][1]) is not None]
+
+
+def _fields(obj: JSON) -> JSON:
+    """What an item entry keeps of its line besides the payload: members other than
+    ``type`` and a ``timestamp`` the entry's ``ts`` spells the same (``untimed``: the line
+    had none, and its entry took the ``ts`` before it)."""
+    rest: JSON = {k: v for k, v in obj.items() if k not in ("type", "payload")}
+    if "timestamp" not in rest:
+        return {"fields": rest, "untimed": True}
+    if when(rest["timestamp"]) == rest["timestamp"]:
+        del rest["timestamp"]
+    return {"fields": rest} if rest else {}
+
+
+def _pass(header: Header, lines: Sequence[Line], aborted: frozenset[int]) -> Converted:
+    conversion = _Conversion(header, aborted)
+    for line in lines:
+        conversion.line(line)
+    left = conversion.finish()
+    return Converted(conversion.live.builder.entries, conversion.counts, left)
+
+
+def convert_lines(header: Header, lines: Sequence[Line]) -> Converted:
+    """The entries of a rollout's ``lines``, each call Codex would answer ``aborted``
+    answered so right after it."""
+    first = _pass(header, lines, frozenset())
+    if not first.unanswered:
+        return first
+    second = _pass(header, lines, frozenset(first.unanswered))
+    second.counts["aborted_calls"] = len(first.unanswered)
+    return second

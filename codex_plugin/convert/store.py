@@ -1,0 +1,75 @@
+"""``convert``: each native session (a rollout file) as one ASF session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from asf_core.formats import ConvertedSession, Finding, NativeSession, StoreError
+from asf_core.model import Header
+from codex_plugin import NS
+from codex_plugin.convert.session import convert_lines
+from codex_plugin.handle import CodexStore
+from codex_plugin.native import Native, session_id
+from codex_plugin.source.lines import read_lines
+
+__all__ = ["convert_sessions", "header_of"]
+
+JSON = dict[str, Any]
+EPOCH = "1970-01-01T00:00:00Z"
+
+
+def header_of(native: Native) -> Header:
+    """A rollout's header: its thread, when and where it started, the CLI that wrote it,
+    and the thread it was forked from or spawned by (provenance)."""
+    facts = native.facts
+    about: JSON = {"file": native.unit}
+    if facts.thread is not None:
+        about["thread"] = facts.thread
+    for name in ("originator", "source", "model_provider", "git"):
+        if name in facts.meta:
+            about[name] = facts.meta[name]
+    harness: JSON = {"name": "codex"}
+    if facts.version is not None:
+        harness["version"] = facts.version
+    parent = facts.forked_from or facts.parent_thread
+    if facts.forked_from is not None:
+        about["forked_from_id"] = facts.forked_from
+    if facts.parent_thread is not None:
+        about["parent_thread_id"] = facts.parent_thread
+    return Header(
+        id=native.asf_id,
+        created_at=facts.started or EPOCH,
+        harness=harness,
+        cwd=facts.cwd,
+        parent_session=session_id(parent, "") if parent is not None else None,
+        unknown={NS: about},
+    )
+
+
+def _convert(store: CodexStore, session: NativeSession) -> ConvertedSession:
+    native: Native = session.native
+    try:
+        lines = list(read_lines(native.path))
+    except OSError as exc:
+        raise StoreError(f"{native.unit}: cannot be read: {exc.strerror or exc}") from exc
+    header = header_of(native)
+    result = convert_lines(header, lines)
+    counts = dict(result.counts)
+    counts["entries"] = len(result.entries)
+    return ConvertedSession(
+        header=header,
+        entries=result.entries,
+        name=session.id,
+        sources=(native.unit,),
+        counts=counts,
+        native_ids=(session.id,),
+    )
+
+
+def convert_sessions(
+    store: CodexStore, sessions: Iterable[NativeSession]
+) -> Iterator[ConvertedSession | Finding]:
+    for session in sessions:
+        if isinstance(session.native, Native):
+            yield _convert(store, session)

@@ -1,0 +1,46 @@
+"""The store handle: a directory of rollouts (or one rollout file), and the files in it.
+
+Nothing is held open between hooks: each file is opened, read and closed when it is needed,
+so a live Codex appending to its rollouts is never disturbed, and nothing is ever written,
+locked or moved.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from asf_core.formats import readable_store
+from codex_plugin.source.layout import rollouts_under
+
+__all__ = ["CodexStore"]
+
+
+class CodexStore:
+    """A Codex store, read-only: a directory of rollouts, or one rollout file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.is_file = readable_store(path)
+        #: The directory files are named from.
+        self.root = path.parent if self.is_file else path
+
+    def info(self) -> dict[str, Any]:
+        return {"kind": "file" if self.is_file else "directory", "name": self.path.name}
+
+    def close(self) -> None:
+        """Nothing is held open."""
+
+    def relative(self, path: Path) -> str:
+        """A file's name as units and headers give it: relative to the store's directory."""
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.name
+
+    def files(self) -> tuple[tuple[Path, ...], tuple[tuple[Path, str], ...]]:
+        """The rollouts, in path order, and the folders that could not be searched."""
+        if self.is_file:
+            return (self.path,), ()
+        walk = rollouts_under(self.path)
+        return walk.files, walk.skipped

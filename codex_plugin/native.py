@@ -1,0 +1,115 @@
+"""``read``: each rollout file as a native session, with what a listing shows of it."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+from attrs import frozen
+
+from asf_core.formats import Finding, NativeSession
+from codex_plugin.handle import CodexStore
+from codex_plugin.source.lines import Line, read_lines
+from codex_plugin.source.rollout import Facts, facts_of
+
+__all__ = ["Native", "native_sessions", "session_id", "stray"]
+
+
+@frozen
+class Native:
+    """What ``convert`` gets back of a session: its file and the facts of the listing."""
+
+    path: Path
+    unit: str
+    facts: Facts
+    #: The ASF session id (the header's).
+    asf_id: str
+
+
+def session_id(thread: str | None, unit: str) -> str:
+    """The ASF session id of a thread: the thread id itself when it is a UUID (Codex's
+    are: v7), else a UUIDv5 over ``codex:<thread or file>``."""
+    if thread is not None:
+        try:
+            return str(uuid.UUID(thread)) if len(thread) == 36 else _v5(f"codex:{thread}")
+        except ValueError:
+            return _v5(f"codex:{thread}")
+    return _v5(f"codex:file:{unit}")
+
+
+def _v5(name: str) -> str:
+    return str(uuid.uuid5(uuid.UUID(int=0), name))
+
+
+def stray(line: Line, unit: str, session: str) -> Finding:
+    """A line that cannot be read, as the report says it."""
+    what = "truncated last line (still being written?)" if line.truncated else line.problem
+    return Finding(
+        kind="stray",
+        message=f"line not read: {what}",
+        unit=f"{unit}:{line.number}",
+        session=session,
+        data={"bytes": len(line.raw), "truncated": line.truncated},
+    )
+
+
+def _native(store: CodexStore, path: Path, seen: set[str]) -> NativeSession | Finding:
+    unit = store.relative(path)
+    try:
+        facts = facts_of(read_lines(path), path.name)
+    except OSError as exc:
+        return Finding(
+            kind="stray", message=f"cannot read the file: {exc.strerror or exc}", unit=unit
+        )
+    name = facts.thread or unit
+    asf_id = session_id(facts.thread, unit)
+    if name in seen or asf_id in seen:  # a copy of a thread (an archive beside it)
+        name, asf_id = f"{name}~{unit}", _v5(f"codex:{facts.thread}/{unit}")
+    seen.update((name, asf_id))
+    details = {
+        k: v
+        for k, v in (
+            ("version", facts.version),
+            ("originator", facts.meta.get("originator")),
+            ("file", unit),
+        )
+        if isinstance(v, str)
+    }
+    relation, parent = None, None
+    if facts.forked_from is not None:
+        relation, parent = "fork", facts.forked_from
+    elif facts.parent_thread is not None:
+        relation, parent = "subagent", facts.parent_thread
+    counts = {"lines": facts.lines, "turns": facts.turns}
+    if facts.compactions:
+        counts["compactions"] = facts.compactions
+    return NativeSession(
+        id=name,
+        source=facts.source,
+        started=facts.started,
+        ended=facts.ended,
+        relation=relation,
+        parent=parent,
+        counts=counts,
+        findings=tuple(stray(line, unit, name) for line in facts.unreadable),
+        native=Native(path=path, unit=unit, facts=facts, asf_id=asf_id),
+        cwd=facts.cwd,
+        details=details,
+        model=facts.model,
+        rows=facts.lines,
+        preview=facts.preview,
+    )
+
+
+def native_sessions(store: CodexStore) -> Iterator[NativeSession | Finding]:
+    """Each rollout as a native session (or a finding for one that cannot be read), then
+    the folders that could not be searched."""
+    from asf_core.walk import unsearchable
+
+    files, skipped = store.files()
+    seen: set[str] = set()
+    for path in files:
+        yield _native(store, path, seen)
+    for folder, why in skipped:
+        yield unsearchable(folder, why)

@@ -1,0 +1,87 @@
+"""A rollout file as lines: each physical line with its number, decoded on its own.
+
+Codex appends one JSON object per line (a ``RolloutLine``) and may be writing the file while
+it is read. A line that is not UTF-8, not JSON, or JSON but not an object cannot be read; so
+cannot a last line without its newline that does not parse (it is still being written:
+*truncated*). None of these stops the reading: the line is kept as raw bytes beside its
+reason, and every other line is decoded as usual. Decoding is strict
+(:func:`asf_core.strict_json.parse`): a member named twice or a non-finite number would lose
+data under any one reading, so such a line is kept raw too.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from asf_core.files import open_regular
+
+__all__ = ["Line", "raw_form", "read_lines"]
+
+
+@frozen
+class Line:
+    """One non-blank physical line of a rollout."""
+
+    #: 1-based physical line number (blank lines counted, never yielded).
+    number: int
+    #: The decoded object; None when the line cannot be read.
+    obj: dict[str, Any] | None
+    #: The raw bytes (without the newline), kept only for a line that cannot be read.
+    raw: bytes = b""
+    #: Why the line cannot be read.
+    problem: str | None = None
+    #: The file's last line, without a newline, that does not parse.
+    truncated: bool = False
+
+
+def _decode(data: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    from asf_core.canonical import JsonError
+    from asf_core.strict_json import parse
+
+    try:
+        value = parse(data)
+    except JsonError as exc:
+        return None, str(exc)
+    except Exception as exc:  # a decoder never fails, whatever the bytes
+        return None, f"cannot decode: {type(exc).__name__}"
+    if not isinstance(value, dict):
+        kind = "array" if isinstance(value, list) else type(value).__name__
+        return None, f"a JSON {'null' if value is None else kind}, not an object"
+    return value, None
+
+
+def read_lines(path: Path) -> Iterator[Line]:
+    """The lines of the rollout at ``path``, streamed; ``OSError`` if it cannot be opened."""
+    with open_regular(path) as stream:
+        number = 0
+        for chunk in stream:
+            number += 1
+            complete = chunk.endswith(b"\n")
+            data = chunk[:-1] if complete else chunk
+            if not data.strip():
+                continue
+            obj, problem = _decode(data)
+            if obj is not None:
+                yield Line(number=number, obj=obj)
+            else:
+                yield Line(
+                    number=number, obj=None, raw=data, problem=problem, truncated=not complete
+                )
+
+
+def raw_form(line: Line) -> dict[str, Any]:
+    """An unreadable line as a custom entry keeps it: why, and its bytes (``text`` when they
+    are UTF-8, else ``base64``), with ``truncated`` for a last line still being written."""
+    out: dict[str, Any] = {"unreadable": line.problem or "unreadable"}
+    try:
+        out["text"] = line.raw.decode("utf-8")
+    except UnicodeDecodeError:
+        out["base64"] = base64.b64encode(line.raw).decode("ascii")
+    if line.truncated:
+        out["truncated"] = True
+    return out

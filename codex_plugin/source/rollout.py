@@ -1,0 +1,138 @@
+"""What a rollout says about itself: its thread, times, place and size, read in one pass.
+
+``read`` lists sessions from these facts and ``convert`` builds headers from them. The first
+``session_meta`` line identifies the thread (a forked rollout copies its source's after its
+own); the pre-envelope format's bare first line ``{id, timestamp, instructions}`` does too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, Final
+
+from attrs import define, field
+
+from codex_plugin.source.lines import Line
+
+__all__ = ["Facts", "facts_of", "when"]
+
+JSON = dict[str, Any]
+
+_UUID: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
+_PREVIEW_CHARS: Final = 200
+
+
+def when(ts: Any) -> str | None:
+    """A line's ``timestamp`` in ASF's spelling; None when it is not RFC 3339."""
+    if not isinstance(ts, str):
+        return None
+    from asf_core.ids import IdError, migrate_ts
+
+    try:
+        return migrate_ts(ts)
+    except (IdError, ValueError, OverflowError):
+        return None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+@define
+class Facts:
+    """One rollout's facts."""
+
+    #: The thread id (the first header's ``id``, else the id in the file name).
+    thread: str | None = None
+    #: The first ``session_meta`` payload (or the legacy bare header), as written.
+    meta: JSON = field(factory=dict)
+    started: str | None = None
+    ended: str | None = None
+    #: The first ``turn_context`` model.
+    model: str | None = None
+    preview: str | None = None
+    lines: int = 0
+    unreadable: list[Line] = field(factory=list)
+    turns: int = 0
+    compactions: int = 0
+    forks: int = 0
+
+    @property
+    def cwd(self) -> str | None:
+        cwd = self.meta.get("cwd")
+        return cwd if isinstance(cwd, str) and cwd.startswith("/") else None
+
+    @property
+    def version(self) -> str | None:
+        return _text(self.meta.get("cli_version"))
+
+    @property
+    def source(self) -> str | None:
+        """``source`` as a word: ``cli``, ``vscode``, ..., the tag of an object
+        (``subagent``, ``custom``)."""
+        source = self.meta.get("source")
+        if isinstance(source, dict) and len(source) == 1:
+            return str(next(iter(source)))
+        return _text(source)
+
+    @property
+    def forked_from(self) -> str | None:
+        return _text(self.meta.get("forked_from_id"))
+
+    @property
+    def parent_thread(self) -> str | None:
+        """The thread that spawned this one (a sub-agent's)."""
+        source = self.meta.get("source")
+        sub = source.get("subagent") if isinstance(source, dict) else None
+        spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+        return _text(spawn.get("parent_thread_id")) if isinstance(spawn, dict) else None
+
+
+def _is_legacy_header(obj: JSON) -> bool:
+    return "type" not in obj and "id" in obj and "timestamp" in obj
+
+
+def facts_of(lines: Iterable[Line], file_name: str) -> Facts:
+    """The facts of a rollout's lines (``file_name`` gives the thread when no line does)."""
+    facts = Facts()
+    first = True
+    for line in lines:
+        facts.lines += 1
+        obj = line.obj
+        if obj is None:
+            facts.unreadable.append(line)
+            continue
+        ts = when(obj.get("timestamp"))
+        if ts is not None:
+            facts.started = facts.started or ts
+            facts.ended = ts
+        kind = obj.get("type")
+        payload = obj.get("payload")
+        if kind == "session_meta" and isinstance(payload, dict):
+            if not facts.meta:
+                facts.meta = payload
+                facts.started = when(payload.get("timestamp")) or facts.started
+            else:
+                facts.forks += 1
+        elif first and _is_legacy_header(obj):
+            facts.meta = obj
+        elif kind == "turn_context" and isinstance(payload, dict) and facts.model is None:
+            facts.model = _text(payload.get("model"))
+        elif kind == "compacted":
+            facts.compactions += 1
+        elif kind == "event_msg" and isinstance(payload, dict):
+            event = payload.get("type")
+            if event in ("task_started", "turn_started"):
+                facts.turns += 1
+            elif event == "user_message" and facts.preview is None:
+                message = _text(payload.get("message"))
+                facts.preview = message.strip()[:_PREVIEW_CHARS] if message else None
+        first = False
+    thread = facts.meta.get("id")
+    if isinstance(thread, str) and thread:
+        facts.thread = thread
+    else:
+        found = _UUID.findall(file_name)
+        facts.thread = found[-1] if found else None
+    return facts
