@@ -81,6 +81,9 @@ def _native(store: CodexStore, path: Path, seen: set[str]) -> NativeSession | Fi
         relation, parent = "fork", facts.forked_from
     elif facts.parent_thread is not None:
         relation, parent = "subagent", facts.parent_thread
+    findings = [stray(line, unit, name) for line in facts.unreadable]
+    if not facts.lines:
+        findings.append(Finding(kind="warning", message="empty rollout", unit=unit, session=name))
     counts = {"lines": facts.lines, "turns": facts.turns}
     if facts.compactions:
         counts["compactions"] = facts.compactions
@@ -92,7 +95,7 @@ def _native(store: CodexStore, path: Path, seen: set[str]) -> NativeSession | Fi
         relation=relation,
         parent=parent,
         counts=counts,
-        findings=tuple(stray(line, unit, name) for line in facts.unreadable),
+        findings=tuple(findings),
         native=Native(path=path, unit=unit, facts=facts, asf_id=asf_id),
         cwd=facts.cwd,
         details=details,

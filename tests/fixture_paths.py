@@ -17,6 +17,8 @@ VECTORS = SHARED / "asf" / "vectors" / "testdata"
 HERMES_FIXTURES = SHARED / "hermes" / "fixtures"
 #: The shared Claude Code files, laid out as a home directory (``home/.claude/projects``).
 CLAUDE_HOME = SHARED / "claude-code" / "home"
+#: The shared Codex rollouts, laid out as a home directory (``home/.codex/sessions``).
+CODEX_HOME = SHARED / "codex" / "home"
 
 #: Hermes fixture roots and the prefix their releases' test ids get.
 ROOTS: dict[Path, str] = {HERMES_FIXTURES: ""} | {

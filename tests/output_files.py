@@ -57,3 +57,13 @@ def take_left(report: dict[str, Any]) -> set[str]:
     for finding in left:
         report["findings"].remove(finding)
     return {str(f["path"]) for f in left}
+
+
+def written_sessions(out: Path) -> dict[str, Path]:
+    """Every session file the reports under ``out`` name, by the name its report gives it."""
+    found: dict[str, Path] = {}
+    for report_path in sorted(out.rglob("report.json")):
+        report = json.loads(report_path.read_text())
+        for name, rel in report["files"].items():
+            found[name] = report_path.parent / rel
+    return found

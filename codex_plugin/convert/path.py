@@ -19,7 +19,7 @@ from attrs import define
 
 from asf_core.model import Entry, Header
 from asf_core.writer import SessionBuilder
-from codex_plugin.convert.history import is_turn, rollback_cut
+from codex_plugin.convert.history import is_turn, legacy_history, rollback_cut
 
 __all__ = ["Cut", "LivePath", "Step"]
 
@@ -39,15 +39,21 @@ class Step:
     fold: list[JSON] | None = None
     #: A compaction line's replacement history: where Codex's resume may start.
     base: bool = False
+    #: A legacy compaction's summary: its fold is rebuilt from the history before it.
+    legacy: str | None = None
+    #: A rollback's turns, when it folded: its fold is the history before it, cut.
+    turns: int | None = None
 
 
 @define
 class Cut:
-    """Where a rollback leaves the path: continue below ``parent`` (None: a new root), or,
-    with ``fold``, at the end of the path, folding to those items."""
+    """Where a rollback leaves the path: continue below ``parent`` (None: a new root); with
+    ``fold``, at the end of the path, folding to those items; ``empty``: with nothing left,
+    from a new root."""
 
     parent: str | None
     fold: list[JSON] | None = None
+    empty: bool = False
 
 
 class LivePath:
@@ -71,10 +77,10 @@ class LivePath:
         self.steps.append(Step(len(self.path) - 1, self.tip or "", line, item=item))
         return sealed
 
-    def add_fold(self, entry: Entry, items: list[JSON], line: int, *, base: bool) -> None:
+    def add_fold(self, entry: Entry, items: list[JSON], line: int, **how: Any) -> None:
+        """A fold to ``items``; ``how``: ``base``, ``legacy`` or ``turns`` (see :class:`Step`)."""
         self.add(entry)
-        step = Step(len(self.path) - 1, self.tip or "", line, fold=list(items), base=base)
-        self.steps.append(step)
+        self.steps.append(Step(len(self.path) - 1, self.tip or "", line, fold=list(items), **how))
 
     def restart(self, parent: str | None) -> None:
         """Continue the path below ``parent`` (an entry on it; None: a new root)."""
@@ -82,6 +88,17 @@ class LivePath:
         del self.path[keep:]
         self.steps = [s for s in self.steps if s.at < keep]
         self.tip = parent
+
+    def reroot(self, line: int, **how: Any) -> None:
+        """Start a new root with an empty history (a fold to nothing, which no compaction
+        entry can say). The steps above stay, out of the path (``at`` -1), for rollbacks to
+        replay."""
+        self.steps = [
+            Step(-1, s.entry, s.line, s.item, s.fold, s.base, s.legacy, s.turns) for s in self.steps
+        ]
+        self.steps.append(Step(-1, "", line, fold=[], **how))
+        self.path = []
+        self.tip = None
 
     def history(self, upto: int | None = None) -> list[tuple[JSON, Step | None]]:
         """The history after the first ``upto`` steps (all: the end of the path), each item
@@ -103,6 +120,8 @@ class LivePath:
             step = self.steps[n]
             if step.item is not None and is_turn(step.item):
                 pending = max(pending - 1, 0)
+            elif step.turns is not None:  # an earlier rollback whose turns are still above
+                pending += step.turns
             elif step.base and pending == 0:
                 return n
         return -1
@@ -114,20 +133,25 @@ class LivePath:
         history: list[tuple[JSON, Step | None]] = []
         if base >= 0:
             history = [(item, None) for item in self.steps[base].fold or ()]
-        for step in self.steps[base + 1 :]:
+        for step in self.steps[base + 1 :]:  # replacement histories here are dropped turns'
             if step.item is not None:
                 history.append((step.item, step))
-            elif step.fold is not None and not step.base:  # a legacy compaction, a rollback
-                history = [(item, None) for item in step.fold]
+            elif step.legacy is not None:
+                kept = legacy_history([item for item, _ in history], step.legacy)
+                history = [(item, None) for item in kept]
+            elif step.turns is not None:
+                cut = rollback_cut([item for item, _ in history], step.turns)
+                history = history if cut is None else history[:cut]
         items = [item for item, _ in history]
         cut = rollback_cut(items, turns)
-        if cut is None:
-            return None
-        held = history[cut][1] if cut < len(history) else None
-        if held is not None:
+        left = items if cut is None else items[:cut]
+        if left == [item for item, _ in self.history()]:
+            return None if cut is None else Cut(self.tip)
+        held = history[len(left)][1] if len(left) < len(history) else None
+        if held is not None and held.at >= 0:
             before = self.steps.index(held)
-            if [item for item, _ in self.history(before)] == items[:cut]:
+            if [item for item, _ in self.history(before)] == left:
                 return Cut(self.path[held.at - 1] if held.at > 0 else None)
-        if cut == 0:
-            return Cut(None)
-        return Cut(self.tip, fold=items[:cut])
+        if not left:
+            return Cut(None, empty=True)
+        return Cut(self.tip, fold=left)

@@ -105,7 +105,7 @@ class _Conversion:
             entry = Item(ts=self.ts, item=answer, unknown={NS: derived})
             self.live.add_item(entry, answer, line.number)
 
-    def fold(self, items: list[JSON], before: Entry, member: JSON, *, base: bool) -> None:
+    def fold(self, items: list[JSON], before: Entry, member: JSON, **how: Any) -> None:
         """A compaction leaving ``items``, right after ``before`` (the entry of its line,
         which holds no item: the first kept, so nothing above the fold stays in context)."""
         entry = Compaction(
@@ -116,7 +116,7 @@ class _Conversion:
             config={"model": self.model} if self.model else None,
             unknown={NS: member},
         )
-        self.live.add_fold(entry, items, member["line"], base=base)
+        self.live.add_fold(entry, items, member["line"], **how)
 
     def line(self, line: Line) -> None:
         self.counts["lines"] += 1
@@ -179,14 +179,14 @@ class _Conversion:
             items = legacy_history([i for i, _ in self.live.history()], message)
             before = self.custom(line, {"object": obj})
             self.counts["compactions"] += 1
-            self.fold(items, before, {"line": line.number, "derived": "legacy"}, base=False)
+            self.fold(items, before, {"line": line.number, "derived": "legacy"}, legacy=message)
             return
         if not isinstance(history, list) or not all(isinstance(i, dict) for i in history):
             self.custom(line, {"object": obj})  # Codex cannot read it either: no effect
             return
         self.counts["compactions"] += 1
         if not history:  # nothing left: the conversation starts again, from a new root
-            self.live.restart(None)
+            self.live.reroot(line.number, base=True)
             self.custom(line, {"object": obj})
             return
         rest = {k: v for k, v in payload.items() if k != "replacement_history"}
@@ -200,10 +200,12 @@ class _Conversion:
             usage = _usage(payload.get("info"))
             if usage is not None:
                 member = {"line": line.number, "object": obj}
-                self.live.add(Response(ts=self.ts, model=self.model, usage=usage, unknown={NS: member}))
+                self.live.add(
+                    Response(ts=self.ts, model=self.model, usage=usage, unknown={NS: member})
+                )
                 return
         turns = payload.get("num_turns")
-        if kind == "thread_rolled_back" and isinstance(turns, int) and not isinstance(turns, bool):
+        if kind == "thread_rolled_back" and type(turns) is int and turns >= 1:
             self.rollback(line, obj, turns)
             return
         self.custom(line, {"object": obj})
@@ -214,12 +216,16 @@ class _Conversion:
             self.custom(line, {"object": obj})
             return
         self.counts["rollbacks"] += 1
-        if cut.fold is None:
+        if cut.empty:
+            self.live.reroot(line.number, turns=turns)
+            self.custom(line, {"object": obj})
+        elif cut.fold is None:
             self.live.restart(cut.parent)
             self.custom(line, {"object": obj})
         else:  # into a fold: a new fold of what is left of it
             before = self.custom(line, {"object": obj})
-            self.fold(cut.fold, before, {"line": line.number, "derived": "rollback"}, base=False)
+            member = {"line": line.number, "derived": "rollback"}
+            self.fold(cut.fold, before, member, turns=turns)
 
     def finish(self) -> list[int]:
         """Leave outputs whose call is not in the history out of the context (an ``omit``

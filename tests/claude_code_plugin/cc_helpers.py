@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from attrs import frozen
 from fixture_paths import CLAUDE_HOME
+from output_files import written_sessions
 
 from asf_core.cli.main import main
 from asf_core.reader import SessionFile, read_session
@@ -143,12 +144,7 @@ def load(path: Path) -> SessionFile:
 
 def sessions_in(out: Path) -> dict[str, SessionFile]:
     """Every converted session under ``out``, by the name its store's report gives it."""
-    found: dict[str, SessionFile] = {}
-    for report_path in sorted(out.rglob("report.json")):
-        report = json.loads(report_path.read_text())
-        for name, rel in report["files"].items():
-            found[name] = read_session(report_path.parent / rel)
-    return found
+    return {name: read_session(path) for name, path in written_sessions(out).items()}
 
 
 def reports_in(out: Path) -> list[dict[str, Any]]:

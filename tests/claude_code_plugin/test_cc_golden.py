@@ -15,6 +15,7 @@ import goldens
 import pytest
 from cc_helpers import PROJECTS, convert
 from cc_synth import kitchen_sink
+from output_files import written_sessions
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 CASES = sorted(p.parent for p in GOLDEN.glob("claude-code-*/case.json"))
@@ -27,12 +28,7 @@ def _produce(case: dict[str, str], tmp: Path) -> dict[str, bytes]:
         source = kitchen_sink(tmp / "projects" / "-home-u-proj")
     out = tmp / "out"
     assert convert([source], out) == 0
-    (report_path,) = out.rglob("report.json")
-    report = json.loads(report_path.read_text())
-    return {
-        f"{name}.jsonl": (report_path.parent / rel).read_bytes()
-        for name, rel in report["files"].items()
-    }
+    return {f"{name}.jsonl": path.read_bytes() for name, path in written_sessions(out).items()}
 
 
 @pytest.mark.parametrize("folder", CASES, ids=[c.name for c in CASES])

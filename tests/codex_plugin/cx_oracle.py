@@ -1,0 +1,236 @@
+"""FORMAT-NOTES §8 ("the context the model saw at the last turn"), written from the notes alone.
+
+The oracle the converter is checked against, so it shares no code with it: it reads the
+rollout with ``json``, skips what Codex's loader would skip, and rebuilds the history the way
+§8 steps 1 to 4 say, over the raw lines, with no tree: the newest replacement history not
+inside a rolled-back turn is the base (found scanning backwards, rollbacks adding to the turns
+still to pass), the lines after it are replayed (items appended, a legacy compaction
+rebuilding the history from the user turns so far and its summary, a rollback dropping the
+last turns and the context messages right above them), then every call without an output
+gets an ``aborted`` output right after it and outputs without their call go.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+JSON = dict[str, Any]
+
+#: Item kinds the model sees (a ``message`` only when not ``system``).
+SEEN = {
+    "message",
+    "reasoning",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "local_shell_call",
+    "web_search_call",
+    "image_generation_call",
+    "tool_search_call",
+    "tool_search_output",
+    "compaction",
+    "compaction_summary",
+}
+ANSWERS = {
+    "function_call": "function_call_output",
+    "custom_tool_call": "custom_tool_call_output",
+    "local_shell_call": "function_call_output",
+}
+INJECTED = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions for",
+    "<INSTRUCTIONS>",
+    "<permissions instructions>",
+    "<user_shell_command>",
+    "<turn_aborted>",
+    "<skill>",
+    "<subagent_notification>",
+)
+SUMMARY_START = "Another language model started to solve this problem"
+BUDGET_BYTES = 20_000 * 4
+
+
+def parse(path: Path) -> list[JSON]:
+    """Step 1: the lines Codex reads (JSON objects); the rest skipped."""
+    out = []
+    for raw in path.read_bytes().split(b"\n"):
+        try:
+            value = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            out.append(value)
+    return out
+
+
+def _item_of(line: JSON) -> JSON | None:
+    """The item a line adds, if the model sees it (bare items: the pre-envelope format)."""
+    if line.get("type") == "response_item":
+        item = line.get("payload")
+    elif "payload" not in line:
+        item = line
+    else:
+        return None
+    if not isinstance(item, dict) or item.get("type") not in SEEN:
+        return None
+    if item.get("type") == "message" and item.get("role") == "system":
+        return None
+    return item
+
+
+def _text(item: JSON) -> str:
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    texts = [p.get("text") for p in content or [] if isinstance(p, dict)]
+    return "".join(t for t in texts if isinstance(t, str))
+
+
+def _user_turn(item: JSON) -> bool:
+    if item.get("type") != "message" or item.get("role") != "user":
+        return False
+    text = _text(item).lstrip()
+    return not text.startswith(INJECTED) and not text.startswith(SUMMARY_START)
+
+
+def _injected(item: JSON) -> bool:
+    if item.get("type") != "message":
+        return False
+    if item.get("role") == "developer":
+        return True
+    return item.get("role") == "user" and _text(item).lstrip().startswith(INJECTED)
+
+
+def _rollback_turns(line: JSON) -> int | None:
+    payload = line.get("payload")
+    if line.get("type") != "event_msg" or not isinstance(payload, dict):
+        return None
+    turns = payload.get("num_turns")
+    if payload.get("type") != "thread_rolled_back" or type(turns) is not int:
+        return None
+    return turns
+
+
+def _replacement(line: JSON) -> list[JSON] | None:
+    """A ``compacted`` line's replacement history (None: none, or one Codex cannot read)."""
+    payload = line.get("payload")
+    if line.get("type") != "compacted" or not isinstance(payload, dict):
+        return None
+    history = payload.get("replacement_history")
+    if isinstance(history, list) and history and all(isinstance(i, dict) for i in history):
+        return history
+    return None
+
+
+def _base(lines: list[JSON]) -> int:
+    """Step 2: the newest replacement history not inside a rolled-back turn (-1: none)."""
+    to_pass = 0
+    for n in range(len(lines) - 1, -1, -1):
+        line = lines[n]
+        turns = _rollback_turns(line)
+        item = _item_of(line)
+        if turns is not None:
+            to_pass += max(turns, 0)
+        elif item is not None and _user_turn(item):
+            to_pass = max(to_pass - 1, 0)
+        elif to_pass == 0 and (_replacement(line) is not None or _empty_replacement(line)):
+            return n
+    return -1
+
+
+def _empty_replacement(line: JSON) -> bool:
+    payload = line.get("payload")
+    return (
+        line.get("type") == "compacted"
+        and isinstance(payload, dict)
+        and payload.get("replacement_history") == []
+    )
+
+
+def _legacy(history: list[JSON], summary: str) -> list[JSON]:
+    kept: list[str] = []
+    room = BUDGET_BYTES
+    for item in history[::-1]:
+        if room <= 0:
+            break
+        if not _user_turn(item):
+            continue
+        text = _text(item)
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > room:
+            kept.append(text.encode("utf-8", "surrogatepass")[:room].decode("utf-8", "ignore"))
+            break
+        kept.append(text)
+        room -= size
+    texts = [*kept[::-1], summary or "(no summary available)"]
+    return [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": t}]}
+        for t in texts
+    ]
+
+
+def _drop_turns(history: list[JSON], turns: int) -> list[JSON]:
+    starts = [n for n, item in enumerate(history) if _user_turn(item)]
+    if turns < 1 or not starts:
+        return history
+    cut = starts[-turns] if turns <= len(starts) else starts[0]
+    while cut > 0 and _injected(history[cut - 1]):
+        cut -= 1
+    return history[:cut]
+
+
+def _normalized(history: list[JSON]) -> list[JSON]:
+    """Step 4: an ``aborted`` output right after each call without one; outputs without
+    their call removed."""
+    calls = {i.get("call_id") for i in history if i.get("type") in ANSWERS}
+    answered = {i.get("call_id") for i in history if i.get("type") in ANSWERS.values()}
+    out = []
+    for item in history:
+        kind = item.get("type")
+        if kind in ANSWERS.values() and item.get("call_id") not in calls:
+            continue
+        out.append(item)
+        call_id = item.get("call_id")
+        if kind in ANSWERS and isinstance(call_id, str) and call_id not in answered:
+            out.append({"type": ANSWERS[kind], "call_id": call_id, "output": "aborted"})
+    return out
+
+
+def rebuild_lines(lines: list[JSON]) -> list[JSON]:
+    """Steps 2 to 4 over parsed lines: the history after the last line, as sent."""
+    base = _base(lines)
+    history: list[JSON] = list(_replacement(lines[base]) or []) if base >= 0 else []
+    for line in lines[base + 1 :]:
+        item = _item_of(line)
+        turns = _rollback_turns(line)
+        payload = line.get("payload")
+        if item is not None:
+            history.append(item)
+        elif turns is not None:
+            history = _drop_turns(history, turns)
+        elif (
+            line.get("type") == "compacted"
+            and isinstance(payload, dict)
+            and payload.get("replacement_history") is None
+        ):
+            message = payload.get("message")
+            history = _legacy(history, message if isinstance(message, str) else "")
+    return _normalized(history)
+
+
+def rebuild(path: Path) -> list[JSON]:
+    """The history a resumed Codex would send after the last line of ``path``."""
+    return rebuild_lines(parse(path))
+
+
+def raw_history(path: Path) -> list[JSON]:
+    """Steps 1 to 3 only (no normalisation): the figures the notes' table gives."""
+    lines = parse(path)
+    base = _base(lines)
+    history: list[JSON] = list(_replacement(lines[base]) or []) if base >= 0 else []
+    history.extend(i for line in lines[base + 1 :] if (i := _item_of(line)) is not None)
+    return history

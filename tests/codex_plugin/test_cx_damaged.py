@@ -1,0 +1,158 @@
+"""Damaged rollouts: never a traceback; every line that cannot be read is a stray in the
+report and comes back, byte for byte, from its entry; every other line is converted as
+usual."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cx_helpers import (
+    by_tag,
+    convert,
+    need_shared,
+    rebuilt_lines,
+    reports_in,
+    sessions_in,
+    write_rollout,
+)
+from hypothesis import given
+from hypothesis import strategies as st
+
+from asf_core.formats import Finding, NativeSession
+from asf_core.verify.session import verify_path
+from codex_plugin.handle import CodexStore
+from codex_plugin.native import native_sessions
+
+NAME = "rollout-2026-02-23T13-19-38-019c8a70-dda7-7f33-98ea-f30553347322.jsonl"
+
+
+def _x5() -> list[bytes]:
+    need_shared()
+    return [raw for raw in by_tag("X5").read_bytes().split(b"\n") if raw]
+
+
+def _readable(raw: bytes) -> Any:
+    """What the line is as JSON, or None when a strict reader refuses it."""
+    try:
+        value = json.loads(
+            raw.decode("utf-8"), object_pairs_hook=_no_repeats, parse_constant=_no_constant
+        )
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    names = [name for name, _ in pairs]
+    if len(set(names)) != len(names):
+        raise ValueError("a member named twice")
+    return dict(pairs)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _converted(tmp: Path, lines: list[bytes], *, last_newline: bool = True) -> Any:
+    source = tmp / ".codex" / "sessions" / NAME
+    write_rollout(source, list(lines))
+    if not last_newline:
+        source.write_bytes(source.read_bytes()[:-1])
+    out = tmp / "out"
+    assert convert([tmp / ".codex"], out) == 0
+    assert [f for f in verify_path(out) if f.severity != "info"] == []
+    (session,) = sessions_in(out).values()
+    (report,) = reports_in(out)
+    return source, session, report
+
+
+_DAMAGE = st.one_of(
+    st.binary(max_size=40).filter(lambda b: b"\n" not in b and b.strip() != b""),
+    st.sampled_from(
+        [
+            b"[1, 2]",
+            b'"text"',
+            b"null",
+            b'{"a": 1, "a": 2}',
+            b'{"x": NaN}',
+            b"\xff\xfe{}",
+            b"[" * 600 + b"]" * 600,
+            b'{"type": "response_item", "payload": [1]}',
+            b'{"type": "compacted", "payload": {"replacement_history": "x"}}',
+            b'{"type": "compacted", "payload": {"replacement_history": [1, 2]}}',
+            b'{"type": "event_msg", "payload": {"type": "thread_rolled_back", "num_turns": -4}}',
+            b'{"type": "event_msg", "payload": {"type": "token_count", "info": {"a": 3}}}',
+            b'{"type": "event_msg", "payload": {"type": "token_count", "info": 3}}',
+            b'{"type": "turn_context", "payload": {"model": 5}}',
+            b'{"type": 7, "timestamp": 3}',
+            b'{"timestamp": "yesterday", "type": "response_item", "payload": {"type": "message"}}',
+        ]
+    ),
+)
+
+
+@given(st.data())
+def test_damaged_lines_are_strays_and_kept(data: st.DataObject) -> None:
+    lines = _x5()
+    for _ in range(data.draw(st.integers(1, 4))):
+        where = data.draw(st.integers(0, len(lines) - 1))
+        lines[where] = data.draw(_DAMAGE)
+    with tempfile.TemporaryDirectory() as tmp:
+        source, session, report = _converted(Path(tmp), lines)
+        rebuilt = rebuilt_lines(session)
+        numbered = dict(enumerate(source.read_bytes().split(b"\n"), 1))
+        expected = {n: raw for n, raw in numbered.items() if raw.strip()}
+        assert sorted(rebuilt) == sorted(expected)
+        unreadable = {n for n, raw in expected.items() if _readable(raw) is None}
+        for n, raw in expected.items():
+            assert rebuilt[n] == (raw if n in unreadable else _readable(raw))
+        strays = {int(s["unit"].rsplit(":", 1)[1]) for s in report["strays"]}
+        assert strays == unreadable
+
+
+def test_truncated_last_line_is_said(tmp_path: Path) -> None:
+    lines = _x5()
+    lines[-1] = lines[-1][: len(lines[-1]) // 2]
+    _, session, report = _converted(tmp_path, lines, last_newline=False)
+    (stray,) = report["strays"]
+    assert stray["data"]["truncated"] is True
+    assert stray["unit"].endswith(f":{len(lines)}")
+    last = session.entries[-1]
+    assert last.type == "custom"
+    assert last.data["truncated"] is True
+
+
+def test_empty_and_unreadable_files_are_findings(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    empty = root / "rollout-2026-01-01T00-00-00-0199aaaa-0000-7000-8000-00000000000e.jsonl"
+    write_rollout(empty, [])
+    store = CodexStore(root)
+    (listed,) = native_sessions(store)
+    assert isinstance(listed, NativeSession)
+    assert [f.message for f in listed.findings] == ["empty rollout"]
+    gone = root / "rollout-gone.jsonl"
+    store.files = lambda: ((gone,), ())  # type: ignore[method-assign]
+    (finding,) = native_sessions(store)
+    assert isinstance(finding, Finding)
+    assert finding.kind == "stray"
+    assert finding.message.startswith("cannot read the file: ")
+    assert finding.unit == "rollout-gone.jsonl"
+
+
+def test_a_file_that_vanishes_before_converting_stops_its_store(tmp_path: Path) -> None:
+    from codex_plugin.convert.store import convert_sessions
+
+    need_shared()
+    root = tmp_path / "sessions"
+    source = write_rollout(root / NAME, [json.loads(raw) for raw in _x5()])
+    store = CodexStore(root)
+    sessions = [s for s in native_sessions(store) if not isinstance(s, Finding)]
+    source.unlink()
+    from asf_core.formats import StoreError
+
+    with pytest.raises(StoreError, match="cannot be read"):
+        list(convert_sessions(store, sessions))

@@ -1,0 +1,165 @@
+"""Which paths the Codex plugin claims, and what it lists: a Codex home, a home holding
+``.codex``, the ``sessions`` directory or one below it, one rollout file, the default
+(``$CODEX_HOME`` or ``~/.codex``); never another format's files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from cx_helpers import CODEX_HOME, SESSIONS, by_tag, need_shared, write_rollout
+from fixture_paths import CLAUDE_HOME
+
+import codex_plugin.plugin as plugin
+from asf_core.formats import Claim, NativeSession
+from codex_plugin.source.layout import sniff
+
+ROLLOUT = "rollout-2026-03-01T10-00-00-0199aaaa-0000-7000-8000-000000000001.jsonl"
+META = {"timestamp": "2026-03-01T10:00:00.000Z", "type": "session_meta", "payload": {"id": "t"}}
+
+
+def _claims(path: Path | None) -> list[tuple[Path, float]]:
+    found = plugin.discover(path) or []
+    return [(c.path, c.confidence) for c in found if isinstance(c, Claim)]
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        CODEX_HOME,
+        CODEX_HOME / ".codex",
+        SESSIONS,
+        SESSIONS / "2026",
+        SESSIONS / "2026" / "02" / "23",
+    ],
+    ids=["home", "codex-home", "sessions", "year", "day"],
+)
+def test_directories_of_the_shared_home(given: Path) -> None:
+    need_shared()
+    expected = given if given.name not in ("home", ".codex") else SESSIONS
+    assert _claims(given) == [(expected, 1.0)]
+
+
+def test_one_rollout_file() -> None:
+    need_shared()
+    x5 = by_tag("X5")
+    assert _claims(x5) == [(x5, 1.0)]
+
+
+def test_default_is_codex_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    need_shared()
+    monkeypatch.setenv("CODEX_HOME", str(CODEX_HOME / ".codex"))
+    assert _claims(None) == [(SESSIONS, 1.0)]
+    assert plugin.default_locations() == [SESSIONS]
+    monkeypatch.delenv("CODEX_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert _claims(None) == []
+    assert plugin.default_locations() == [tmp_path / ".codex" / "sessions"]
+    shutil.copytree(SESSIONS, tmp_path / ".codex" / "sessions")
+    assert _claims(None) == [(tmp_path / ".codex" / "sessions", 1.0)]
+
+
+def test_an_empty_codex_home_variable_means_the_default(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("CODEX_HOME", "")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert plugin.default_locations() == [tmp_path / ".codex" / "sessions"]
+
+
+def test_rollouts_elsewhere_are_judged_by_content(tmp_path: Path) -> None:
+    folder = tmp_path / "backup"
+    write_rollout(folder / "a" / ROLLOUT, [META])
+    assert _claims(folder) == [(folder, 0.9)]
+    other = tmp_path / "other"
+    write_rollout(other / ROLLOUT, [{"type": "user", "uuid": "u", "sessionId": "s"}])
+    assert _claims(other) == []
+
+
+def test_files_by_name_and_content(tmp_path: Path) -> None:
+    named = write_rollout(tmp_path / ROLLOUT, [META])
+    plain = write_rollout(tmp_path / "x.jsonl", [META])
+    damaged = write_rollout(tmp_path / "rollout-bad.jsonl", [b"not json"])
+    empty = write_rollout(tmp_path / "rollout-empty.jsonl", [])
+    legacy = write_rollout(
+        tmp_path / "rollout-old.jsonl",
+        [{"id": "t", "timestamp": "2025-04-01T10:00:00Z", "instructions": ""}],
+    )
+    assert _claims(named) == [(named, 1.0)]
+    assert _claims(plain) == [(plain, 0.9)]
+    assert _claims(damaged) == [(damaged, 0.2)]
+    assert _claims(empty) == [(empty, 0.2)]
+    assert _claims(legacy) == [(legacy, 1.0)]
+    assert _claims(tmp_path / "missing.jsonl") == []
+    binary = tmp_path / "rollout-bin.jsonl"
+    binary.write_bytes(b"\0\1\2" * 10)
+    assert sniff(binary) is False
+    assert _claims(binary) == []
+
+
+def test_other_formats_are_not_claimed(tmp_path: Path) -> None:
+    if CLAUDE_HOME.is_dir():
+        assert _claims(CLAUDE_HOME) == []
+        for transcript in list((CLAUDE_HOME / ".claude" / "projects").rglob("*.jsonl"))[:5]:
+            assert _claims(transcript) == []
+    asf = write_rollout(
+        tmp_path / "s.jsonl",
+        [{"type": "session", "format": "agentsession/0.11", "id": "x", "created_at": "z"}],
+    )
+    assert _claims(asf) == []
+    assert _claims(tmp_path / "nowhere") == []
+
+
+def test_claude_code_does_not_claim_codex() -> None:
+    need_shared()
+    import claude_code_plugin.plugin as cc
+
+    assert not [c for c in cc.discover(CODEX_HOME) or [] if isinstance(c, Claim)]
+    assert not [c for c in cc.discover(by_tag("X4")) or [] if isinstance(c, Claim)]
+
+
+def test_listing(tmp_path: Path) -> None:
+    """What ``read`` lists: ids, times, cwd, model, preview, forks and sub-agents."""
+    from codex_plugin.handle import CodexStore
+    from codex_plugin.native import native_sessions
+
+    root = tmp_path / "sessions"
+    fork = dict(
+        META,
+        payload={
+            "id": "0199bbbb-0000-7000-8000-000000000002",
+            "forked_from_id": "t",
+            "cwd": "/w",
+            "cli_version": "1.2",
+        },
+    )
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": "t", "depth": 1}}}
+    child = dict(META, payload={"id": "0199bbbb-0000-7000-8000-000000000003", "source": spawn})
+    prompt = {
+        "timestamp": "2026-03-01T10:00:09Z",
+        "type": "event_msg",
+        "payload": {"type": "user_message", "message": "  fix the bug\n"},
+    }
+    turn = {
+        "timestamp": "2026-03-01T10:00:05Z",
+        "type": "turn_context",
+        "payload": {"model": "gpt-5"},
+    }
+    write_rollout(root / "2026" / "a" / ROLLOUT, [fork, META, turn, prompt])
+    write_rollout(root / "2026" / "b" / ROLLOUT, [child])
+    first, second = native_sessions(CodexStore(root))
+    assert isinstance(first, NativeSession)
+    assert isinstance(second, NativeSession)
+    assert first.id == "0199bbbb-0000-7000-8000-000000000002"
+    assert (first.relation, first.parent) == ("fork", "t")
+    assert first.cwd == "/w"
+    assert first.model == "gpt-5"
+    assert first.preview == "fix the bug"
+    assert first.started == "2026-03-01T10:00:00Z"
+    assert first.ended == "2026-03-01T10:00:09Z"
+    assert first.details["version"] == "1.2"
+    assert (second.relation, second.parent) == ("subagent", "t")
+    assert second.source == "subagent"
+    assert json.dumps(first.counts) == '{"lines": 4, "turns": 0}'
