@@ -18,7 +18,16 @@ from attrs import frozen
 
 from asf_core.findings import WARNING, Finding
 
-__all__ = ["UNSEARCHABLE", "Walk", "files_under", "is_dir", "is_file", "reason", "unsearchable"]
+__all__ = [
+    "UNSEARCHABLE",
+    "Walk",
+    "file_status",
+    "files_under",
+    "is_dir",
+    "is_file",
+    "reason",
+    "unsearchable",
+]
 
 #: The code of the warning for a folder that could not be searched.
 UNSEARCHABLE = "unsearchable"
@@ -39,6 +48,18 @@ def _kind(item: os.DirEntry[str]) -> str:
         return "file" if item.is_file() else "other"
     except OSError:
         return "other"
+
+
+def file_status(path: Path) -> tuple[int, ...] | str:
+    """A file's device, inode, mode, size, modification and change times (through a link),
+    for a plugin's stamps and fingerprints (a change time cannot be set back: content
+    rewritten with its size and modification time kept still shows); the error's name when
+    it has none (gone, a dangling link, closed to us)."""
+    try:
+        st = path.stat()
+    except OSError as exc:
+        return exc.__class__.__name__
+    return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def is_file(path: Path) -> bool:

@@ -24,6 +24,9 @@ class CodexStore:
         self.is_file = readable_store(path)
         #: The directory files are named from.
         self.root = path.parent if self.is_file else path
+        #: Set by the ``plan`` hook: ``read`` then lists rollouts without reading them, and
+        #: each unit's job reads its own.
+        self.planned = False
 
     def info(self) -> dict[str, Any]:
         return {"kind": "file" if self.is_file else "directory", "name": self.path.name}

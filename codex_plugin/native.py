@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from attrs import frozen
@@ -13,7 +13,7 @@ from codex_plugin.handle import CodexStore
 from codex_plugin.source.lines import Line, read_lines
 from codex_plugin.source.rollout import Facts, facts_of
 
-__all__ = ["Native", "native_sessions", "session_id", "stray"]
+__all__ = ["Native", "Unread", "native_session", "native_sessions", "session_id", "stray"]
 
 
 @frozen
@@ -25,6 +25,14 @@ class Native:
     facts: Facts
     #: The ASF session id (the header's).
     asf_id: str
+
+
+@frozen
+class Unread:
+    """A rollout ``read`` listed without reading it."""
+
+    path: Path
+    unit: str
 
 
 def session_id(thread: str | None, unit: str) -> str:
@@ -54,10 +62,15 @@ def stray(line: Line, unit: str, session: str) -> Finding:
     )
 
 
-def _native(store: CodexStore, path: Path, seen: set[str]) -> NativeSession | Finding:
+def native_session(
+    store: CodexStore, path: Path, seen: set[str], lines: Sequence[Line] | None = None
+) -> NativeSession | Finding:
+    """A rollout as a native session, named by its thread (``seen``: the names and ids
+    given already, a later copy of a thread is told apart by its file); a finding when it
+    cannot be read. ``lines``: the file's, when they are read already."""
     unit = store.relative(path)
     try:
-        facts = facts_of(read_lines(path), path.name)
+        facts = facts_of(read_lines(path) if lines is None else lines, path.name)
     except OSError as exc:
         return Finding(
             kind="stray", message=f"cannot read the file: {exc.strerror or exc}", unit=unit
@@ -105,14 +118,19 @@ def _native(store: CodexStore, path: Path, seen: set[str]) -> NativeSession | Fi
     )
 
 
-def native_sessions(store: CodexStore) -> Iterator[NativeSession | Finding]:
+def native_sessions(store: CodexStore, *, read_files: bool) -> Iterator[NativeSession | Finding]:
     """Each rollout as a native session (or a finding for one that cannot be read), then
-    the folders that could not be searched."""
+    the folders that could not be searched; without ``read_files`` (counting), or once the
+    store is planned, each rollout listed by its name, unread."""
     from asf_core.walk import unsearchable
 
     files, skipped = store.files()
     seen: set[str] = set()
     for path in files:
-        yield _native(store, path, seen)
+        if read_files and not store.planned:
+            yield native_session(store, path, seen)
+        else:  # counted, or planned: each unit's job reads its own file
+            unit = store.relative(path)
+            yield NativeSession(id=unit, native=Unread(path=path, unit=unit))
     for folder, why in skipped:
         yield unsearchable(folder, why)

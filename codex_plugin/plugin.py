@@ -12,7 +12,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from asf_core import hookimpl
-from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, StoreHandle
+from asf_core.formats import (
+    Claim,
+    ConvertedSession,
+    Finding,
+    NativeSession,
+    StoreHandle,
+    Unit,
+)
 
 FORMAT = "codex"
 
@@ -41,6 +48,17 @@ def default_locations() -> list[Path] | None:
 
 
 @hookimpl
+def stamp(claim: Claim) -> str | None:
+    """A store: every rollout's name and status (size, times, inode), and this plugin's
+    version."""
+    if claim.format != FORMAT:
+        return None
+    from codex_plugin.source.stamp import store_stamp
+
+    return store_stamp(claim.path)
+
+
+@hookimpl
 def open_store(claim: Claim) -> StoreHandle | None:
     """A handle on a claimed directory or file; raises ``StoreError`` if it cannot be read."""
     if claim.format != FORMAT:
@@ -51,15 +69,16 @@ def open_store(claim: Claim) -> StoreHandle | None:
 
 
 @hookimpl
-def read(store: StoreHandle) -> Iterator[NativeSession | Finding] | None:
-    """Each rollout file as a native session, its unreadable lines as strays."""
+def read(store: StoreHandle, counting: bool) -> Iterator[NativeSession | Finding] | None:
+    """Each rollout file as a native session, its unreadable lines as strays; when the host
+    only counts them, no rollout is read."""
     from codex_plugin.handle import CodexStore
 
     if not isinstance(store, CodexStore):
         return None
     from codex_plugin.native import native_sessions
 
-    return native_sessions(store)
+    return native_sessions(store, read_files=not counting)
 
 
 @hookimpl
@@ -74,3 +93,16 @@ def convert(
     from codex_plugin.convert.store import convert_sessions
 
     return convert_sessions(store, sessions)
+
+
+@hookimpl
+def plan(store: StoreHandle, sessions: Iterable[NativeSession]) -> Iterator[Unit] | None:
+    """Each rollout as a unit, fingerprinted by its file's status: the units convert on
+    every core, and a rollout that did not change is not read."""
+    from codex_plugin.handle import CodexStore
+
+    if not isinstance(store, CodexStore):
+        return None
+    from codex_plugin.convert.units import plan_units
+
+    return plan_units(store, sessions)

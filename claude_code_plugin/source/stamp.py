@@ -18,21 +18,11 @@ import hashlib
 import os
 from pathlib import Path
 
-from asf_core.walk import files_under
+from asf_core.walk import file_status, files_under
 from claude_code_plugin.source.layout import SUFFIX, is_session_dir
 from claude_code_plugin.version import converter_version
 
 __all__ = ["file_status", "store_stamp"]
-
-
-def file_status(path: Path) -> tuple[int, ...] | str:
-    """A file's device, inode, mode, size, modification and change times (through a link);
-    the error's name when it has none (gone, a dangling link, closed to us)."""
-    try:
-        st = path.stat()
-    except OSError as exc:
-        return exc.__class__.__name__
-    return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def store_stamp(path: Path) -> str | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from asf_core.formats import ConvertedSession, Finding, NativeSession, StoreError
@@ -11,9 +11,9 @@ from codex_plugin import NS
 from codex_plugin.convert.session import convert_lines
 from codex_plugin.handle import CodexStore
 from codex_plugin.native import Native, session_id
-from codex_plugin.source.lines import read_lines
+from codex_plugin.source.lines import Line, read_lines
 
-__all__ = ["convert_sessions", "header_of"]
+__all__ = ["convert_one", "convert_sessions", "header_of"]
 
 JSON = dict[str, Any]
 EPOCH = "1970-01-01T00:00:00Z"
@@ -47,12 +47,14 @@ def header_of(native: Native) -> Header:
     )
 
 
-def _convert(store: CodexStore, session: NativeSession) -> ConvertedSession:
+def convert_one(session: NativeSession, lines: Sequence[Line] | None = None) -> ConvertedSession:
+    """A rollout ``read`` listed, converted (``lines``: its lines, when they are read)."""
     native: Native = session.native
-    try:
-        lines = list(read_lines(native.path))
-    except OSError as exc:
-        raise StoreError(f"{native.unit}: cannot be read: {exc.strerror or exc}") from exc
+    if lines is None:
+        try:
+            lines = list(read_lines(native.path))
+        except OSError as exc:
+            raise StoreError(f"{native.unit}: cannot be read: {exc.strerror or exc}") from exc
     header = header_of(native)
     result = convert_lines(header, lines)
     counts = dict(result.counts)
@@ -70,6 +72,8 @@ def _convert(store: CodexStore, session: NativeSession) -> ConvertedSession:
 def convert_sessions(
     store: CodexStore, sessions: Iterable[NativeSession]
 ) -> Iterator[ConvertedSession | Finding]:
+    """Each session ``read`` listed (and the host selected), converted."""
+    del store  # each session names its own file
     for session in sessions:
         if isinstance(session.native, Native):
-            yield _convert(store, session)
+            yield convert_one(session)

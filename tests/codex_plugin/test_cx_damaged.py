@@ -131,12 +131,12 @@ def test_empty_and_unreadable_files_are_findings(tmp_path: Path) -> None:
     empty = root / "rollout-2026-01-01T00-00-00-0199aaaa-0000-7000-8000-00000000000e.jsonl"
     write_rollout(empty, [])
     store = CodexStore(root)
-    (listed,) = native_sessions(store)
+    (listed,) = native_sessions(store, read_files=True)
     assert isinstance(listed, NativeSession)
     assert [f.message for f in listed.findings] == ["empty rollout"]
     gone = root / "rollout-gone.jsonl"
     store.files = lambda: ((gone,), ())  # type: ignore[method-assign]
-    (finding,) = native_sessions(store)
+    (finding,) = native_sessions(store, read_files=True)
     assert isinstance(finding, Finding)
     assert finding.kind == "stray"
     assert finding.message.startswith("cannot read the file: ")
@@ -150,7 +150,7 @@ def test_a_file_that_vanishes_before_converting_stops_its_store(tmp_path: Path) 
     root = tmp_path / "sessions"
     source = write_rollout(root / NAME, [json.loads(raw) for raw in _x5()])
     store = CodexStore(root)
-    sessions = [s for s in native_sessions(store) if not isinstance(s, Finding)]
+    sessions = [s for s in native_sessions(store, read_files=True) if not isinstance(s, Finding)]
     source.unlink()
     from asf_core.formats import StoreError
 

@@ -149,7 +149,7 @@ def test_listing(tmp_path: Path) -> None:
     }
     write_rollout(root / "2026" / "a" / ROLLOUT, [fork, META, turn, prompt])
     write_rollout(root / "2026" / "b" / ROLLOUT, [child])
-    first, second = native_sessions(CodexStore(root))
+    first, second = native_sessions(CodexStore(root), read_files=True)
     assert isinstance(first, NativeSession)
     assert isinstance(second, NativeSession)
     assert first.id == "0199bbbb-0000-7000-8000-000000000002"

@@ -1,0 +1,92 @@
+"""Re-runs: a store nothing changed in is not even opened (its stamp is the last run's); a
+rollout Codex appended to is converted again, alone, and only its file changes; the units
+give the same files on one core or several, and the ones ``convert`` gives."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cx_helpers import CODEX_HOME, by_tag, convert, need_shared
+from output_files import output_files
+
+import codex_plugin.convert.store as cx_store
+import codex_plugin.native as cx_native
+import codex_plugin.source.lines as cx_lines
+from codex_plugin.source.stamp import store_stamp
+
+
+def _watch(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The rollouts this process reads, as they are read."""
+    seen: list[Path] = []
+    read_lines = cx_native.read_lines
+
+    def counted(path: Path) -> Any:
+        seen.append(path)
+        return read_lines(path)
+
+    for module in (cx_native, cx_store, cx_lines):
+        monkeypatch.setattr(module, "read_lines", counted)
+    return seen
+
+
+def test_unchanged_store_is_not_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    need_shared()
+    home = tmp_path / ".codex"
+    shutil.copytree(CODEX_HOME / ".codex", home)
+    out = tmp_path / "out"
+    seen = _watch(monkeypatch)
+    assert convert([home], out, "-j", "1") == 0  # units in this process, where ``seen`` sees
+    assert len(seen) == 6  # each rollout read once, by its unit
+    first = output_files(out, ran=False)
+    seen.clear()
+    assert convert([home], out, "-j", "1") == 0
+    assert seen == []
+    assert output_files(out, ran=False) == first
+
+    x5 = home / "sessions" / by_tag("X5").relative_to(by_tag("X5").parents[3])
+    line = {
+        "timestamp": "2026-02-23T12:30:00.000Z",
+        "type": "event_msg",
+        "payload": {"type": "task_complete", "turn_id": "t"},
+    }
+    with x5.open("a") as stream:
+        stream.write(json.dumps(line) + "\n")
+    assert convert([home], out, "-j", "1") == 0
+    assert seen == [x5]
+    changed = {k for k, v in output_files(out, ran=False).items() if first.get(k) != v}
+    assert {Path(k).name for k in changed if k.endswith(".jsonl")} == {
+        f"2026-02-23T12-19-38.535Z_{x5.stem[-36:]}.jsonl"
+    }
+
+
+def test_stamp_follows_every_rollout(tmp_path: Path) -> None:
+    need_shared()
+    home = tmp_path / "sessions"
+    shutil.copytree(CODEX_HOME / ".codex" / "sessions", home)
+    before = store_stamp(home)
+    assert before is not None
+    assert store_stamp(home) == before
+    (home / "2026" / "02" / "23" / "rollout-new.jsonl").write_text("{}\n")
+    added = store_stamp(home)
+    assert added != before
+    (home / "notes.txt").write_text("not a rollout")
+    assert store_stamp(home) == added
+    one = by_tag("X1")
+    assert store_stamp(one) is not None
+
+
+def test_units_give_what_convert_gives(tmp_path: Path) -> None:
+    need_shared()
+    home = CODEX_HOME / ".codex"
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert convert([home], one, "-j", "1") == 0
+    assert convert([home], two, "-j", "2") == 0
+    assert output_files(one, ran=False) == output_files(two, ran=False)
+    picked = tmp_path / "picked"  # a selection is converted through ``convert``
+    assert convert([home], picked, "--since", "2020-01-01") == 0
+    files = {k: v for k, v in output_files(one, ran=False).items() if k.endswith(".jsonl")}
+    assert {k: v for k, v in output_files(picked).items() if k.endswith(".jsonl")} == files
