@@ -77,8 +77,9 @@ def native_session(
         )
     name = facts.thread or unit
     asf_id = session_id(facts.thread, unit)
-    if name in seen or asf_id in seen:  # a copy of a thread (an archive beside it)
-        name, asf_id = f"{name}~{unit}", _v5(f"codex:{facts.thread}/{unit}")
+    if name in seen or asf_id in seen:  # a copy of a thread: told apart by its file
+        copy = unit.removesuffix(".jsonl").replace("/", ".")
+        name, asf_id = f"{name}~{copy}", _v5(f"codex:{facts.thread}/{unit}")
     seen.update((name, asf_id))
     details = {
         k: v

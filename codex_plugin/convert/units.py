@@ -33,6 +33,9 @@ class RolloutJob:
 
     store: Path
     path: Path
+    #: Threads an earlier rollout of the store is named by: this one, if of one of them, is
+    #: a copy (named by its file too), as ``read`` names it.
+    earlier: frozenset[str] = frozenset()
 
     def __call__(self) -> Iterator[ConvertedSession | Finding]:
         from codex_plugin.convert.store import convert_one
@@ -44,7 +47,7 @@ class RolloutJob:
             lines = list(source.read_lines(self.path))
         except OSError:  # said as the listing says it
             lines = None
-        native = native_session(store, self.path, set(), lines)
+        native = native_session(store, self.path, set(self.earlier), lines)
         if isinstance(native, Finding):
             yield native
             return
@@ -69,10 +72,16 @@ def plan_units(store: CodexStore, sessions: Iterable[NativeSession]) -> Iterator
 
 
 def _units(store: CodexStore, sessions: Iterable[NativeSession]) -> Iterator[Unit]:
+    from codex_plugin.source.rollout import named_thread
+
     listed = [s.native for s in sessions if isinstance(s.native, Unread)]
+    named: set[str] = set()
     for unread in listed:
+        thread = named_thread(unread.path.name)
+        earlier = frozenset({thread} & named) if thread is not None else frozenset()
+        named.update({thread} if thread is not None else ())
         yield Unit(
             key=unread.unit,
             fingerprint=fingerprint(store, unread),
-            prepare=functools.partial(RolloutJob, store.path, unread.path),
+            prepare=functools.partial(RolloutJob, store.path, unread.path, earlier),
         )

@@ -15,7 +15,7 @@ from attrs import define, field
 
 from codex_plugin.source.lines import Line
 
-__all__ = ["Facts", "facts_of", "when"]
+__all__ = ["Facts", "facts_of", "named_thread", "when"]
 
 JSON = dict[str, Any]
 
@@ -130,9 +130,11 @@ def facts_of(lines: Iterable[Line], file_name: str) -> Facts:
                 facts.preview = message.strip()[:_PREVIEW_CHARS] if message else None
         first = False
     thread = facts.meta.get("id")
-    if isinstance(thread, str) and thread:
-        facts.thread = thread
-    else:
-        found = _UUID.findall(file_name)
-        facts.thread = found[-1] if found else None
+    facts.thread = thread if isinstance(thread, str) and thread else named_thread(file_name)
     return facts
+
+
+def named_thread(file_name: str) -> str | None:
+    """The thread a rollout's name gives (Codex names it by the thread id, last)."""
+    found = _UUID.findall(file_name)
+    return found[-1] if found else None

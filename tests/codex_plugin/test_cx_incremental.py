@@ -90,3 +90,22 @@ def test_units_give_what_convert_gives(tmp_path: Path) -> None:
     assert convert([home], picked, "--since", "2020-01-01") == 0
     files = {k: v for k, v in output_files(one, ran=False).items() if k.endswith(".jsonl")}
     assert {k: v for k, v in output_files(picked).items() if k.endswith(".jsonl")} == files
+
+
+def test_copies_of_a_thread_are_told_apart(tmp_path: Path) -> None:
+    """Two rollouts of one thread (a copy in another folder): two sessions, the second named
+    by its file, alike through units and through ``convert``."""
+    need_shared()
+    home = tmp_path / "sessions"
+    for folder in ("a", "b"):
+        (home / folder).mkdir(parents=True)
+        shutil.copy(by_tag("X5"), home / folder)
+    whole, picked = tmp_path / "whole", tmp_path / "picked"
+    assert convert([home], whole, "-j", "1") == 0
+    assert convert([home], picked, "--since", "2020-01-01") == 0
+    files = {k: v for k, v in output_files(whole, ran=False).items() if k.endswith(".jsonl")}
+    assert len(files) == 2
+    assert {k: v for k, v in output_files(picked).items() if k.endswith(".jsonl")} == files
+    (report,) = [json.loads(p.read_text()) for p in whole.rglob("report.json")]
+    thread = "019c8a70-dda7-7f33-98ea-f30553347322"
+    assert sorted(report["files"]) == [thread, f"{thread}~b.{by_tag('X5').stem}"]
