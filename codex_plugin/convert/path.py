@@ -89,6 +89,17 @@ class LivePath:
         self.steps = [s for s in self.steps if s.at < keep]
         self.tip = parent
 
+    def settings(self) -> JSON:
+        """The settings in force at the end of the path, in a compaction checkpoint's shape
+        (a compaction entry's ``config`` resets them to it)."""
+        from asf_core.replay import Replay, replay_step
+
+        by_id = {entry.id: entry for entry in self.builder.entries}
+        replay = Replay()
+        for ident in self.path:
+            replay = replay_step(replay, by_id[ident])
+        return replay.settings()
+
     def reroot(self, line: int, **how: Any) -> None:
         """Start a new root with an empty history (a fold to nothing, which no compaction
         entry can say). The steps above stay, out of the path (``at`` -1), for rollbacks to

@@ -55,14 +55,11 @@ def _usage(info: Any) -> JSON | None:
         value = last.get(name)
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
-    usage: JSON = {}
-    for ours, theirs in (
-        ("input_tokens", "input_tokens"),
-        ("output_tokens", "output_tokens"),
-        ("total_tokens", "total_tokens"),
-    ):
-        if count(theirs) is not None:
-            usage[ours] = count(theirs)
+    usage: JSON = {
+        name: count(name)
+        for name in ("input_tokens", "output_tokens", "total_tokens")
+        if count(name) is not None
+    }
     if count("cached_input_tokens") is not None:
         usage["input_tokens_details"] = {"cached_tokens": count("cached_input_tokens")}
     if count("reasoning_output_tokens") is not None:
@@ -113,7 +110,7 @@ class _Conversion:
             first_kept=before.id,
             summary=items[0],
             pinned=tuple(items[1:]) or None,
-            config={"model": self.model} if self.model else None,
+            config=self.live.settings() or None,
             unknown={NS: member},
         )
         self.live.add_fold(entry, items, member["line"], **how)

@@ -220,3 +220,20 @@ def test_event_duplicates_are_not_context(converted: Converted) -> None:
     assert events["user_message"] == 5
     assert events["agent_message"] == 43
     assert events["agent_reasoning"] == 59
+
+
+@pytest.mark.parametrize("tag", sorted(FIGURES))
+def test_settings_at_the_leaf(converted: Converted, tag: str) -> None:
+    """The instructions of the header and the model of the last ``turn_context``, after a
+    compaction too (its checkpoint carries them)."""
+    import json
+
+    from asf_core.context import context_at
+
+    session = by_file(converted.out)[by_tag(tag).name]
+    settings = context_at(session, str(session.resume_leaf())).settings
+    lines = [json.loads(raw) for raw in by_tag(tag).read_bytes().splitlines()]
+    base = lines[0]["payload"].get("base_instructions")
+    assert settings.get("instructions") == (base["text"] if base else None)
+    models = [x["payload"]["model"] for x in lines if x["type"] == "turn_context"]
+    assert settings["model"] == models[-1]
