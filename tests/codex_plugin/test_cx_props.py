@@ -50,3 +50,35 @@ def test_kitchen_sink_is_the_oracle_history() -> None:
 
     _check(kitchen_sink(), allowed=("output-unbound",))  # its output without a call
     _check(legacy_format())
+
+
+def test_lines_codex_never_sends_are_kept_out_of_context(tmp_path: Path) -> None:
+    """Ghost snapshots, system messages, unknown item and line kinds, the event duplicates of
+    items: each a custom entry, none in the context; forks keep the source's header."""
+    from cx_synth import kitchen_sink
+
+    from asf_core.model import Custom
+
+    source = write_rollout(tmp_path / ".codex" / ROLLOUT, kitchen_sink())
+    assert convert([tmp_path / ".codex"], tmp_path / "out") == 0
+    (session,) = sessions_in(tmp_path / "out").values()
+    kept = [e.data["object"] for e in session.entries if isinstance(e, Custom)]
+    kinds = {(o["type"], (o.get("payload") or {}).get("type")) for o in kept}
+    for kind in [
+        ("response_item", "ghost_snapshot"),
+        ("response_item", "future_item"),
+        ("response_item", "message"),  # the system message
+        ("world_state", None),
+        ("session_meta", None),  # the fork's copy of its source's header
+        ("event_msg", "user_message"),
+        ("event_msg", "agent_message"),
+        ("event_msg", "agent_reasoning"),
+        ("event_msg", "thread_rolled_back"),
+        ("event_msg", "turn_aborted"),
+    ]:
+        assert kind in kinds
+    items = context_items(session)
+    assert not [i for i in items if i["type"] in ("ghost_snapshot", "future_item")]
+    assert not [i for i in items if i.get("role") == "system"]
+    assert session.header.parent_session == "0199aaaa-0000-7000-8000-000000000000"
+    assert source.is_file()
