@@ -77,11 +77,18 @@ ABORTED: Final = "aborted"
 
 
 def visible(item: Any) -> TypeGuard[JSON]:
-    """Whether Codex sends ``item`` to the model."""
+    """Whether Codex sends ``item`` to the model. A function or custom tool call without a
+    ``call_id`` (a non-empty string), or an output without one, is no item Codex can load:
+    its loader skips the line."""
     if not isinstance(item, dict):
         return False
     kind = item.get("type")
     if not isinstance(kind, str) or kind not in VISIBLE:
+        return False
+    call_id = item.get("call_id")
+    if kind in ("function_call", "custom_tool_call") and not (call_id and isinstance(call_id, str)):
+        return False
+    if kind in OUTPUTS and not isinstance(call_id, str):
         return False
     return kind != "message" or item.get("role") != "system"
 

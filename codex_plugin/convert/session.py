@@ -80,6 +80,9 @@ class _Conversion:
         self.ts = header.created_at
         self.model: str | None = None
         self.meta_seen = False
+        #: Call ids given so far, and the one each native call id stands for now.
+        self.call_ids: set[str] = set()
+        self.renamed: dict[str, str] = {}
         self.counts: dict[str, int] = {
             "lines": 0,
             "items": 0,
@@ -94,6 +97,7 @@ class _Conversion:
 
     def item(self, line: Line, item: JSON, member: JSON) -> None:
         self.counts["items"] += 1
+        item, member = self.bound(item, member)
         entry = Item(ts=self.ts, item=item, unknown={NS: member})
         self.live.add_item(entry, item, line.number)
         if line.number in self.aborted and item.get("type") in CALLS:
@@ -101,6 +105,26 @@ class _Conversion:
             derived = {"line": line.number, "derived": "aborted"}
             entry = Item(ts=self.ts, item=answer, unknown={NS: derived})
             self.live.add_item(entry, answer, line.number)
+
+    def bound(self, item: JSON, member: JSON) -> tuple[JSON, JSON]:
+        """``item`` with the ``call_id`` ASF gives it: a call repeating an earlier call's id
+        gets ``<id>-<n>``, and outputs after it with that id follow it (the native id kept in
+        ``codex.call_id``)."""
+        native = item.get("call_id")
+        if not isinstance(native, str):
+            return item, member
+        if item.get("type") in CALLS:
+            ours, n = native, 1
+            while ours in self.call_ids:
+                n += 1
+                ours = f"{native}-{n}"
+            self.call_ids.add(ours)
+            self.renamed[native] = ours
+        else:
+            ours = self.renamed.get(native, native)
+        if ours == native:
+            return item, member
+        return {**item, "call_id": ours}, {**member, "call_id": native}
 
     def fold(self, items: list[JSON], before: Entry, member: JSON, **how: Any) -> None:
         """A compaction leaving ``items``, right after ``before`` (the entry of its line,
@@ -243,7 +267,7 @@ def _fields(obj: JSON) -> JSON:
     rest: JSON = {k: v for k, v in obj.items() if k not in ("type", "payload")}
     if "timestamp" not in rest:
         return {"fields": rest, "untimed": True}
-    if when(rest["timestamp"]) == rest["timestamp"]:
+    if isinstance(rest["timestamp"], str) and when(rest["timestamp"]) == rest["timestamp"]:
         del rest["timestamp"]
     return {"fields": rest} if rest else {}
 

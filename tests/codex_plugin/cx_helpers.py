@@ -131,10 +131,13 @@ def rebuilt_lines(session: SessionFile) -> dict[int, Any]:
                 obj["payload"]["base_instructions"]["text"] = entry.instructions
             out[number] = obj
         elif isinstance(entry, Item):
+            item = entry.item or {}
+            if "call_id" in own:  # a repeated call id, renamed
+                item = {**item, "call_id": own["call_id"]}
             if own.get("form") == "bare":
-                out[number] = entry.item
+                out[number] = item
                 continue
-            line = {"type": "response_item", "payload": entry.item, **own.get("fields", {})}
+            line = {"type": "response_item", "payload": item, **own.get("fields", {})}
             if not own.get("untimed") and "timestamp" not in line:
                 line["timestamp"] = entry.ts
             out[number] = line

@@ -77,6 +77,13 @@ def _item_of(line: JSON) -> JSON | None:
         return None
     if not isinstance(item, dict) or item.get("type") not in SEEN:
         return None
+    call_id = item.get("call_id")  # a call or output Codex cannot load: its line skipped
+    if item["type"] in ("function_call", "custom_tool_call") and not (
+        isinstance(call_id, str) and call_id
+    ):
+        return None
+    if item["type"] in ANSWERS.values() and not isinstance(call_id, str):
+        return None
     if item.get("type") == "message" and item.get("role") == "system":
         return None
     return item
