@@ -11,7 +11,18 @@ from hypothesis import strategies as st
 
 JSON = dict[str, Any]
 
-STEPS = ("reason", "say", "call", "call_open", "custom", "search", "ghost", "unknown", "system")
+STEPS = (
+    "reason",
+    "say",
+    "call",
+    "call_open",
+    "custom",
+    "search",
+    "ghost",
+    "unknown",
+    "system",
+    "compact",  # a compaction in the middle of a turn (X4:L1788)
+)
 OPS = ("turn", "turn", "turn", "remote", "legacy", "rollback", "junk")
 
 
@@ -118,6 +129,9 @@ class Rollout:
             self.item({"type": "future_item", "x": self.next("u")})
         elif step == "system":
             self.item(_msg("system", "system note"))
+        elif step == "compact":
+            self.remote(2, False)
+            return
         self.event(
             "token_count",
             info={

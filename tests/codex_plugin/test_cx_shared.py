@@ -237,3 +237,47 @@ def test_settings_at_the_leaf(converted: Converted, tag: str) -> None:
     assert settings.get("instructions") == (base["text"] if base else None)
     models = [x["payload"]["model"] for x in lines if x["type"] == "turn_context"]
     assert settings["model"] == models[-1]
+
+
+@pytest.mark.parametrize("tag", sorted(FIGURES))
+def test_context_at_every_turn_is_codex_history(tag: str) -> None:
+    """Cut before each turn (an old CLI's: each ``turn_context``; and after the compaction):
+    the context at the end of the cut is the history Codex would resume from there."""
+    import json
+
+    from cx_oracle import rebuild_lines
+
+    from asf_core.context import build_context
+    from codex_plugin.convert.session import convert_lines
+    from codex_plugin.convert.store import header_of
+    from codex_plugin.native import Native
+    from codex_plugin.source.lines import read_lines
+    from codex_plugin.source.rollout import facts_of
+
+    if not SESSIONS.is_dir():
+        pytest.skip("no shared Codex rollouts")
+    source = by_tag(tag)
+    lines = list(read_lines(source))
+    objects = [line.obj for line in lines]
+    cuts = [
+        n
+        for n, obj in enumerate(objects)
+        if obj is not None
+        and (
+            obj["payload"].get("type") == "task_started"
+            or objects[n - 1]["type"] == "compacted"
+            or (obj["type"] == "turn_context" and "turn_id" not in obj["payload"])  # old CLI
+        )
+    ]
+    assert cuts
+    for cut in [*cuts, len(lines)]:
+        facts = facts_of(lines[:cut], source.name)
+        header = header_of(Native(path=source, unit=source.name, facts=facts, asf_id="x"))
+        entries = convert_lines(header, lines[:cut]).entries
+        by_id = {e.id: e for e in entries}
+        path, at = [], entries[-1]
+        while at is not None:
+            path.append(at)
+            at = by_id.get(at.parent) if at.parent else None
+        items = build_context(path[::-1]).items
+        assert items == rebuild_lines([json.loads(json.dumps(o)) for o in objects[:cut]]), cut
