@@ -11,7 +11,7 @@ from attrs import frozen
 from asf_core.formats import Finding, NativeSession
 from codex_plugin.handle import CodexStore
 from codex_plugin.source.lines import Line, read_lines
-from codex_plugin.source.rollout import Facts, facts_of
+from codex_plugin.source.rollout import Facts, facts_of, named_thread
 
 __all__ = ["Native", "Unread", "native_session", "native_sessions", "session_id", "stray"]
 
@@ -65,9 +65,13 @@ def stray(line: Line, unit: str, session: str) -> Finding:
 def native_session(
     store: CodexStore, path: Path, seen: set[str], lines: Sequence[Line] | None = None
 ) -> NativeSession | Finding:
-    """A rollout as a native session, named by its thread (``seen``: the names and ids
-    given already, a later copy of a thread is told apart by its file); a finding when it
-    cannot be read. ``lines``: the file's, when they are read already."""
+    """A rollout as a native session, named by its thread; a finding when it cannot be
+    read. ``lines``: the file's, when they are read already.
+
+    A rollout is named by its thread alone when its file's name carries that thread's id
+    and no earlier rollout's name (``seen``, the ids earlier names carry) does: any other of
+    the thread (a copy, a renamed or misnamed file) is named by its file too. Names decide,
+    not contents, so a unit's job (reading its own file only) names it as a listing does."""
     unit = store.relative(path)
     try:
         facts = facts_of(read_lines(path) if lines is None else lines, path.name)
@@ -77,10 +81,11 @@ def native_session(
         )
     name = facts.thread or unit
     asf_id = session_id(facts.thread, unit)
-    if name in seen or asf_id in seen:  # a copy of a thread: told apart by its file
+    if facts.thread is not None and (
+        named_thread(path.name) != facts.thread or facts.thread in seen
+    ):  # a copy of a thread: told apart by its file
         copy = unit.removesuffix(".jsonl").replace("/", ".")
         name, asf_id = f"{name}~{copy}", _v5(f"codex:{facts.thread}/{unit}")
-    seen.update((name, asf_id))
     details = {
         k: v
         for k, v in (
@@ -130,6 +135,7 @@ def native_sessions(store: CodexStore, *, read_files: bool) -> Iterator[NativeSe
     for path in files:
         if read_files and not store.planned:
             yield native_session(store, path, seen)
+            seen.update(filter(None, [named_thread(path.name)]))
         else:  # counted, or planned: each unit's job reads its own file
             unit = store.relative(path)
             yield NativeSession(id=unit, native=Unread(path=path, unit=unit))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cx_helpers import CODEX_HOME, SESSIONS, by_tag, need_shared, write_rollout
@@ -120,6 +121,11 @@ def test_claude_code_does_not_claim_codex() -> None:
     assert not [c for c in cc.discover(by_tag("X4")) or [] if isinstance(c, Claim)]
 
 
+def _named(meta: dict[str, Any]) -> str:
+    """The name Codex gives the rollout of this header's thread."""
+    return ROLLOUT.replace("0199aaaa-0000-7000-8000-000000000001", meta["payload"]["id"])
+
+
 def test_listing(tmp_path: Path) -> None:
     """What ``read`` lists: ids, times, cwd, model, preview, forks and sub-agents."""
     from codex_plugin.handle import CodexStore
@@ -147,8 +153,9 @@ def test_listing(tmp_path: Path) -> None:
         "type": "turn_context",
         "payload": {"model": "gpt-5"},
     }
-    write_rollout(root / "2026" / "a" / ROLLOUT, [fork, META, turn, prompt])
-    write_rollout(root / "2026" / "b" / ROLLOUT, [child])
+    # Each file named by its thread, as Codex names them (a file that is not is a copy).
+    write_rollout(root / "2026" / "a" / _named(fork), [fork, META, turn, prompt])
+    write_rollout(root / "2026" / "b" / _named(child), [child])
     first, second = native_sessions(CodexStore(root), read_files=True)
     assert isinstance(first, NativeSession)
     assert isinstance(second, NativeSession)

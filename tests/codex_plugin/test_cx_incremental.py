@@ -92,6 +92,19 @@ def test_units_give_what_convert_gives(tmp_path: Path) -> None:
     assert {k: v for k, v in output_files(picked).items() if k.endswith(".jsonl")} == files
 
 
+def _two_sessions_both_ways(home: Path, tmp_path: Path) -> dict[str, Any]:
+    """The report of converting ``home`` through units, once it wrote two sessions, the
+    same files as ``convert`` writes."""
+    whole, picked = tmp_path / "whole", tmp_path / "picked"
+    assert convert([home], whole, "-j", "1") == 0
+    assert convert([home], picked, "--since", "2020-01-01") == 0
+    files = {k: v for k, v in output_files(whole, ran=False).items() if k.endswith(".jsonl")}
+    assert len(files) == 2
+    assert {k: v for k, v in output_files(picked).items() if k.endswith(".jsonl")} == files
+    (report,) = [json.loads(p.read_text()) for p in whole.rglob("report.json")]
+    return report  # type: ignore[no-any-return]
+
+
 def test_copies_of_a_thread_are_told_apart(tmp_path: Path) -> None:
     """Two rollouts of one thread (a copy in another folder): two sessions, the second named
     by its file, alike through units and through ``convert``."""
@@ -100,12 +113,23 @@ def test_copies_of_a_thread_are_told_apart(tmp_path: Path) -> None:
     for folder in ("a", "b"):
         (home / folder).mkdir(parents=True)
         shutil.copy(by_tag("X5"), home / folder)
-    whole, picked = tmp_path / "whole", tmp_path / "picked"
-    assert convert([home], whole, "-j", "1") == 0
-    assert convert([home], picked, "--since", "2020-01-01") == 0
-    files = {k: v for k, v in output_files(whole, ran=False).items() if k.endswith(".jsonl")}
-    assert len(files) == 2
-    assert {k: v for k, v in output_files(picked).items() if k.endswith(".jsonl")} == files
-    (report,) = [json.loads(p.read_text()) for p in whole.rglob("report.json")]
+    report = _two_sessions_both_ways(home, tmp_path)
     thread = "019c8a70-dda7-7f33-98ea-f30553347322"
     assert sorted(report["files"]) == [thread, f"{thread}~b.{by_tag('X5').stem}"]
+
+
+@pytest.mark.parametrize("renamed", ["rollout-0000-renamed.jsonl", "rollout-zzzz-renamed.jsonl"])
+def test_a_renamed_copy_is_told_apart_before_or_after_its_original(
+    tmp_path: Path, renamed: str
+) -> None:
+    """A copy of a rollout under a name that does not carry its thread (listed before the
+    original or after it): the original keeps the thread's name, the copy is named by its
+    file, alike through units and through ``convert``; the store converts whole."""
+    need_shared()
+    home = tmp_path / "sessions"
+    home.mkdir()
+    shutil.copy(by_tag("X5"), home)
+    shutil.copy(by_tag("X5"), home / renamed)
+    report = _two_sessions_both_ways(home, tmp_path)
+    thread = "019c8a70-dda7-7f33-98ea-f30553347322"
+    assert sorted(report["files"]) == [thread, f"{thread}~{renamed.removesuffix('.jsonl')}"]
