@@ -153,9 +153,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="read a session: its entries and context, or its conversation as a transcript",
         description="Show one session: an ASF FILE, an ASF file on stdin (-), or one session "
         "of a native store (a Hermes home, a state.db, a Claude Code directory or session "
-        "file) picked with --session ID and converted in memory (nothing is written). By "
-        "default: the entries in file order (short id, parent, type, summary; forks, leaves "
-        "and the resume leaf marked), then the context rebuilt at the leaf. --format text or "
+        "file, a Codex home or rollout file) picked with --session ID and converted in "
+        "memory (nothing is written). By default: the entries in file order (short id, "
+        "parent, type, summary; forks, leaves and the resume leaf marked), then the context "
+        "rebuilt at the leaf. --format text or "
         "markdown: the conversation at the leaf as a transcript (messages, reasoning, tool "
         "calls with their arguments and outputs, compactions, branches and sub-agents).",
     )

@@ -2,7 +2,8 @@
 store converted in memory (nothing is written).
 
 A path is read as ASF unless the options pick sessions or a format plugin claims it: a
-directory, a ``state.db``, a Claude Code session file (JSONL too, but no ASF header).
+directory, a ``state.db``, a Claude Code session file or a Codex rollout (JSONL too, but
+no ASF header).
 """
 
 from __future__ import annotations
