@@ -39,6 +39,10 @@ class Walk:
 
     files: tuple[Path, ...]
     skipped: tuple[tuple[Path, str], ...] = ()
+    #: Entries whose name matched but that are no regular file nor folder (a FIFO, a
+    #: socket, a device, a dangling link, a link to a folder): never opened, for the caller
+    #: to report.
+    others: tuple[Path, ...] = ()
 
 
 def _kind(item: os.DirEntry[str]) -> str:
@@ -97,6 +101,7 @@ def unsearchable(folder: Path, why: str) -> Finding:
 def files_under(root: Path, match: Callable[[str], bool] = lambda name: True) -> Walk:
     """Every regular file (or link to one) below ``root`` whose name ``match`` accepts."""
     files: list[Path] = []
+    others: list[Path] = []
     skipped: list[tuple[Path, str]] = []
     stack = [root]
     while stack:
@@ -110,6 +115,6 @@ def files_under(root: Path, match: Callable[[str], bool] = lambda name: True) ->
         for name, kind in items:
             if kind == "dir":
                 stack.append(folder / name)
-            elif kind == "file" and match(name):
-                files.append(folder / name)
-    return Walk(files=tuple(sorted(files)), skipped=tuple(skipped))
+            elif match(name):
+                (files if kind == "file" else others).append(folder / name)
+    return Walk(files=tuple(sorted(files)), skipped=tuple(skipped), others=tuple(sorted(others)))

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from asf_core.formats import readable_store
+from asf_core.walk import Walk
 from codex_plugin.source.layout import rollouts_under
 
 __all__ = ["CodexStore"]
@@ -41,9 +42,9 @@ class CodexStore:
         except ValueError:
             return path.name
 
-    def files(self) -> tuple[tuple[Path, ...], tuple[tuple[Path, str], ...]]:
-        """The rollouts, in path order, and the folders that could not be searched."""
+    def files(self) -> Walk:
+        """The rollouts, in path order, the folders that could not be searched, and what is
+        named like a rollout but is no file."""
         if self.is_file:
-            return (self.path,), ()
-        walk = rollouts_under(self.path)
-        return walk.files, walk.skipped
+            return Walk(files=(self.path,))
+        return rollouts_under(self.path)

@@ -126,18 +126,26 @@ def native_session(
 
 def native_sessions(store: CodexStore, *, read_files: bool) -> Iterator[NativeSession | Finding]:
     """Each rollout as a native session (or a finding for one that cannot be read), then
-    the folders that could not be searched; without ``read_files`` (counting), or once the
-    store is planned, each rollout listed by its name, unread."""
+    what is named like a rollout but is no file (never opened: a FIFO would stall the run)
+    and the folders that could not be searched; without ``read_files`` (counting), or once
+    the store is planned, each rollout listed by its name, unread."""
     from asf_core.walk import unsearchable
 
-    files, skipped = store.files()
+    walk = store.files()
     seen: set[str] = set()
-    for path in files:
+    for path in walk.files:
         if read_files and not store.planned:
             yield native_session(store, path, seen)
             seen.update(filter(None, [named_thread(path.name)]))
         else:  # counted, or planned: each unit's job reads its own file
             unit = store.relative(path)
             yield NativeSession(id=unit, native=Unread(path=path, unit=unit))
-    for folder, why in skipped:
+    for path in walk.others:
+        yield Finding(
+            kind="dropped",
+            message="not a regular file (a FIFO, a device, a link to a folder or to nothing): "
+            "not converted",
+            unit=store.relative(path),
+        )
+    for folder, why in walk.skipped:
         yield unsearchable(folder, why)

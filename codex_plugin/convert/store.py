@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -13,7 +14,7 @@ from codex_plugin.handle import CodexStore
 from codex_plugin.native import Native, session_id
 from codex_plugin.source.lines import Line, read_lines
 
-__all__ = ["convert_one", "convert_sessions", "header_of"]
+__all__ = ["convert_one", "convert_sessions", "file_name", "header_of"]
 
 JSON = dict[str, Any]
 EPOCH = "1970-01-01T00:00:00Z"
@@ -47,6 +48,19 @@ def header_of(native: Native) -> Header:
     )
 
 
+def file_name(name: str) -> str:
+    """A session's name as its file is named: letters, digits and ``._-~`` as they are, the
+    rest (a ``/`` of a rollout named by its path, whatever a damaged header's id holds)
+    made ``_``, never hidden, at most 200 characters; a name so altered gets a short hash of
+    itself, so two names never share a file."""
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "._-~") else "_" for c in name)
+    safe = safe.lstrip(".")
+    if safe != name or not safe or len(safe) > 200:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+        safe = f"{safe[:120]}-{digest}"
+    return safe
+
+
 def convert_one(session: NativeSession, lines: Sequence[Line] | None = None) -> ConvertedSession:
     """A rollout ``read`` listed, converted (``lines``: its lines, when they are read)."""
     native: Native = session.native
@@ -62,7 +76,7 @@ def convert_one(session: NativeSession, lines: Sequence[Line] | None = None) -> 
     return ConvertedSession(
         header=header,
         entries=result.entries,
-        name=session.id,
+        name=file_name(session.id),
         sources=(native.unit,),
         counts=counts,
         native_ids=(session.id,),

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from asf_core.formats import Finding, NativeSession
 from asf_core.verify.session import verify_path
+from asf_core.walk import Walk
 from codex_plugin.handle import CodexStore
 from codex_plugin.native import native_sessions
 
@@ -138,7 +139,7 @@ def test_empty_and_unreadable_files_are_findings(tmp_path: Path) -> None:
     assert isinstance(listed, NativeSession)
     assert [f.message for f in listed.findings] == ["empty rollout"]
     gone = root / "rollout-gone.jsonl"
-    store.files = lambda: ((gone,), ())  # type: ignore[method-assign]
+    store.files = lambda: Walk(files=(gone,))  # type: ignore[method-assign]
     (finding,) = native_sessions(store, read_files=True)
     assert isinstance(finding, Finding)
     assert finding.kind == "stray"

@@ -1,0 +1,93 @@
+"""Whatever a rollout's header or path names, its session gets a file of its own and the store
+converts whole; what is named like a rollout but is no file is reported, never opened."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from cx_helpers import convert, reports_in, sessions_in, write_rollout
+from hypothesis import given
+from hypothesis import strategies as st
+
+from asf_core.layout import session_file_name
+from codex_plugin.convert.store import file_name
+
+_META = {"timestamp": "2026-03-01T10:00:00Z", "type": "session_meta"}
+_PROMPT = {
+    "timestamp": "2026-03-01T10:00:01Z",
+    "type": "response_item",
+    "payload": {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": "hi"}],
+    },
+}
+
+
+@given(st.text(max_size=300))
+def test_every_name_is_a_file_name_of_its_own(name: str) -> None:
+    """Any name gives a name the host takes for a file; a name already safe is kept."""
+    safe = file_name(name)
+    assert session_file_name(safe) is not None
+    if (
+        name
+        and len(name) <= 200
+        and all(c.isascii() and (c.isalnum() or c in "._-~") for c in name)
+    ):
+        assert safe == name or name.startswith(".")
+
+
+@given(st.text(max_size=40), st.text(max_size=40))
+def test_two_names_never_share_a_file(a: str, b: str) -> None:
+    if a != b:
+        assert file_name(a) != file_name(b)
+
+
+@pytest.mark.parametrize(
+    "thread",
+    [None, "../../outside", ".hidden", "a/b\\c", " padded ", "x" * 300, "nul\0byte", "report"],
+)
+def test_a_rollout_of_any_thread_name_converts(tmp_path: Path, thread: str | None) -> None:
+    """A header naming no thread (the file, in a date folder, names the session), or a
+    damaged one naming a path, a hidden or overlong name: each converts to a file in the
+    store's directory, and the report names it."""
+    home = tmp_path / "sessions"
+    # No thread at all: no header (the first line a turn's settings), no id in the name.
+    first = {**_META, "type": "turn_context", "payload": {"model": "m"}}
+    if thread is not None:
+        first = {**_META, "payload": {"id": thread}}
+    write_rollout(
+        home / "2026" / "03" / "rollout-2026-03-01T10-00-00-x.jsonl",
+        [
+            first,
+            _PROMPT,
+        ],
+    )
+    out = tmp_path / "out"
+    assert convert([home], out) == 0
+    (report,) = reports_in(out)
+    (written,) = sessions_in(out).values()
+    assert list(report["files"].values()) == [os.path.relpath(written.path, report["output"])]
+    assert Path(written.path).resolve().is_relative_to(Path(report["output"]).resolve())
+
+
+def test_what_is_named_like_a_rollout_but_is_no_file_is_reported(tmp_path: Path) -> None:
+    home = tmp_path / "sessions"
+    write_rollout(
+        home / "rollout-2026-03-01T10-00-00-real.jsonl", [{**_META, "payload": {"id": "t"}}]
+    )
+    os.mkfifo(home / "rollout-2026-03-01T10-00-01-fifo.jsonl")
+    (home / "rollout-2026-03-01T10-00-02-gone.jsonl").symlink_to(tmp_path / "nothing")
+    (home / "rollout-2026-03-01T10-00-03-folder.jsonl").symlink_to(tmp_path)
+    out = tmp_path / "out"
+    assert convert([home], out) == 0
+    (report,) = reports_in(out)
+    dropped = sorted(f["unit"] for f in report["dropped"])
+    assert dropped == [
+        "rollout-2026-03-01T10-00-01-fifo.jsonl",
+        "rollout-2026-03-01T10-00-02-gone.jsonl",
+        "rollout-2026-03-01T10-00-03-folder.jsonl",
+    ]
+    assert len(report["files"]) == 1
