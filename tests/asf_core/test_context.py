@@ -10,9 +10,10 @@ import attrs
 import pytest
 from fixture_paths import SHARED
 
+from asf_core.canonical import JsonError
 from asf_core.context import ContextError, build_context, context_at
-from asf_core.model import Config, Custom, Entry, Item, Response
-from asf_core.reader import FormatError, SessionFile, read_session
+from asf_core.model import Compaction, Config, Custom, Entry, Item, Response
+from asf_core.reader import FormatError, SessionFile, parse_session, read_session
 from asf_core.request import (
     output_entries,
     request_body,
@@ -140,6 +141,23 @@ def test_request_context_removes_only_the_responses_output() -> None:
     assert {str(c.id) for c in customs} <= set(request_context(session, str(last.id)).entries)
 
 
+@pytest.mark.parametrize("name", ["basic", "interleaved"])
+def test_output_entries_are_the_responses_items_in_path_order(name: str) -> None:
+    session = load(name)
+    several = 0
+    for response in _responses(session):
+        path = session.path_to(str(response.id))[:-1]
+        found = output_entries(path, response)
+        want = [
+            i
+            for i, e in enumerate(path)
+            if isinstance(e, Item) and e.response == response.response_id
+        ]
+        assert found == want
+        several += len(found) > 1
+    assert several
+
+
 def test_request_context_rejects_non_responses() -> None:
     session = load("basic")
     item = next(e for e in session.entries if isinstance(e, Item))
@@ -257,3 +275,74 @@ def test_omitted_items_are_the_union_of_the_deltas_since_the_last_replace() -> N
     assert state.settings()["omit"] == {"items": [a, b]}
     state = replay_step(state, Config(ts="2026-01-01T00:00:01Z", omit={"items": [b]}, replace=True))
     assert state.settings()["omit"] == {"items": [b]}
+
+
+def test_a_first_kept_naming_nothing_keeps_nothing_from_before_the_fold() -> None:
+    """SPEC 4.4: entries before ``first_kept`` drop out of context. One that names no entry on
+    the path (``bad-first-kept``) keeps none of them, rather than all: the context restarts
+    from the compaction alone, as the streaming verifier's rebuild does."""
+    session = load("bad-first-kept")
+    comp = session.entries[-1]
+    assert isinstance(comp, Compaction)
+    assert comp.first_kept not in session.by_id
+    ctx = context_at(session, str(comp.id))
+    assert ctx.entries == [comp.id]
+    assert ctx.items == [comp.summary]
+    assert ctx.item_entries == [comp.id]
+    assert [p.split(":")[0] for p in ctx.problems] == ["bad-first-kept"]
+
+
+def test_a_compaction_without_a_summary_is_reported_and_contributes_its_pins() -> None:
+    """A damaged fold (no summary item) is a problem, never a ``None`` item in the request;
+    its pins and the kept window still make the context."""
+    session = load("pinned")
+    leaf = str(session.entries[-1].id)
+    path = session.path_to(leaf)
+    comp = next(e for e in path if isinstance(e, Compaction))
+    assert comp.pinned
+    good = build_context(path)
+    damaged = [attrs.evolve(e, summary=None) if e is comp else e for e in path]
+    ctx = build_context(damaged)
+    assert ctx.items == good.items[1:]
+    assert ctx.item_entries == good.item_entries[1:]
+    assert ctx.entries == good.entries
+    assert [p.split(":")[0] for p in ctx.problems] == ["bad-compaction"]
+    assert str(comp.id) in ctx.problems[0]
+
+
+def test_an_item_entry_without_its_item_is_reported_and_left_out() -> None:
+    """An ``item`` entry whose item object is missing (a damaged line) stays on the path but
+    contributes no item: the request holds only item objects."""
+    session = load("basic")
+    leaf = str(session.entries[-1].id)
+    path = session.path_to(leaf)
+    good = build_context(path)
+    hollow = next(e for e in path if isinstance(e, Item) and e.response is None)
+    damaged = [attrs.evolve(e, item=None) if e is hollow else e for e in path]
+    ctx = build_context(damaged)
+    assert None not in ctx.items
+    assert ctx.items == [
+        i for i, e in zip(good.items, good.item_entries, strict=True) if e != hollow.id
+    ]
+    assert hollow.id not in ctx.item_entries
+    assert ctx.entries == good.entries
+    assert [p.split(":")[0] for p in ctx.problems] == ["bad-item"]
+    assert str(hollow.id) in ctx.problems[0]
+
+
+@pytest.mark.parametrize("spelled", [b'"\\ud800x":1', b'"k":"\\udfff"'])
+def test_a_setting_that_is_not_ijson_leaves_each_request_unbuilt(spelled: bytes) -> None:
+    """A damaged file whose settings hold a lone surrogate (a member name or a value) has no
+    canonical request: every response is listed with ``None``, one hash at a time or in a
+    batch, and nothing raises past the documented ``JsonError``."""
+    raw = (VECTORS / "sessions" / "basic.jsonl").read_bytes()
+    assert raw.count(b'"extra":{"temperature"') == 1
+    session = parse_session(raw.replace(b'"extra":{', b'"extra":{' + spelled + b",", 1))
+    responses = _responses(session)
+    assert responses
+    assert request_hashes(session) == {r.id: None for r in responses}
+    for response in responses:
+        ctx = request_context(session, str(response.id))
+        for cache in (None, {}):
+            with pytest.raises(JsonError):
+                request_hash(ctx, cache=cache)

@@ -7,10 +7,12 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from asf_core.context import build_context
+from asf_core.canonical import sha256_of
+from asf_core.context import build_context, omit_in_force
 from asf_core.instructions import SEPARATOR, text_hash
 from asf_core.model import Compaction, Config, Entry, Item, Queued, Run
-from asf_core.request import HashCache, request_hash
+from asf_core.replay import Replay, replay_step
+from asf_core.request import HashCache, request_body, request_hash
 
 TS = "2026-10-01T12:00:00Z"
 
@@ -82,6 +84,30 @@ def test_compaction_keeps_first_kept_onwards(
     assert ctx.settings.get("model") == (models[-1] if models else "m")
     assert ctx.settings.get("extra") == {"k": 1}
     assert ctx.problems == []
+
+
+@given(entries, st.data())
+def test_items_the_omit_names_leave_the_context_alone(
+    raw: list[Entry], data: st.DataObject
+) -> None:
+    """SPEC 4.3 ``omit.items`` on its own (no reasoning rule): each item entry it names
+    contributes nothing but stays on the path, reported as omitted; the rest keep their
+    order, and a name of no entry on the path changes nothing."""
+    on_path = [f"e{i}" for i, e in enumerate(raw) if isinstance(e, Item)]
+    named = data.draw(st.lists(st.sampled_from([*on_path, "elsewhere"]), unique=True))
+    path = _chain([*raw, Config(ts=TS, omit={"items": named})])
+    ctx = build_context(path)
+    kept = [e for e in _item_entries(path) if e.id not in named]
+    assert ctx.items == [e.item for e in kept]
+    assert ctx.item_entries == [e.id for e in kept]
+    assert ctx.omitted == [
+        {"entry": e.id, "reason": "items"} for e in _item_entries(path) if e.id in named
+    ]
+    assert ctx.entries == [e.id for e in path]
+    replay = Replay()
+    for entry in path:
+        replay = replay_step(replay, entry)
+    assert omit_in_force(replay) is bool(named)
 
 
 extra_values = st.one_of(st.none(), st.integers(-3, 3), st.text(max_size=3))
@@ -260,18 +286,33 @@ json_values = st.recursive(
 )
 
 
+#: ``extra`` names where the split around ``"input"`` and UTF-16 order are decided: names
+#: either side of it, ``input`` itself (the items win over it), names the request sets
+#: itself, and names from the top of the BMP and beyond it (code point order differs there).
+extra_names = st.one_of(
+    st.text(max_size=6),
+    st.sampled_from(["input", "inpu", "inputs", "ins", "j", "store", "model", "tools"]),
+    st.sampled_from(["\ue000", "\uffff", "\U0001f600", "z\U00010000", "z\ufb01"]),
+)
+
+
 @given(
     st.lists(st.dictionaries(st.text(max_size=4), json_values, max_size=4), max_size=6),
-    st.dictionaries(st.text(max_size=6), json_values, max_size=3),
+    st.dictionaries(extra_names, json_values, max_size=5),
 )
 def test_cached_hash_equals_plain_hash(
     raw_items: list[dict[str, Any]], extra: dict[str, Any]
 ) -> None:
+    """The streamed hash (settings' bytes around the items, fed one by one) is the hash of
+    the canonical request body, whatever ``extra`` names sort where."""
     path = _chain(
         [Config(ts=TS, model="m", instructions="i", extra=extra)]
         + [Item(ts=TS, item=item) for item in raw_items]
     )
     ctx = build_context(path)
     cache: HashCache = {}
+    body = request_body(ctx)
+    assert body["input"] == raw_items
+    assert request_hash(ctx) == sha256_of(body)
     assert request_hash(ctx, cache=cache) == request_hash(ctx)
     assert request_hash(ctx, cache=cache) == request_hash(ctx)  # served from the cache
