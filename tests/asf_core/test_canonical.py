@@ -280,15 +280,20 @@ def test_dumps_refuses_cycles_and_deep_nesting() -> None:
 
 
 @pytest.mark.parametrize("depth", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1])
-def test_the_depth_limit_is_the_same_for_reading_and_writing(depth: int) -> None:
-    """A line the writer writes, the reader reads: one level more is refused by both."""
-    text = '{"a":' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
-    value: Any = []
+@pytest.mark.parametrize("inner", ["", "x" * (canonical._LONG + 1)], ids=["empty", "long"])
+def test_the_depth_limit_is_the_same_for_reading_and_writing(depth: int, inner: str) -> None:
+    """A line the writer writes, the reader reads: one level more is refused by both. A long
+    string (a large tool output) sends a value to another encoder, one with no depth limit of
+    its own: the limit is the same there."""
+    innermost = f'"{inner}"' if inner else ""
+    text = '{"a":' + "[" * (depth - 1) + innermost + "]" * (depth - 1) + "}"
+    value: Any = [inner] if inner else []
     for _ in range(depth - 2):
         value = [value]
     if depth <= MAX_DEPTH:
         assert dumps(parse(text)) == text.encode()
         assert dumps_if_normal(value, depth=1) == text[5:-1].encode()
+        assert dumps_if_normal({"a": value}) == text.encode()
         assert normalise({"a": value}) == ({"a": value}, [])
     else:
         with pytest.raises(TooDeep):
@@ -296,10 +301,29 @@ def test_the_depth_limit_is_the_same_for_reading_and_writing(depth: int) -> None
         for refuse in (
             lambda: dumps({"a": value}),
             lambda: dumps_if_normal(value, depth=1),
+            lambda: dumps_if_normal({"a": value}),
             lambda: normalise({"a": value}),
         ):
             with pytest.raises(JsonError, match=f"nested deeper than {MAX_DEPTH} levels"):
                 refuse()
+
+
+@pytest.mark.parametrize("depth", [1, 2, MAX_DEPTH])
+def test_the_depth_limit_counts_nesting_not_brackets(depth: int) -> None:
+    """A line with more containers than ``MAX_DEPTH`` side by side (a long tool list, a
+    transcript of many small blocks) is as readable as any other: only nesting counts."""
+    deep: Any = []
+    for _ in range(depth - 2):
+        deep = [deep]
+    value = {"tools": [{"name": f"t{i}", "parameters": {}} for i in range(MAX_DEPTH)]}
+    if depth > 1:
+        value["deep"] = deep
+    text = dumps(value)
+    assert text.count(b"[") + text.count(b"{") > MAX_DEPTH
+    assert parse(text) == value
+    assert parse(text.decode("utf-8")) == value
+    assert normalise(value) == (value, [])
+    assert ijson_problems(value) == []
 
 
 def test_sha256_of_is_over_canonical_bytes() -> None:

@@ -254,6 +254,27 @@ def test_sealed_line_is_the_canonical_form_of_the_entry(entry: Entry) -> None:
     assert attrs.evolve(sealed, ts=sealed.ts)._line is None
 
 
+@pytest.mark.parametrize(
+    "beside",
+    [{}, {"cost": 1.0}, {"note": "x\ud800"}, {"n": 2**53 + 1}],
+    ids=["alone", "integral-float", "lone-surrogate", "unsafe-int"],
+)
+def test_an_entry_with_a_long_tool_output_seals_canonically(beside: dict[str, Any]) -> None:
+    """A tool output longer than the compiled encoder takes (a large file read) seals to its
+    canonical line and its recomputed id, whether the rest of the entry takes the fast path,
+    the exact one, or is normalised first."""
+    output = ('out \u00e9 "q" \\ \x01\n' * canonical._LONG)[: canonical._LONG * 2]
+    item = {"type": "function_call_output", "call_id": "c1", "output": output}
+    entry = CORE_TYPES["item"](ts="2026-01-01T00:00:00Z", item=item, unknown=beside)
+    sealed = writer.seal(entry, parent=None)
+    obj = entry_to_json(sealed)
+    assert obj["item"]["output"] == output
+    assert sealed.id == ids.entry_id(obj)
+    assert writer.entry_line(sealed) == canonical.dumps(obj) + b"\n"
+    assert strict_json.parse(writer.entry_line(sealed)) == obj
+    assert (sealed.normalised is not None) == ("note" in beside or "n" in beside)
+
+
 @given(
     st.sampled_from(ENTRY_CLASSES).flatmap(bodies),
     st.none() | st.just("sha256:" + "0" * 64),
