@@ -510,6 +510,13 @@ def test_id_problems() -> None:
     assert [e.id for e in session.entries] == [a["id"]]
     no_ts = {k: v for k, v in a.items() if k != "ts"}
     assert codes(file_of(no_ts)) == [("bad-entry", 2)]
+    # A line the cheap I-JSON screen cannot clear (an escaped surrogate pair) is screened in
+    # full and, being I-JSON after all, is still reported for what it lacks.
+    emoji = "\U0001f600"
+    paired = canonical.dumps({**no_ts, "name": emoji})
+    paired = paired.replace(emoji.encode(), b"\\ud83d\\ude00")
+    assert b"\\ud83d" in paired
+    assert codes(file_of(paired + b"\n")) == [("bad-entry", 2)]
 
 
 def test_body_problems() -> None:
@@ -530,6 +537,9 @@ def test_parent_and_parents_problems() -> None:
     b = entry(parent=a["id"], ts=_ts(2))
     c = entry(parent="sha256:" + "1" * 64, ts=_ts(3))
     assert codes(file_of(b, a)) == [("parent-later", 2)]
+    # Findings settled at the end of the file (a parent written later) come in line order
+    # with those found on the way.
+    assert codes(file_of(b, a, b"[1]\n")) == [("parent-later", 2), ("not-object", 4)]
     assert codes(file_of(a, c)) == [("missing-parent", 3)]
     d = entry(parent=a["id"], parents=[{"entry": a["id"]}], ts=_ts(4))
     assert codes(file_of(a, d)) == [("bad-parents", 3)]
