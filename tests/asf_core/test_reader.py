@@ -436,6 +436,9 @@ def test_every_known_minor_is_read(minor: int) -> None:
 def test_header_without_required_members_is_reported() -> None:
     session = parse_session(header_bytes(id=None, created_at=None))
     assert sorted(p.code for p in session.problems) == ["bad-header", "bad-header"]
+    # A payload profile this reader does not know is read, with a warning.
+    session = parse_session(header_bytes(payload="chatcompletions/2024"))
+    assert [(p.code, p.severity) for p in session.problems] == [("bad-header", "warning")]
 
 
 # --------------------------------------------------------------------------- single lines
@@ -524,6 +527,8 @@ def test_body_problems() -> None:
     assert codes(file_of(entry(ts="2026-10-02 08:00:01Z"))) == [("bad-ts", 2)]
     assert codes(file_of(entry(content="x"))) == [("reserved-member", 2)]
     assert codes(file_of(entry(parent=...))) == [("bad-entry", 2)]
+    assert codes(file_of(entry(type=""))) == [("bad-entry", 2)]
+    assert codes(file_of(entry(type=7))) == [("bad-entry", 2)]
     # The id is the hash of the canonical form, where 2**53 + 1 reads as its double 2**53.
     big = entry(n=2**53)
     line = canonical.dumps(big).replace(b'"n":9007199254740992', b'"n":9007199254740993')
@@ -552,6 +557,15 @@ def test_parent_and_parents_problems() -> None:
     assert codes(file_of(a, g)) == []
     h = entry(parents=[{"entry": "sha256:" + "2" * 64}], ts=_ts(8))
     assert codes(file_of(h)) == [("bad-parents", 2)]
+    later = entry(parents=[{"entry": a["id"]}], ts=_ts(10))
+    (problem,) = parse_session(file_of(later, a)).problems
+    assert (problem.code, problem.line) == ("bad-parents", 2)
+    assert problem.message == f"parents names {a['id']}, written later"
+    (problem,) = parse_session(file_of(h)).problems
+    assert problem.message.endswith(", not in this file")
+    assert codes(file_of(entry(parents={"entry": a["id"]}, ts=_ts(11)))) == [("bad-parents", 2)]
+    session = parse_session(file_of(entry(parents=[], ts=_ts(12))))
+    assert [(p.code, p.severity) for p in session.problems] == [("bad-parents", "warning")]
     own = entry(parents=[{"session": "s-1", "entry": "sha256:" + "2" * 64}], ts=_ts(9))
     assert codes(file_of(own)) == [("bad-parents", 2)]
 
