@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import rfc8785
 from fixture_paths import SHARED
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from asf_core import canonical, strict_json
@@ -634,6 +634,9 @@ _writer_scalars = st.one_of(
 
 
 @given(_json(_writer_scalars))
+@example({"n": [2**53 + 1]})  # an unsafe integer: normalised to its double, and recorded
+@example({"n": [2**60, 1.0]})  # big but exact, and integral: the exact path, nothing to fix
+@example([{"k": "x" * (canonical._LONG + 1)}, 2**53 + 1])  # a long string beside a fix
 def test_dumps_if_normal_is_dumps_exactly_when_normalise_changes_nothing(value: Any) -> None:
     """The writer's one-pass encoding agrees with normalise-then-dumps on every value."""
     fixed, records = normalise(value)
