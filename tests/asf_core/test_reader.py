@@ -483,11 +483,14 @@ def test_truncated_and_corrupt_lines() -> None:
     assert codes(file_of(cut + b"\n", a)) == [("corrupt-line", 2)]
     assert codes(file_of(b'{"name":"\xff"}\n', a)) == [("corrupt-line", 2)]
     assert codes(file_of(a, b"\n", b)) == [("blank-line", 3)]
+    assert [p.severity for p in parse_session(file_of(a, b"\n", b)).problems] == ["warning"]
     assert codes(file_of(a, b"[1, 2]\n")) == [("not-object", 3)]
     # A whole last line without its LF is kept, with a warning.
     session = parse_session(file_of(a, canonical.dumps(b)))
     assert [e.id for e in session.entries] == [a["id"], b["id"]]
-    assert [(p.code, p.severity) for p in session.problems] == [("missing-newline", "warning")]
+    assert [(p.code, p.severity, p.line) for p in session.problems] == [
+        ("missing-newline", "warning", 3)
+    ]
 
 
 def test_refused_and_damaged_at_once_is_corruption() -> None:
@@ -573,6 +576,30 @@ def test_parent_and_parents_problems() -> None:
 def test_base_without_its_entry() -> None:
     data = header_bytes(base="sha256:" + "3" * 64) + canonical.dumps(entry()) + b"\n"
     assert codes(data) == [("base-prefix", 0)]
+
+
+def test_base_that_is_no_entry_id_or_in_an_old_format() -> None:
+    session = parse_session(header_bytes(base=7))
+    assert [(p.code, p.severity) for p in session.problems] == [("bad-header", "error")]
+    assert session.base is None
+    old = parse_session(header_bytes(format="agentsession/0.4", base="sha256:" + "3" * 64))
+    assert [(p.code, p.severity) for p in old.problems] == [("bad-header", "warning")]
+    assert old.base is None
+
+
+def test_every_entry_before_the_base_is_on_the_path_to_it() -> None:
+    """The prefix rule checks the file's first entry too: a stray root written first."""
+    stray = entry(name="stray")
+    root = entry(ts=_ts(2))
+    base = entry(parent=root["id"], ts=_ts(3))
+    data = header_bytes(base=base["id"]) + b"".join(
+        canonical.dumps(e) + b"\n" for e in (stray, root, base)
+    )
+    assert codes(data) == [("base-prefix", 2)]
+    data = header_bytes(base=base["id"]) + b"".join(
+        canonical.dumps(e) + b"\n" for e in (root, base)
+    )
+    assert codes(data) == []
 
 
 def test_path_to_stops_at_a_forged_cycle() -> None:
