@@ -146,6 +146,10 @@ def test_duplicate_is_one_entry() -> None:
     unique = list(dict.fromkeys(x["id"] for x in lines))
     assert [e.id for e in session.entries] == unique
     assert len(unique) == len(lines) - 1
+    # The finding names the repeated entry and the line that repeats it.
+    (again,) = [n for n, x in enumerate(lines, 2) if x["id"] in [y["id"] for y in lines[: n - 2]]]
+    (problem,) = [p for p in session.problems if p.code == "duplicate-id"]
+    assert (problem.line, problem.entry) == (again, lines[again - 2]["id"])
 
 
 def test_missing_id_entry_is_kept_under_its_computed_id() -> None:
@@ -538,6 +542,8 @@ def test_body_problems() -> None:
     assert codes(file_of(line + b"\n")) == [("not-ijson", 2)]
     surrogate = canonical.dumps(entry()).replace(b'"name":"x"', b'"name":"\\ud800"')
     assert codes(file_of(surrogate + b"\n")) == [("not-ijson", 2)]
+    (problem,) = parse_session(file_of(surrogate + b"\n")).problems
+    assert problem.entry == entry()["id"]
 
 
 def test_parent_and_parents_problems() -> None:
