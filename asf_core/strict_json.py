@@ -136,6 +136,9 @@ _STRICT: Final = json.JSONDecoder(
 _LOCATE: Final = json.JSONDecoder(
     object_pairs_hook=_pairs_locate, parse_constant=_constant_locate, parse_float=_float_locate
 )
+#: The shape of a text the strict parse refused, for its depth alone: an object as the list
+#: of its values (every one, duplicates too), any number or constant as it comes.
+_SHAPE: Final = json.JSONDecoder(object_pairs_hook=lambda pairs: [v for _, v in pairs])
 
 
 def parse(data: str | bytes) -> Any:
@@ -176,9 +179,20 @@ def parse(data: str | bytes) -> Any:
         raise TooDeep from None
     except ValueError:
         located = None
-    if _may_nest_deeper(text) and nested_deeper(located):
+    if _may_nest_deeper(text) and _nests_deeper(text):
         raise TooDeep
     raise JsonError(_find_bad(located) or "invalid JSON (duplicate name or non-finite number)")
+
+
+def _nests_deeper(text: str) -> bool:
+    """Whether a text the strict parse refused nests deeper than MAX_DEPTH as written: the
+    located value cannot say, as a duplicate name replaces its whole object there."""
+    try:
+        return nested_deeper(_SHAPE.decode(text))
+    except RecursionError:
+        return True
+    except ValueError:
+        return False
 
 
 def _may_nest_deeper(text: str) -> bool:

@@ -261,6 +261,18 @@ def test_dumps_refuses_with_pointer(value: Any, where: str) -> None:
         dumps(value)
 
 
+@pytest.mark.parametrize("bad", ['"a":1,"a":2', '"a":NaN', '"a":1e400'])
+def test_too_deep_wins_over_what_else_a_line_breaks(bad: str) -> None:
+    """A line nested too deep is refused as such (the reader's ``too-deep``), also when it
+    breaks I-JSON elsewhere too."""
+    text = "{" + bad + ',"b":' + "[" * MAX_DEPTH + "]" * MAX_DEPTH + "}"
+    with pytest.raises(TooDeep):
+        parse(text)
+    shallow = "{" + bad + ',"b":[[]]}'
+    with pytest.raises(JsonError, match=r"^/a: "):
+        parse(shallow)
+
+
 def test_dumps_refuses_cycles_and_deep_nesting() -> None:
     cycle: list[Any] = []
     cycle.append(cycle)
@@ -392,6 +404,10 @@ def test_parse_keeps_unsafe_integral_literals_exact() -> None:
     value = parse("[9.007199254740993e15, 9007199254740993.0, 9007199254740992.5, 1e20]")
     assert value == [9007199254740993, 9007199254740993, 9007199254740992.0, 1e20]
     assert [isinstance(v, int) for v in value] == [True, True, False, False]
+    negative = parse("[-9.007199254740993e15, -9007199254740992.0]")
+    assert negative == [-9007199254740993, -9007199254740992]
+    assert [isinstance(v, int) for v in negative] == [True, False]
+    assert [p.split(": ")[0] for p in ijson_problems(negative)] == ["/0"]
     assert copy.deepcopy(value) == value
     assert pickle.loads(pickle.dumps(value)) == value  # noqa: S301 (our own bytes)
     assert normalise(copy.deepcopy(value))[1][0]["was"] == "9.007199254740993e15"

@@ -139,6 +139,12 @@ def test_a_line_nested_past_the_limit_costs_that_line(tmp_path: Path) -> None:
     assert [(p.code, p.line) for p in session.problems] == [("too-deep", 3)]
     assert len(session.entries) == len(ENTRIES)
     context_at(session, str(session.resume_leaf()))
+    # A duplicate member name around the deep part (which hides it from the located value)
+    # changes nothing: the line is still too deep.
+    doubled = line.replace(b'{"', b'{"type":"x","', 1)
+    assert doubled != line
+    session = parse_session(_lines(HEADER, *ENTRIES[:1], doubled, *ENTRIES[1:]))
+    assert [(p.code, p.line) for p in session.problems] == [("too-deep", 3)]
     # Cut off in the middle, the same line is what any cut-off last line is.
     cut = parse_session(_lines(HEADER, *ENTRIES, line[: len(line) // 2]))
     assert [(p.code, p.severity) for p in cut.problems] == [("truncated", "warning")]
