@@ -261,11 +261,12 @@ def test_dumps_refuses_with_pointer(value: Any, where: str) -> None:
         dumps(value)
 
 
+@pytest.mark.parametrize("depth", [MAX_DEPTH, 100_000])
 @pytest.mark.parametrize("bad", ['"a":1,"a":2', '"a":NaN', '"a":1e400'])
-def test_too_deep_wins_over_what_else_a_line_breaks(bad: str) -> None:
+def test_too_deep_wins_over_what_else_a_line_breaks(bad: str, depth: int) -> None:
     """A line nested too deep is refused as such (the reader's ``too-deep``), also when it
-    breaks I-JSON elsewhere too."""
-    text = "{" + bad + ',"b":' + "[" * MAX_DEPTH + "]" * MAX_DEPTH + "}"
+    breaks I-JSON elsewhere too, and however deep (past the interpreter's recursion limit)."""
+    text = "{" + bad + ',"b":' + "[" * depth + "]" * depth + "}"
     with pytest.raises(TooDeep):
         parse(text)
     shallow = "{" + bad + ',"b":[[]]}'
