@@ -370,6 +370,8 @@ def test_sha256_of_is_over_canonical_bytes() -> None:
         ("\ufeff{}", "char 0"),
         ("[1,]", "char"),
         ("{'a':1}", "char"),
+        ("[1" + "0" * 5000 + "]", "invalid JSON: "),  # beyond the int-str digit limit
+        ("[NaN,1" + "0" * 5000 + "]", "invalid JSON"),  # refused, then unreadable
     ],
 )
 def test_parse_refuses(text: str, message: str) -> None:

@@ -515,6 +515,8 @@ def test_id_problems() -> None:
     a = entry()
     assert codes(file_of({**a, "name": "changed"})) == [("bad-id", 2)]
     assert codes(file_of({**a, "id": "md5:" + "0" * 32})) == [("bad-id", 2)]
+    (problem,) = parse_session(file_of({**a, "id": "md5:" + "0" * 32})).problems
+    assert problem.entry == "md5:" + "0" * 32  # filed under the id the line gives
     session = parse_session(file_of({**a, "id": 7}))
     assert [(p.code, p.entry) for p in session.problems] == [("bad-id", a["id"])]
     assert [e.id for e in session.entries] == [a["id"]]
@@ -544,6 +546,30 @@ def test_body_problems() -> None:
     assert codes(file_of(surrogate + b"\n")) == [("not-ijson", 2)]
     (problem,) = parse_session(file_of(surrogate + b"\n")).problems
     assert problem.entry == entry()["id"]
+
+
+@pytest.mark.parametrize(
+    ("members", "code"),
+    [
+        ({"ts": "2026-10-02T08:00:01.500Z"}, "bad-ts"),
+        ({"content": "x"}, "reserved-member"),
+        ({"parent": ...}, "bad-entry"),
+        ({"parent": 7}, "bad-entry"),
+        ({"type": ""}, "bad-entry"),
+        ({"parents": {"entry": "x"}}, "bad-parents"),
+        ({"parents": []}, "bad-parents"),
+        ({"parents": ["sha256:" + "4" * 64]}, "bad-parents"),
+        ({"parents": [{"session": "other"}]}, "bad-parents"),
+        ({"parents": [{"entry": "x", "session": 7}]}, "bad-parents"),
+        ({"parents": [{"entry": "sha256:" + "4" * 64}]}, "bad-parents"),
+    ],
+)
+def test_a_finding_about_a_line_names_its_entry(members: dict[str, Any], code: str) -> None:
+    """What ``asf verify`` shows beside a finding: the line and the entry it concerns."""
+    obj = entry(**members)
+    (problem,) = parse_session(file_of(obj)).problems
+    assert (problem.code, problem.line, problem.entry) == (code, 2, obj["id"])
+    assert problem.severity == ("warning" if members == {"parents": []} else "error")
 
 
 def test_parent_and_parents_problems() -> None:
