@@ -359,6 +359,7 @@ def test_sha256_of_is_over_canonical_bytes() -> None:
         ('{"x":[0,{"k~/":1,"k~/":2}]}', "/x/1/k~0~1: duplicate member name"),
         ('{"a":{"b":1},"a":{"b":2}}', "/a: duplicate member name"),
         ("[1,NaN]", "/1: NaN is not JSON"),
+        ("[NaN,1]", "/0: NaN is not JSON"),
         ('{"a":Infinity}', "/a: Infinity is not JSON"),
         ("-Infinity", "(root): -Infinity is not JSON"),
         ('{"big":1e400}', "/big: number 1e400 overflows a double"),
@@ -599,6 +600,7 @@ def test_normalise_sorts_records_in_utf16_order() -> None:
         {"\ufffd": 1, b"\xff": 2},
         {"a": object()},
         {"a": 10**400},
+        {"a": {1: "x"}},
     ],
 )
 def test_normalise_refuses(value: Any) -> None:

@@ -442,7 +442,14 @@ def test_header_without_required_members_is_reported() -> None:
     assert sorted(p.code for p in session.problems) == ["bad-header", "bad-header"]
     # A payload profile this reader does not know is read, with a warning.
     session = parse_session(header_bytes(payload="chatcompletions/2024"))
-    assert [(p.code, p.severity) for p in session.problems] == [("bad-header", "warning")]
+    assert [(p.code, p.severity, p.line) for p in session.problems] == [
+        ("bad-header", "warning", 1)
+    ]
+    # A header that is not I-JSON is read all the same, and that is a finding.
+    for spoiled in (b'"x-note":"\\ud800"}', b'"x-n":1,"x-n":2}'):
+        session = parse_session(header_bytes().replace(b"}", b"," + spoiled, 1))
+        assert [(p.code, p.line) for p in session.problems] == [("not-ijson", 1)]
+        assert session.header.id == HEADER["id"]
 
 
 # --------------------------------------------------------------------------- single lines
@@ -612,7 +619,7 @@ def test_base_without_its_entry() -> None:
 
 def test_base_that_is_no_entry_id_or_in_an_old_format() -> None:
     session = parse_session(header_bytes(base=7))
-    assert [(p.code, p.severity) for p in session.problems] == [("bad-header", "error")]
+    assert [(p.code, p.severity, p.line) for p in session.problems] == [("bad-header", "error", 1)]
     assert session.base is None
     old = parse_session(header_bytes(format="agentsession/0.4", base="sha256:" + "3" * 64))
     assert [(p.code, p.severity) for p in old.problems] == [("bad-header", "warning")]
