@@ -23,6 +23,7 @@ from asf_core.ids import (
     body_of,
     content_hash,
     entry_id,
+    epoch_nanos,
     format_ts,
     migrate_ts,
     subsession_id,
@@ -323,6 +324,48 @@ def test_migrate_ts_converts_offsets(when: datetime, minutes: int) -> None:
     local = when.replace(tzinfo=UTC).astimezone(timezone(timedelta(minutes=minutes)))
     assert migrate_ts(local.isoformat()) == format_ts(when)
     assert format_ts(local) == format_ts(when)
+
+
+@pytest.mark.parametrize("year", [2023, 2024, 1900, 2000])
+def test_ts_ok_knows_every_months_length(year: int) -> None:
+    """Every day of every month, as the calendar has it (``datetime`` is the oracle)."""
+    for month in range(1, 13):
+        for day in range(27, 33):
+            try:
+                datetime(year, month, day)
+            except ValueError:
+                valid = False
+            else:
+                valid = True
+            text = f"{year:04d}-{month:02d}-{day:02d}T00:00:00Z"
+            assert ts_ok(text) == valid, text
+            if valid:
+                assert migrate_ts(text) == text
+            else:
+                with pytest.raises(IdError):
+                    migrate_ts(text)
+
+
+@given(_datetimes, _offsets, st.integers(min_value=0, max_value=999))
+def test_epoch_nanos_counts_from_the_epoch_in_utc(when: datetime, minutes: int, nanos: int) -> None:
+    """Integer time for the exporters: the instant a timestamp names, offset applied and the
+    fraction to the nanosecond, whichever RFC 3339 spelling it has."""
+    since = when.replace(tzinfo=UTC) - datetime(1970, 1, 1, tzinfo=UTC)
+    exact = since // timedelta(microseconds=1) * 1000 + nanos
+    text = format_ts(when)
+    nine = f"{when.microsecond * 1000 + nanos:09d}"
+    spelled = f"{text[:19]}.{nine}9Z"  # a tenth digit, truncated
+    assert epoch_nanos(spelled) == exact
+    local = when.replace(tzinfo=UTC).astimezone(timezone(timedelta(minutes=minutes)))
+    assert epoch_nanos(local.isoformat()) == exact - nanos
+    assert epoch_nanos(text) == exact - nanos
+
+
+def test_epoch_nanos_reads_a_leap_second_as_59() -> None:
+    assert epoch_nanos("2016-12-31T23:59:60.5Z") == epoch_nanos("2016-12-31T23:59:59.5Z")
+    assert epoch_nanos("1970-01-01T00:00:01.000000001Z") == 10**9 + 1
+    with pytest.raises(IdError):
+        epoch_nanos("1970-01-01")
 
 
 @given(st.floats(min_value=-62135596800.0, max_value=253402300799.0))
