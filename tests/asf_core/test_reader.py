@@ -521,6 +521,8 @@ def test_valid_json_that_is_not_ijson_is_not_truncation() -> None:
 def test_id_problems() -> None:
     a = entry()
     assert codes(file_of({**a, "name": "changed"})) == [("bad-id", 2)]
+    (problem,) = parse_session(file_of({**a, "name": "changed"})).problems
+    assert problem.entry == a["id"]  # filed under the id the line gives, not its content's
     assert codes(file_of({**a, "id": "md5:" + "0" * 32})) == [("bad-id", 2)]
     (problem,) = parse_session(file_of({**a, "id": "md5:" + "0" * 32})).problems
     assert problem.entry == "md5:" + "0" * 32  # filed under the id the line gives
