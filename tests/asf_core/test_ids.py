@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import re
 import uuid
@@ -346,6 +347,18 @@ def test_ts_ok_knows_every_months_length(year: int) -> None:
                     migrate_ts(text)
 
 
+def test_format_ts_spells_the_turn_of_every_year_and_leap_day() -> None:
+    """The calendar arithmetic has its own 400-year cycles (a year starting in March): the
+    days where a month, a year or a cycle turns, in every year ``datetime`` knows."""
+    for year in range(1, 10000):
+        days = [(1, 1), (2, 28), (3, 1), (12, 31)]
+        if calendar.isleap(year):
+            days.append((2, 29))
+        for month, day in days:
+            when = datetime(year, month, day, 23, 59, 59)
+            assert format_ts(when) == when.isoformat() + "Z"
+
+
 @given(_datetimes, _offsets, st.integers(min_value=0, max_value=999))
 def test_epoch_nanos_counts_from_the_epoch_in_utc(when: datetime, minutes: int, nanos: int) -> None:
     """Integer time for the exporters: the instant a timestamp names, offset applied and the
@@ -401,6 +414,8 @@ def test_subsession_id(parent: str, call_id: str, attempt: int) -> None:
     child = subsession_id(parent, call_id, attempt)
     assert child == _uuid5_by_hand(name)
     assert uuid.UUID(child).version == 5
+    # Without an attempt, the call's first run (attempt 0): no suffix.
+    assert subsession_id(parent, call_id) == _uuid5_by_hand(f"{parent}/{call_id}")
     if attempt:
         assert child != subsession_id(parent, call_id)
 
