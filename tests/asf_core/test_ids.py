@@ -276,6 +276,7 @@ def test_ts_ok_refuses(text: str) -> None:
         ("2026-09-17T12:00:02.0000000009Z", "2026-09-17T12:00:02Z"),
         ("2026-09-17t12:00:02z", "2026-09-17T12:00:02Z"),
         ("2026-09-17T12:00:02+05:30", "2026-09-17T06:30:02Z"),
+        ("2026-09-17T23:59:02+23:59", "2026-09-17T00:00:02Z"),
         ("2026-09-17T12:00:02-00:00", "2026-09-17T12:00:02Z"),
         ("2026-12-31T23:00:00-02:00", "2027-01-01T01:00:00Z"),
         ("2024-03-01T00:30:00+01:00", "2024-02-29T23:30:00Z"),
@@ -331,7 +332,7 @@ def test_migrate_ts_converts_offsets(when: datetime, minutes: int) -> None:
 def test_ts_ok_knows_every_months_length(year: int) -> None:
     """Every day of every month, as the calendar has it (``datetime`` is the oracle)."""
     for month in range(1, 13):
-        for day in range(27, 33):
+        for day in (0, 1, *range(27, 33)):
             try:
                 datetime(year, month, day)
             except ValueError:

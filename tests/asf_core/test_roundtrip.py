@@ -277,6 +277,23 @@ def test_a_session_read_back_is_written_byte_for_byte(path: Path) -> None:
     assert b"".join(writer.session_lines(session.header, session.entries)) == path.read_bytes()
 
 
+def test_sealing_again_merges_new_records_in_utf16_order() -> None:
+    """An entry that already records a normalisation (one read back, then edited and sealed
+    again) keeps its records, the new ones merged in among them by ``at``."""
+    kept = {"at": "/unknown/\U0001f600", "was": '"\\udc00"'}
+    entry = CORE_TYPES["custom"](
+        ts="2026-01-01T00:00:00Z",
+        ns="t",
+        data={"a": "x\ud800", "z": "y\udfff"},
+        normalised=(kept,),
+    )
+    sealed = writer.seal(entry, parent=None)
+    assert sealed.normalised is not None
+    assert [r["at"] for r in sealed.normalised] == ["/data/a", "/data/z", kept["at"]]
+    assert strict_json.parse(writer.entry_line(sealed))["normalised"] == list(sealed.normalised)
+    assert sealed.id == ids.entry_id(entry_to_json(sealed))
+
+
 @pytest.mark.parametrize(
     "beside",
     [{}, {"cost": 1.0}, {"note": "x\ud800"}, {"n": 2**53 + 1}],
