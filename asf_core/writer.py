@@ -150,9 +150,11 @@ def _seal(entry: Entry) -> Entry:
     """
     obj = entry_to_json(entry)
     obj.pop("id", None)
-    if "type" not in obj or "ts" not in obj:
+    # The codec writes every field, unset ones as null: a ``ts`` of null (or of no string)
+    # would be hashed and written, a line every reader then reports.
+    if "type" not in obj or not isinstance(obj.get("ts"), str):
         missing = "type" if "type" not in obj else "ts"
-        raise ids.IdError(f"entry has no {missing!r} member")
+        raise ids.IdError(f"entry has no {missing!r} string")
     if _seal_fast(entry, obj):
         return entry
     obj.pop("id", None)

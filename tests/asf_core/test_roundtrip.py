@@ -277,6 +277,17 @@ def test_a_session_read_back_is_written_byte_for_byte(path: Path) -> None:
     assert b"".join(writer.session_lines(session.header, session.entries)) == path.read_bytes()
 
 
+@pytest.mark.parametrize("ts", [None, 1767225600.0])
+def test_an_entry_without_a_ts_string_cannot_be_sealed(ts: Any) -> None:
+    """``ts`` is hashed: an entry without one (a converter's slip) has no id, which
+    ``IdError`` says, rather than a line with ``"ts":null`` every reader reports."""
+    entry = CORE_TYPES["custom"](ts=ts, ns="t", data={"k": 1})
+    with pytest.raises(ids.IdError, match="no 'ts' string"):
+        writer.seal(entry, parent=None)
+    with pytest.raises(ids.IdError, match="no 'ts' string"):
+        writer.seal_draft(entry, parent=None)
+
+
 def test_sealing_again_merges_new_records_in_utf16_order() -> None:
     """An entry that already records a normalisation (one read back, then edited and sealed
     again) keeps its records, the new ones merged in among them by ``at``."""
