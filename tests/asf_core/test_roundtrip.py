@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 import pytest
+import rfc8785
 from fixture_paths import VECTORS
 from hypothesis import given
 from hypothesis import strategies as st
@@ -288,19 +289,89 @@ def test_an_entry_without_a_ts_string_cannot_be_sealed(ts: Any) -> None:
         writer.seal_draft(entry, parent=None)
 
 
+@pytest.mark.parametrize("beside", [{}, {"cost": 1.0}], ids=["fast", "exact"])
+def test_member_names_are_ordered_by_utf16_in_the_line_and_the_id(
+    beside: dict[str, Any],
+) -> None:
+    """RFC 8785 sorts names by UTF-16 code units: a name beyond the BMP before one from the
+    top of it, on the compiled path and member by member alike."""
+    unknown = {"\ue000": 1, "\U0001f600": 2, "z": 3, **beside}
+    entry = CORE_TYPES["custom"](ts="2026-01-01T00:00:00Z", ns="t", unknown=unknown)
+    sealed = writer.seal(entry, parent=None)
+    line = writer.entry_line(sealed)
+    assert line == rfc8785.dumps(strict_json.parse(line)) + b"\n"
+    assert line.index("\U0001f600".encode()) < line.index("\ue000".encode())
+    assert sealed.id == ids.entry_id(entry_to_json(sealed))
+
+
+@pytest.mark.parametrize("beside", [{}, {"cost": 1.0}], ids=["fast", "exact"])
+def test_the_depth_limit_counts_the_line_itself(beside: dict[str, Any]) -> None:
+    """A line holds its members one level down: a member nested ``MAX_DEPTH - 1`` deep makes
+    a line the reader reads, one level more a line it would refuse, which is not written."""
+    for levels, fits in ((canonical.MAX_DEPTH - 1, True), (canonical.MAX_DEPTH, False)):
+        data: Any = []
+        for _ in range(levels - 1):
+            data = [data]
+        entry = CORE_TYPES["custom"](ts="2026-01-01T00:00:00Z", ns="t", data=data, unknown=beside)
+        if fits:
+            line = writer.entry_line(writer.seal(entry, parent=None))
+            assert strict_json.parse(line)["data"] == data
+        else:
+            with pytest.raises(canonical.JsonError, match="nested deeper"):
+                writer.seal(entry, parent=None)
+
+
+def test_the_leaf_moves_only_when_appending_under_it() -> None:
+    """Appending under the leaf (the default) moves it; appending under another entry starts
+    a branch and leaves the leaf where it was, so the next default append continues it."""
+    builder = SessionBuilder(Header(id="s", created_at="2026-01-01T00:00:00Z"))
+
+    def add(n: int, parent: Any = LEAF) -> str:
+        entry = CORE_TYPES["custom"](ts="2026-01-01T00:00:00Z", ns="t", data={"n": n})
+        sealed = builder.append(entry, parent=parent)
+        assert sealed.id is not None
+        return sealed.id
+
+    a = add(1)
+    b = add(2)
+    assert builder.leaf == b
+    aside = add(3, parent=a)
+    assert builder.leaf == b
+    c = add(4)
+    assert [e.parent for e in builder.entries] == [None, a, a, b]
+    assert builder.leaf == c
+    add(5, parent=c)  # under the leaf, named: the leaf moves
+    assert builder.leaf == builder.entries[-1].id
+    assert len(builder) == 5
+    assert aside in {e.id for e in builder.entries}
+
+
+def test_header_and_entry_lines_refuse_or_fix_what_they_must() -> None:
+    """A header is normalised like a body (recorded in its own ``normalised``); an entry
+    that was never sealed has no line."""
+    header = Header(id="s", created_at="2026-01-01T00:00:00Z", unknown={"x-note": "a\ud800"})
+    line = strict_json.parse(writer.header_line(header))
+    assert line["x-note"] == "a\ufffd"
+    assert line["normalised"] == [{"at": "/x-note", "was": '"a\\ud800"'}]
+    entry = CORE_TYPES["custom"](ts="2026-01-01T00:00:00Z", ns="t", data={})
+    with pytest.raises(ValueError, match="no id"):
+        writer.entry_line(entry)
+
+
 def test_sealing_again_merges_new_records_in_utf16_order() -> None:
     """An entry that already records a normalisation (one read back, then edited and sealed
     again) keeps its records, the new ones merged in among them by ``at``."""
-    kept = {"at": "/unknown/\U0001f600", "was": '"\\udc00"'}
+    kept = {"at": "/data/\ue000", "was": '"\\udc00"'}
     entry = CORE_TYPES["custom"](
         ts="2026-01-01T00:00:00Z",
         ns="t",
-        data={"a": "x\ud800", "z": "y\udfff"},
+        data={"a": "x\ud800", "\U0001f600": "y\udfff", "\ue000": "\ufffd"},
         normalised=(kept,),
     )
     sealed = writer.seal(entry, parent=None)
     assert sealed.normalised is not None
-    assert [r["at"] for r in sealed.normalised] == ["/data/a", "/data/z", kept["at"]]
+    # UTF-16 order: U+1F600 (D83D DE00) sorts before U+E000, unlike code point order.
+    assert [r["at"] for r in sealed.normalised] == ["/data/a", "/data/\U0001f600", kept["at"]]
     assert strict_json.parse(writer.entry_line(sealed))["normalised"] == list(sealed.normalised)
     assert sealed.id == ids.entry_id(entry_to_json(sealed))
 
