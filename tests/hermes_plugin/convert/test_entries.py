@@ -258,3 +258,23 @@ def test_a_row_kept_aside_holds_every_column_but_its_identity() -> None:
     why = render_custom(message, TS, "unreadable", "no role").entries[0]
     assert isinstance(why, Custom)
     assert why.data["detail"] == "no role"
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [_dumps("rs_1"), _dumps(_REASONING[0]), _dumps([*_REASONING, 7]), _dumps([]), "true"],
+    ids=["string", "object", "not-all-objects", "empty", "true"],
+)
+def test_codex_items_that_are_no_array_of_objects_are_no_items(cell: str) -> None:
+    """Only an array of objects holds Codex items (docs/formats/hermes.md, "Items"): any
+    other JSON in the column adds nothing to the request, and the reply's message stays."""
+    for column in ("codex_reasoning_items", "codex_message_items"):
+        rendered = _render(role="assistant", content="Hi", **{column: cell})
+        items = [e.item for e in rendered.entries if isinstance(e, Item)]
+        assert items == [
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "Hi", "annotations": []}],
+            }
+        ], column
