@@ -193,6 +193,43 @@ def test_request_body_shape() -> None:
     assert set(body) == {"model", "input", "store"}
 
 
+def test_request_body_carries_the_reasoning_and_text_settings() -> None:
+    """``reasoning`` and ``text`` (the output format) are request members as set."""
+    reasoning = {"effort": "high", "summary": "auto"}
+    text = {"format": {"type": "json_schema", "name": "answer", "schema": {"type": "object"}}}
+    path = [
+        Config(id="c", ts="2026-01-01T00:00:00Z", model="m", reasoning=reasoning, text=text),
+        Item(id="i", parent="c", ts="2026-01-01T00:00:01Z", item={"type": "message"}),
+    ]
+    body = request_body(build_context(path))
+    assert body == {
+        "model": "m",
+        "reasoning": reasoning,
+        "text": text,
+        "input": [{"type": "message"}],
+        "store": False,
+    }
+
+
+def test_a_response_without_a_response_id_has_its_request_all_the_same() -> None:
+    """A response that names no provider response owns no output items: its request is the
+    whole path before it, and hashing it (alone or in a batch) raises nothing."""
+    session = load("basic")
+    first = _responses(session)[0]
+    path = session.path_to(str(first.id))
+    anonymous = attrs.evolve(first, response_id=None)
+    assert output_entries(path[:-1], anonymous) == []
+    ctx = build_context(path[:-1])
+    assert request_context(session, str(first.id)).items != ctx.items  # with an id: fewer
+    lines = (VECTORS / "sessions" / "basic.jsonl").read_bytes().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if b'"response_id":"resp_1"' in line)
+    lines[at] = lines[at].replace(b'"response_id":"resp_1",', b"")
+    damaged = parse_session(b"".join(lines))
+    (response,) = [r for r in damaged.responses() if r.response_id is None]
+    assert request_context(damaged, str(response.id)).items == ctx.items
+    assert str(response.id) in request_hashes(damaged)
+
+
 def test_bad_first_kept_is_reported() -> None:
     session = load("bad-first-kept")
     leaf = session.entries[-1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from asf_core.canonical import sha256_of
@@ -291,7 +291,7 @@ json_values = st.recursive(
 #: itself, and names from the top of the BMP and beyond it (code point order differs there).
 extra_names = st.one_of(
     st.text(max_size=6),
-    st.sampled_from(["input", "inpu", "inputs", "ins", "j", "store", "model", "tools"]),
+    st.sampled_from(["input", "inpu", "input1", "inputs", "ins", "j", "store", "model", "tools"]),
     st.sampled_from(["\ue000", "\uffff", "\U0001f600", "z\U00010000", "z\ufb01"]),
 )
 
@@ -300,6 +300,7 @@ extra_names = st.one_of(
     st.lists(st.dictionaries(st.text(max_size=4), json_values, max_size=4), max_size=6),
     st.dictionaries(extra_names, json_values, max_size=5),
 )
+@example([{}], {"input1": 1, "input": 2, "inputs": 3, "\ue000": 4, "\U0001f600": 5})
 def test_cached_hash_equals_plain_hash(
     raw_items: list[dict[str, Any]], extra: dict[str, Any]
 ) -> None:
