@@ -335,6 +335,15 @@ def test_the_leaf_moves_only_when_appending_under_it() -> None:
     a = add(1)
     b = add(2)
     assert builder.leaf == b
+    # A parent not in the session, or the very same entry again, is refused; the entry
+    # handed to append is left unsealed (the session holds a sealed copy).
+    entry = CORE_TYPES["custom"](ts="2026-01-01T00:00:00Z", ns="t", data={"n": 2})
+    with pytest.raises(ValueError, match="not an entry of this session"):
+        builder.append(entry, parent="sha256:" + "0" * 64)
+    with pytest.raises(ValueError, match="already in the session"):
+        builder.append(entry, parent=a)
+    assert entry.id is None
+    assert len(builder) == 2
     aside = add(3, parent=a)
     assert builder.leaf == b
     c = add(4)
@@ -395,6 +404,16 @@ def test_an_entry_with_a_long_tool_output_seals_canonically(beside: dict[str, An
     assert writer.entry_line(sealed) == canonical.dumps(obj) + b"\n"
     assert strict_json.parse(writer.entry_line(sealed)) == obj
     assert (sealed.normalised is not None) == ("note" in beside or "n" in beside)
+    # Normalising rebuilds the entry: its envelope is kept as it was.
+    parents = (ParentRef(entry="sha256:" + "1" * 64, session="other"),)
+    under = writer.seal(attrs.evolve(entry, parents=parents), parent="sha256:" + "2" * 64)
+    envelope = {k: entry_to_json(under)[k] for k in ("type", "ts", "parent", "parents")}
+    assert envelope == {
+        "type": "item",
+        "ts": entry.ts,
+        "parent": "sha256:" + "2" * 64,
+        "parents": [{"entry": "sha256:" + "1" * 64, "session": "other"}],
+    }
 
 
 @given(
