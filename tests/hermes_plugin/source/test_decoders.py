@@ -468,3 +468,49 @@ def test_columns_named_as_computed_members_are_kept_not_read(
     assert message.unit == "db:messages/7"
     assert all(p.endswith("invalid UTF-8 (kept as bytes)") for p in message.problems)
     assert message.cols == columns_of(row)
+
+
+# ----------------------------------------------------------------------------- JSON text
+
+
+def test_json_text_holds_what_ijson_can_and_says_why_not() -> None:
+    """A cell's JSON reads only when the writer can write it: no NaN or Infinity, no number
+    beyond the double range (2**1024 and up, exactly), and the reason is told."""
+    from hermes_plugin.source.jsontext import parse, why_not
+
+    largest = 2**1024 - 1  # rounds to the largest double's neighbourhood: normalisable
+    assert parse(f"[{largest}]") == ([largest], True)
+    for text, why in [
+        ("[NaN]", "JSON holding the constant NaN"),
+        ('{"a":-Infinity}', "JSON holding the constant -Infinity"),
+        ("[1e400]", "JSON holding a number beyond the double range (1e400)"),
+        (f"[{2**1024}]", "JSON holding an integer beyond the double range (309 digits)"),
+        (f"[-{2**1024}]", "JSON holding an integer beyond the double range (310 digits)"),
+        ("[1" + "0" * 5000 + "]", "JSON holding an integer too long to read"),
+        ("[1,", "invalid JSON"),
+    ]:
+        assert parse(text) == (None, False), text
+        assert why_not(text) == why, text
+    assert why_not("[1]") == "valid JSON"
+
+
+@pytest.mark.parametrize("wide", [0, 600])
+def test_json_text_nesting_limit_counts_depth_not_brackets(wide: int) -> None:
+    """``MAX_DEPTH`` levels read, one more does not; a cell with many shallow containers side
+    by side (a long list of calls) is no deeper for it, and brackets in strings count not."""
+    from hermes_plugin.source.jsontext import MAX_DEPTH, parse, too_deep, why_not
+
+    siblings = ",{}" * wide + ',"' + "[" * 300 + '"'
+    for levels, fits in ((MAX_DEPTH, True), (MAX_DEPTH + 1, False)):
+        text = "[" * levels + "]" * levels
+        text = "[" + text[1:-1] + siblings + "]" if levels > 1 else text
+        assert too_deep(text) is not fits
+        assert parse(text)[1] is fits
+        if not fits:
+            assert (
+                why_not(text)
+                == f"JSON holding arrays and objects nested deeper than {MAX_DEPTH} levels"
+            )
+    shallow = "[" + ",".join(["[{}]"] * 400) + "]"
+    assert not too_deep(shallow)
+    assert parse(shallow)[1]
