@@ -82,3 +82,29 @@ def test_lines_codex_never_sends_are_kept_out_of_context(tmp_path: Path) -> None
     assert not [i for i in items if i.get("role") == "system"]
     assert session.header.parent_session == "0199aaaa-0000-7000-8000-000000000000"
     assert source.is_file()
+
+
+def test_local_shell_calls_are_answered_like_function_calls(tmp_path: Path) -> None:
+    """An old model's ``local_shell_call`` (notes §4) is answered by a ``function_call_output``:
+    the answer stays in the context, and one left open gets its ``aborted`` output, as the
+    oracle says; ``asf verify`` warns ``output-unbound`` for both (ASF binds an output to a
+    ``function_call`` only)."""
+    from cx_synth import Rollout
+
+    rollout = Rollout("0199aaaa-0000-7000-8000-00000000000c")
+    rollout.meta(rollout.thread, model_provider="openai")
+    rollout.turn(["say"], True)
+    for call, status in (("call_ls1", "completed"), ("call_ls2", "in_progress")):
+        action = {"type": "exec", "command": ["ls"], "timeout_ms": None}
+        rollout.item(
+            {"type": "local_shell_call", "call_id": call, "status": status, "action": action}
+        )
+    rollout.item({"type": "function_call_output", "call_id": "call_ls1", "output": "a.txt"})
+    _check(rollout.lines, allowed=("output-unbound",))
+    write_rollout(tmp_path / ".codex" / ROLLOUT, rollout.lines)
+    assert convert([tmp_path / ".codex"], tmp_path / "out") == 0
+    found = [f.code for f in verify_path(tmp_path / "out") if f.severity != "info"]
+    assert found == ["output-unbound", "output-unbound"]
+    (session,) = sessions_in(tmp_path / "out").values()
+    answers = {i["call_id"]: i["output"] for i in context_items(session) if "output" in i}
+    assert answers == {"call_ls1": "a.txt", "call_ls2": "aborted"}
