@@ -82,7 +82,11 @@ class Facts:
 
     @property
     def parent_thread(self) -> str | None:
-        """The thread that spawned this one (a sub-agent's)."""
+        """The thread that spawned this one (a sub-agent's): the header's own
+        ``parent_thread_id`` (newer CLIs), else the one in ``source.subagent.thread_spawn``."""
+        flat = _text(self.meta.get("parent_thread_id"))
+        if flat is not None:
+            return flat
         source = self.meta.get("source")
         sub = source.get("subagent") if isinstance(source, dict) else None
         spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None

@@ -126,6 +126,33 @@ def _named(meta: dict[str, Any]) -> str:
     return ROLLOUT.replace("0199aaaa-0000-7000-8000-000000000001", meta["payload"]["id"])
 
 
+def test_a_flat_parent_thread_id_makes_a_sub_agent(tmp_path: Path) -> None:
+    """Newer CLIs name a spawned sub-agent's parent in the header's own ``parent_thread_id``
+    (with ``thread_source``), the structured ``source`` left out: still a sub-agent of it,
+    in the listing and in the converted header."""
+    from cx_helpers import convert, sessions_in
+
+    from codex_plugin.handle import CodexStore
+    from codex_plugin.native import native_sessions
+
+    payload = {
+        "id": "0199bbbb-0000-7000-8000-000000000004",
+        "parent_thread_id": "0199bbbb-0000-7000-8000-000000000001",
+        "thread_source": "subagent",
+        "subagent_history_start_ordinal": 3,
+    }
+    child = dict(META, payload=payload)
+    root = tmp_path / ".codex" / "sessions"
+    write_rollout(root / "2026" / "03" / "01" / _named(child), [child])
+    (found,) = native_sessions(CodexStore(root), read_files=True)
+    assert isinstance(found, NativeSession)
+    assert (found.relation, found.parent) == ("subagent", payload["parent_thread_id"])
+    assert convert([tmp_path / ".codex"], tmp_path / "out") == 0
+    (session,) = sessions_in(tmp_path / "out").values()
+    assert session.header.parent_session is not None
+    assert session.header.unknown["codex"]["parent_thread_id"] == payload["parent_thread_id"]
+
+
 def test_listing(tmp_path: Path) -> None:
     """What ``read`` lists: ids, times, cwd, model, preview, forks and sub-agents."""
     from codex_plugin.handle import CodexStore
