@@ -38,6 +38,14 @@ WRITER = (
     + textwrap.dedent(
         """
     path, sessions, messages = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    reads = path.parent / "reads"
+
+    def read_count():
+        try:
+            return int(reads.read_text() or 0)
+        except (OSError, ValueError):
+            return 0
+
     db = hermes_state.SessionDB(path)
     for s in range(sessions):
         sid = f"live-{s}"
@@ -46,6 +54,10 @@ WRITER = (
             db.append_message(sid, "user" if i % 2 == 0 else "assistant", f"{sid} message {i}")
             time.sleep(0.001)
         db.end_session(sid, "cli_close")
+        # However slow the reader, it reads between sessions: overlap by design, not by luck.
+        wanted, deadline = read_count() + 1, time.monotonic() + 20
+        while read_count() < wanted and time.monotonic() < deadline:
+            time.sleep(0.005)
     (path.parent / "written").write_text("")
     sys.stdin.readline()  # the reader checks the rows while they sit in the WAL
     db.close()
@@ -98,6 +110,8 @@ def test_reader_beside_a_live_hermes_writer(tmp_path: Path) -> None:
                 continue
             with store:
                 seen.append(_check_consistent(store))
+            (tmp_path / "reads.tmp").write_text(str(len(seen)))
+            (tmp_path / "reads.tmp").replace(tmp_path / "reads")
             if held is None:
                 held = SqliteStore(db)
                 seen_by_held = _check_consistent(held)
