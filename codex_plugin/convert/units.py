@@ -55,9 +55,15 @@ class RolloutJob:
         yield convert_one(native, lines)
 
 
-def fingerprint(store: CodexStore, unread: Unread) -> str:
-    """A unit's fingerprint: the plugin's code, the rollout's name and its status."""
-    parts: list[object] = [converter_version(), unread.unit, file_status(unread.path)]
+def fingerprint(store: CodexStore, unread: Unread, earlier: frozenset[str]) -> str:
+    """A unit's fingerprint: the plugin's code, the rollout's name and its status, and the
+    thread ids an earlier rollout's name claims (what its session is named by)."""
+    parts: list[object] = [
+        converter_version(),
+        unread.unit,
+        file_status(unread.path),
+        sorted(earlier),
+    ]
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
@@ -82,6 +88,6 @@ def _units(store: CodexStore, sessions: Iterable[NativeSession]) -> Iterator[Uni
         named.update({thread} if thread is not None else ())
         yield Unit(
             key=unread.unit,
-            fingerprint=fingerprint(store, unread),
+            fingerprint=fingerprint(store, unread, earlier),
             prepare=functools.partial(RolloutJob, store.path, unread.path, earlier),
         )

@@ -133,3 +133,26 @@ def test_a_renamed_copy_is_told_apart_before_or_after_its_original(
     report = _two_sessions_both_ways(home, tmp_path)
     thread = "019c8a70-dda7-7f33-98ea-f30553347322"
     assert sorted(report["files"]) == [thread, f"{thread}~{renamed.removesuffix('.jsonl')}"]
+
+
+def test_a_copy_listed_before_a_converted_rollout_renames_it_on_the_next_run(
+    tmp_path: Path,
+) -> None:
+    """A copy of a converted rollout put in a folder listed before it takes the thread's
+    name: the re-run converts the original again, named by its file now, as a fresh
+    conversion names the two."""
+    need_shared()
+    home = tmp_path / "sessions"
+    (home / "b").mkdir(parents=True)
+    shutil.copy(by_tag("X5"), home / "b")
+    out, fresh = tmp_path / "out", tmp_path / "fresh"
+    assert convert([home], out) == 0
+    (home / "a").mkdir()
+    shutil.copy(by_tag("X5"), home / "a")
+    assert convert([home], out) == 0
+    assert convert([home], fresh) == 0
+    sessions = {k: v for k, v in output_files(out).items() if k.endswith(".jsonl")}
+    assert sessions == {k: v for k, v in output_files(fresh).items() if k.endswith(".jsonl")}
+    (report,) = [json.loads(p.read_text()) for p in out.rglob("report.json")]
+    thread = "019c8a70-dda7-7f33-98ea-f30553347322"
+    assert sorted(report["files"]) == [thread, f"{thread}~b.{by_tag('X5').stem}"]
