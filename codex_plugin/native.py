@@ -11,7 +11,7 @@ from attrs import frozen
 from asf_core.formats import Finding, NativeSession
 from codex_plugin.handle import CodexStore
 from codex_plugin.source.lines import Line, read_lines
-from codex_plugin.source.rollout import Facts, facts_of, named_thread
+from codex_plugin.source.rollout import Facts, claims, facts_of, named_thread
 
 __all__ = ["Native", "Unread", "native_session", "native_sessions", "session_id", "stray"]
 
@@ -63,13 +63,13 @@ def stray(line: Line, unit: str, session: str) -> Finding:
 
 
 def native_session(
-    store: CodexStore, path: Path, seen: set[str], lines: Sequence[Line] | None = None
+    store: CodexStore, path: Path, earlier: frozenset[str], lines: Sequence[Line] | None = None
 ) -> NativeSession | Finding:
     """A rollout as a native session, named by its thread; a finding when it cannot be
     read. ``lines``: the file's, when they are read already.
 
     A rollout is named by its thread alone when its file's name carries that thread's id
-    and no earlier rollout's name (``seen``, the ids earlier names carry) does: any other of
+    and no earlier rollout's name does (``earlier``, from :func:`claims`): any other of
     the thread (a copy, a renamed or misnamed file) is named by its file too. Names decide,
     not contents, so a unit's job (reading its own file only) names it as a listing does."""
     unit = store.relative(path)
@@ -82,7 +82,7 @@ def native_session(
     name = facts.thread or unit
     asf_id = session_id(facts.thread, unit)
     if facts.thread is not None and (
-        named_thread(path.name) != facts.thread or facts.thread in seen
+        named_thread(path.name) != facts.thread or facts.thread in earlier
     ):  # a copy of a thread: told apart by its file
         copy = unit.removesuffix(".jsonl").replace("/", ".")
         name, asf_id = f"{name}~{copy}", _v5(f"codex:{facts.thread}/{unit}")
@@ -132,11 +132,9 @@ def native_sessions(store: CodexStore, *, read_files: bool) -> Iterator[NativeSe
     from asf_core.walk import unsearchable
 
     walk = store.files()
-    seen: set[str] = set()
-    for path in walk.files:
+    for path, earlier in zip(walk.files, claims(p.name for p in walk.files), strict=True):
         if read_files and not store.planned:
-            yield native_session(store, path, seen)
-            seen.update(filter(None, [named_thread(path.name)]))
+            yield native_session(store, path, earlier)
         else:  # counted, or planned: each unit's job reads its own file
             unit = store.relative(path)
             yield NativeSession(id=unit, native=Unread(path=path, unit=unit))

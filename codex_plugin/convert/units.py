@@ -33,8 +33,8 @@ class RolloutJob:
 
     store: Path
     path: Path
-    #: Threads an earlier rollout of the store is named by: this one, if of one of them, is
-    #: a copy (named by its file too), as ``read`` names it.
+    #: The thread its name gives, when an earlier rollout's name gives it too
+    #: (:func:`~codex_plugin.source.rollout.claims`): then it is a copy, named by its file.
     earlier: frozenset[str] = frozenset()
 
     def __call__(self) -> Iterator[ConvertedSession | Finding]:
@@ -47,7 +47,7 @@ class RolloutJob:
             lines = list(source.read_lines(self.path))
         except OSError:  # said as the listing says it
             lines = None
-        native = native_session(store, self.path, set(self.earlier), lines)
+        native = native_session(store, self.path, self.earlier, lines)
         if isinstance(native, Finding):
             yield native
             return
@@ -78,14 +78,10 @@ def plan_units(store: CodexStore, sessions: Iterable[NativeSession]) -> Iterator
 
 
 def _units(store: CodexStore, sessions: Iterable[NativeSession]) -> Iterator[Unit]:
-    from codex_plugin.source.rollout import named_thread
+    from codex_plugin.source.rollout import claims
 
     listed = [s.native for s in sessions if isinstance(s.native, Unread)]
-    named: set[str] = set()
-    for unread in listed:
-        thread = named_thread(unread.path.name)
-        earlier = frozenset({thread} & named) if thread is not None else frozenset()
-        named.update({thread} if thread is not None else ())
+    for unread, earlier in zip(listed, claims(u.path.name for u in listed), strict=True):
         yield Unit(
             key=unread.unit,
             fingerprint=fingerprint(store, unread, earlier),

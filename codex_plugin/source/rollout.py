@@ -8,14 +8,14 @@ own); the pre-envelope format's bare first line ``{id, timestamp, instructions}`
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
 from attrs import define, field
 
 from codex_plugin.source.lines import Line
 
-__all__ = ["Facts", "facts_of", "named_thread", "when"]
+__all__ = ["Facts", "claims", "facts_of", "named_thread", "when"]
 
 JSON = dict[str, Any]
 
@@ -142,3 +142,14 @@ def named_thread(file_name: str) -> str | None:
     """The thread a rollout's name gives (Codex names it by the thread id, last)."""
     found = _UUID.findall(file_name)
     return found[-1] if found else None
+
+
+def claims(file_names: Iterable[str]) -> Iterator[frozenset[str]]:
+    """For each rollout's name, in order: the thread id it gives when an earlier one gives
+    it too (the rollout is then a copy, named by its file), else nothing."""
+    named: set[str] = set()
+    for file_name in file_names:
+        thread = named_thread(file_name)
+        yield frozenset({thread} & named) if thread is not None else frozenset()
+        if thread is not None:
+            named.add(thread)
