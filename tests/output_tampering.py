@@ -8,6 +8,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from asf_core.layout import FINGERPRINTS_NAME
 
@@ -97,3 +98,23 @@ def tamper_with_record(path: Path, how: str, old_report: bytes) -> bool | None:
         later = path.stat().st_mtime_ns + 1_000_000_000
         os.utime(path, ns=(later, later))
     return None
+
+
+def json_places(value: object, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in parsed JSON (a record's), as the keys and indexes leading to it: the
+    value itself (``()``), then each member and item, nested."""
+    found = [at]
+    if isinstance(value, dict):
+        for key, member in value.items():
+            found += json_places(member, (*at, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += json_places(item, (*at, index))
+    return found
+
+
+def holder(value: Any, at: tuple[Any, ...]) -> Any:
+    """The object or array holding the place ``at`` (not ``()``) of ``value``."""
+    for step in at[:-1]:
+        value = value[step]
+    return value

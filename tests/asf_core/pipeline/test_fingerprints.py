@@ -11,6 +11,7 @@ import cattrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from output_tampering import holder, json_places
 
 from asf_core.findings import Finding
 from asf_core.layout import FINGERPRINTS_NAME
@@ -93,18 +94,6 @@ def test_the_plain_route_reads_what_cattrs_reads(records: Fingerprints) -> None:
         assert plain == records == fingerprints._converter().structure(parsed, Fingerprints)
 
 
-def _places(value: object, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every place in parsed JSON: each member and item, nested."""
-    found = [at]
-    if isinstance(value, dict):
-        for key, member in value.items():
-            found += _places(member, (*at, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found += _places(item, (*at, index))
-    return found
-
-
 #: What replaces a member: a value of each JSON type, and one of each that nests.
 _OTHERS: list[object] = [None, True, 0, 1.5, "x", [], {}, ["x"], {"x": 0}]
 
@@ -113,12 +102,10 @@ def _changed(parsed: dict[str, Any]) -> list[dict[str, Any]]:
     """The record with one change, for every place and change: a member removed, one
     added, or any member or item replaced by each of :data:`_OTHERS`."""
     out = []
-    for at in _places(parsed)[1:]:
+    for at in json_places(parsed)[1:]:
         for change in ["remove", "add", *range(len(_OTHERS))]:
             copy = json.loads(json.dumps(parsed))
-            parent = copy
-            for step in at[:-1]:
-                parent = parent[step]
+            parent = holder(copy, at)
             if isinstance(change, int):
                 parent[at[-1]] = _OTHERS[change]
             elif isinstance(parent, dict):

@@ -23,6 +23,7 @@ from flush_watch import watch_fsync
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from output_files import output_files
+from output_tampering import holder, json_places
 
 from asf_core import files, flush_process
 from asf_core.errors import OutputError
@@ -583,17 +584,6 @@ def test_the_syncer_flushes_every_file_and_directory(
     assert set(flushed[3:]) == set(map(str, expected_dirs))
 
 
-def _record_paths(value: object, at: tuple[object, ...] = ()) -> Iterator[tuple[object, ...]]:
-    """Every place in a parsed record: each member and item, nested."""
-    yield at
-    if isinstance(value, dict):
-        for key, member in value.items():
-            yield from _record_paths(member, (*at, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _record_paths(item, (*at, index))
-
-
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
@@ -616,14 +606,12 @@ def test_whether_a_record_holds_is_a_yes_or_a_no_whatever_the_file_holds(
     stamp = json.loads(record.read_bytes())["whole"]["stamp"]
     assert fingerprints.holds(dest, "ptoy", str(src), stamp)
     parsed = json.loads(record.read_bytes())
-    at = data.draw(st.sampled_from(list(_record_paths(parsed))[1:]))
-    parent = parsed
-    for step in at[:-1]:
-        parent = parent[step]  # type: ignore[index]
+    at = data.draw(st.sampled_from(json_places(parsed)[1:]))
+    parent = holder(parsed, at)
     if data.draw(st.booleans()) and isinstance(parent, dict):
         del parent[at[-1]]
     else:
-        parent[at[-1]] = data.draw(_JSON)  # type: ignore[index]
+        parent[at[-1]] = data.draw(_JSON)
     record.write_text(json.dumps(parsed))
     assert fingerprints.holds(dest, "ptoy", str(src), stamp) in (True, False)
 
