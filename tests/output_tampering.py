@@ -101,7 +101,7 @@ def tamper_with_record(path: Path, how: str, old_report: bytes) -> bool | None:
 
 
 def json_places(value: object, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every place in parsed JSON (a record's), as the keys and indexes leading to it: the
+    """Every place in parsed JSON (a record, a line), as the keys and indexes leading to it: the
     value itself (``()``), then each member and item, nested."""
     found = [at]
     if isinstance(value, dict):

@@ -21,6 +21,7 @@ from cx_helpers import (
 )
 from hypothesis import given
 from hypothesis import strategies as st
+from output_tampering import holder, json_places
 
 from asf_core.formats import Finding, NativeSession
 from asf_core.verify.session import verify_path
@@ -171,18 +172,6 @@ _JSON = st.recursive(
 )
 
 
-def _paths(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every place inside a JSON value (the value itself included)."""
-    out = [at]
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            out += _paths(inner, (*at, key))
-    elif isinstance(value, list):
-        for n, inner in enumerate(value):
-            out += _paths(inner, (*at, n))
-    return out
-
-
 @given(st.data())
 def test_odd_shapes_in_sound_lines_are_kept(data: st.DataObject) -> None:
     """Real lines with a member (anywhere) given another value: never a traceback, the
@@ -191,11 +180,8 @@ def test_odd_shapes_in_sound_lines_are_kept(data: st.DataObject) -> None:
     lines = [json.loads(raw) for raw in by_tag("X6").read_bytes().splitlines()]
     for _ in range(data.draw(st.integers(1, 3))):
         line = lines[data.draw(st.integers(0, len(lines) - 1))]
-        where = data.draw(st.sampled_from(_paths(line)[1:]))
-        inner = line
-        for key in where[:-1]:
-            inner = inner[key]
-        inner[where[-1]] = data.draw(_JSON)
+        where = data.draw(st.sampled_from(json_places(line)[1:]))
+        holder(line, where)[where[-1]] = data.draw(_JSON)
     raw = [json.dumps(line).encode() for line in lines]
     with tempfile.TemporaryDirectory() as tmp:
         # a call made something else leaves its output without a call: a warning
