@@ -6,6 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from output_files import written_sessions
+
+
+def session_files(out: Path) -> dict[str, bytes]:
+    """The session files a conversion into ``out`` wrote, by the name its report gives each
+    (``<name>.jsonl``): what a case's folder holds."""
+    return {f"{name}.jsonl": path.read_bytes() for name, path in written_sessions(out).items()}
 
 
 def check(folder: Path, produced: dict[str, bytes], request: pytest.FixtureRequest) -> None:

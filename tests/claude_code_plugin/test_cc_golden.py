@@ -15,7 +15,6 @@ import goldens
 import pytest
 from cc_helpers import PROJECTS, convert
 from cc_synth import kitchen_sink
-from output_files import written_sessions
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 CASES = sorted(p.parent for p in GOLDEN.glob("claude-code-*/case.json"))
@@ -28,7 +27,7 @@ def _produce(case: dict[str, str], tmp: Path) -> dict[str, bytes]:
         source = kitchen_sink(tmp / "projects" / "-home-u-proj")
     out = tmp / "out"
     assert convert([source], out) == 0
-    return {f"{name}.jsonl": path.read_bytes() for name, path in written_sessions(out).items()}
+    return goldens.session_files(out)
 
 
 @pytest.mark.parametrize("folder", CASES, ids=[c.name for c in CASES])

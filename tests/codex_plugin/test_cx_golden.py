@@ -14,7 +14,6 @@ import cx_synth
 import goldens
 import pytest
 from cx_helpers import by_tag, convert, need_shared, write_rollout
-from output_files import written_sessions
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 CASES = sorted(p.parent for p in GOLDEN.glob("codex-*/case.json"))
@@ -29,7 +28,7 @@ def _produce(case: dict[str, str], tmp: Path) -> dict[str, bytes]:
         source = write_rollout(tmp / "sessions" / case["file"], lines)
     out = tmp / "out"
     assert convert([source], out) == 0
-    return {f"{name}.jsonl": path.read_bytes() for name, path in written_sessions(out).items()}
+    return goldens.session_files(out)
 
 
 @pytest.mark.parametrize("folder", CASES, ids=[c.name for c in CASES])
