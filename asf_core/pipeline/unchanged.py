@@ -1,7 +1,7 @@
 """Whether a store is as the last run left it, read from its ``fingerprints.json`` as it is.
 
 A nightly run with nothing to do is mostly start-up, so this asks :func:`holds` of the parsed
-JSON without cattrs and without the record classes of :mod:`asf_core.pipeline.fingerprints`
+JSON without cattrs and without the record classes (:mod:`asf_core.pipeline.unit_records`)
 (each attrs class costs its creation at import): a run that finds its stores unchanged loads
 neither, nor what converting needs; nor does the first such run after a conversion, which
 records the report it rewrites with :meth:`Held.restamp`. The records themselves (written,

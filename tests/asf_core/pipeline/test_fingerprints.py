@@ -15,7 +15,7 @@ from output_tampering import holder, json_places
 
 from asf_core.findings import Finding
 from asf_core.layout import FINGERPRINTS_NAME
-from asf_core.pipeline import fingerprints
+from asf_core.pipeline import fingerprints, unit_records
 from asf_core.pipeline.fingerprints import (
     FileStamp,
     Fingerprints,
@@ -79,7 +79,7 @@ def _has_finding(records: Fingerprints) -> bool:
 def test_the_plain_route_writes_what_cattrs_writes(records: Fingerprints) -> None:
     """Without a finding, the same bytes; with one, the records are cattrs' to write."""
     structured = records_bytes(fingerprints._converter().unstructure(records))
-    plain = fingerprints._plain_json(records)
+    plain = unit_records.to_plain(records)
     assert (plain is None) == _has_finding(records)
     if plain is not None:
         assert records_bytes(plain) == structured
@@ -88,7 +88,7 @@ def test_the_plain_route_writes_what_cattrs_writes(records: Fingerprints) -> Non
 @given(_records(findings=True))
 def test_the_plain_route_reads_what_cattrs_reads(records: Fingerprints) -> None:
     parsed = json.loads(records_bytes(fingerprints._converter().unstructure(records)))
-    plain = fingerprints._plain_records(parsed)
+    plain = unit_records.from_plain(parsed)
     assert (plain is None) == _has_finding(records)
     if plain is not None:
         assert plain == records == fingerprints._converter().structure(parsed, Fingerprints)
@@ -127,7 +127,7 @@ def test_a_changed_record_is_read_as_cattrs_reads_it_or_left_to_cattrs(
     wrong is the warning the user sees); it never takes what cattrs refuses."""
     parsed = json.loads(records_bytes(fingerprints._converter().unstructure(records)))
     for changed in _changed(parsed):
-        plain = fingerprints._plain_records(changed)
+        plain = unit_records.from_plain(changed)
         try:
             structured = fingerprints._converter().structure(changed, Fingerprints)
         except (cattrs.BaseValidationError, TypeError, ValueError):
