@@ -285,7 +285,27 @@ def console() -> NoReturn:
         except KeyboardInterrupt:  # a signal between the end of the work and this line
             code = caught.exit_code()
         caught.finished = True
-    sys.exit(code)
+    _leave(code)
+
+
+def _leave(code: int) -> NoReturn:
+    """End the process with ``code``, skipping the interpreter's teardown when nothing is
+    left for it: it frees every loaded module one by one, about 8 ms, a tenth of a run that
+    finds its stores unchanged. Only with no exit callback registered (a worker pool, a
+    temporary directory or a coverage tool would have one) and no other thread running, and
+    once the standard streams are flushed; otherwise, or when a flush fails, the usual exit
+    finishes and reports as ever."""
+    import atexit
+
+    threading = sys.modules.get("threading")
+    if atexit._ncallbacks() or (threading is not None and threading.active_count() > 1):
+        sys.exit(code)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        sys.exit(code)
+    os._exit(code)
 
 
 def __getattr__(name: str) -> Any:

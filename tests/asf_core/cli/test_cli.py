@@ -695,6 +695,44 @@ def test_version_loads_no_command() -> None:
     assert done.stdout.splitlines()[-1] == "0 []"
 
 
+_LEAVING = """\
+import atexit, sys, threading, time
+from asf_core.cli.main import _leave
+
+class Finalized:
+    def __del__(self) -> None:
+        sys.stderr.write("teardown")
+
+kept = Finalized()  # freed by the interpreter's teardown, if it runs
+sys.stdout.write("out")  # still in the buffer
+if sys.argv[1] == "callback":
+    atexit.register(lambda: print(" callback"))
+if sys.argv[1] == "thread":
+    threading.Thread(target=lambda: (time.sleep(0.3), print(" thread"))).start()
+_leave(5)
+"""
+
+
+@pytest.mark.parametrize(
+    ("waiting", "stdout", "stderr"),
+    [
+        ("nothing", "out", ""),
+        ("callback", "out callback\n", "teardown"),
+        ("thread", "out thread\n", "teardown"),
+    ],
+)
+def test_the_script_skips_the_teardown_only_when_nothing_waits_for_the_exit(
+    waiting: str, stdout: str, stderr: str
+) -> None:
+    """``console`` ends the process once its streams are flushed, without the interpreter's
+    teardown (a tenth of a run that finds nothing to do), but never before an exit callback
+    or another thread has run: then the usual exit, teardown and all."""
+    done = subprocess.run(
+        [sys.executable, "-c", _LEAVING, waiting], capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (5, stdout, stderr)
+
+
 def _asf_script() -> str | None:
     beside = Path(sys.executable).parent / "asf"
     return str(beside) if beside.is_file() else shutil.which("asf")
