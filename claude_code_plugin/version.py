@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from asf_core.code_digest import code_digest
+from asf_core.code_digest import source_digest
 
 __all__ = ["converter_version"]
 
@@ -15,4 +15,4 @@ __all__ = ["converter_version"]
 def converter_version() -> str:
     """A digest of the plugin's code (every module of the package)."""
     root = Path(__file__).resolve().parent
-    return code_digest(root, sorted(root.rglob("*.py")))
+    return source_digest(root)

@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from asf_core.code_digest import code_digest
+from asf_core.code_digest import source_digest
 from asf_core.files import read_regular, write_atomic
 from asf_core.layout import FINGERPRINTS_NAME, REPORT_NAME, RESERVED
 
@@ -47,7 +47,7 @@ def host_version() -> str:
     an upgraded (or edited) asf writes its own bytes. The plugin's version is its fingerprint's
     business."""
     root = Path(__file__).resolve().parent.parent  # asf_core: the library and this pipeline
-    return code_digest(root, sorted([*root.glob("*.py"), *root.glob("pipeline/*.py")]))
+    return source_digest(root, ("", "pipeline"), recursive=False)
 
 
 def store_name(path: Path) -> str:
