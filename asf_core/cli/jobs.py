@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 
-__all__ = ["add_jobs_option", "default_count", "jobs"]
+__all__ = ["PER_CORE", "add_jobs_option", "default_count", "jobs"]
+
+#: The most workers ``-j`` starts per core: the work is the processor's, so more only cost
+#: memory and start-up (each a fork with a converter), and a mistyped ``-j 100000`` would
+#: fork until the kernel killed the run.
+PER_CORE = 4
 
 
 def default_count() -> int:
@@ -17,14 +22,16 @@ def default_count() -> int:
 
 
 def jobs(text: str) -> int:
-    """``-j``'s value: a whole number of workers, at least 1."""
+    """``-j``'s value: a whole number of workers, at least 1, at most :data:`PER_CORE` per
+    core (a larger one is reduced to that, so that a command copied from a larger machine
+    still runs)."""
     try:
         n = int(text)
     except ValueError:
         n = 0
     if n < 1:
         raise argparse.ArgumentTypeError(f"not a number of workers: {text!r}")
-    return n
+    return min(n, PER_CORE * default_count())
 
 
 def add_jobs_option(parser: argparse.ArgumentParser, verb: str) -> None:
@@ -37,5 +44,5 @@ def add_jobs_option(parser: argparse.ArgumentParser, verb: str) -> None:
         default=count,
         metavar="N",
         help=f"{verb} on N worker processes (default: the number of cores, here {count}; "
-        "1: in this process)",
+        f"1: in this process; at most {PER_CORE * count})",
     )

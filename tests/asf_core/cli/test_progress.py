@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 from types import SimpleNamespace
 from typing import Any
 
@@ -108,6 +109,13 @@ def test_the_time_left_is_told_until_the_last_session(monkeypatch: pytest.Monkey
 def test_jobs_must_be_a_positive_number(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError):
         _jobs(text)
+
+
+def test_jobs_beyond_four_per_core_are_four_per_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``-j 100000`` forked until the kernel killed the run; a ``-j 16`` copied from a larger
+    machine still runs, on four workers per core."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert [_jobs(text) for text in ("1", "2", "8", "9", "100000")] == [1, 2, 8, 8, 8]
 
 
 def test_transcript_refuses_an_unknown_format() -> None:
