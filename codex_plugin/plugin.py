@@ -26,9 +26,10 @@ FORMAT = "codex"
 
 @hookimpl
 def discover(path: Path | None) -> list[Claim | Finding] | None:
-    """Claim the directory of rollouts at ``path`` (a Codex home, a home holding ``.codex``,
-    a ``sessions`` directory or a date directory below it), or one rollout file; with
-    ``path`` None, the user's own (``$CODEX_HOME/sessions`` or ``~/.codex/sessions``)."""
+    """Claim the directories of rollouts at ``path`` (a Codex home or a home holding
+    ``.codex``: its ``sessions`` and ``archived_sessions``; either directory or a date
+    directory below it), or one rollout file; with ``path`` None, the user's own (in
+    ``$CODEX_HOME`` or ``~/.codex``)."""
     from codex_plugin.source.layout import stores_at
 
     found: list[Claim | Finding] = [
@@ -40,11 +41,11 @@ def discover(path: Path | None) -> list[Claim | Finding] | None:
 
 @hookimpl
 def default_locations() -> list[Path] | None:
-    """Where ``discover(None)`` looks: ``$CODEX_HOME/sessions`` or ``~/.codex/sessions``."""
-    from codex_plugin.source.layout import default_sessions
+    """Where ``discover(None)`` looks: ``sessions`` and ``archived_sessions`` in
+    ``$CODEX_HOME`` or ``~/.codex``."""
+    from codex_plugin.source.layout import default_stores
 
-    sessions = default_sessions()
-    return None if sessions is None else [sessions]
+    return default_stores() or None
 
 
 @hookimpl

@@ -2,8 +2,10 @@
 
 Codex writes ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<local time>-<thread id>.jsonl``
 (``$CODEX_HOME`` when set and not empty, else ``~/.codex``); very old rollouts sit directly in
-``sessions/``. A directory of rollouts (the ``sessions`` directory, a year, month or day
-directory, any folder holding rollout files) is one store; so is one rollout file.
+``sessions/``, and a thread the user archives is moved, whole, to ``archived_sessions/``. A
+directory of rollouts (``sessions``, ``archived_sessions``, a year, month or day directory,
+any folder holding rollout files) is one store; so is one rollout file. A home is its two
+stores: a backup of ``~/.codex`` keeps the archived threads too.
 
 Everything here is cheap and never raises: discovery runs for every path the user names.
 """
@@ -23,7 +25,7 @@ from asf_core.walk import Walk, files_under, is_dir, is_file
 __all__ = [
     "Found",
     "default_home",
-    "default_sessions",
+    "default_stores",
     "is_rollout_name",
     "rollouts_under",
     "sniff",
@@ -33,6 +35,8 @@ __all__ = [
 HOME_ENV: Final = "CODEX_HOME"
 CODEX_DIR: Final = ".codex"
 SESSIONS: Final = "sessions"
+#: Where Codex moves the rollout of a thread the user archives.
+ARCHIVED: Final = "archived_sessions"
 SUFFIX: Final = ".jsonl"
 _ROLLOUT: Final = re.compile(r"rollout-.*\.jsonl")
 #: The most of a first line read to judge a file (a session header holds Codex's whole
@@ -64,10 +68,10 @@ def default_home() -> Path | None:
     return None if user is None else user / CODEX_DIR
 
 
-def default_sessions() -> Path | None:
-    """The default home's ``sessions`` directory."""
+def default_stores() -> list[Path]:
+    """The default home's ``sessions`` and ``archived_sessions`` directories."""
     root = default_home()
-    return None if root is None else root / SESSIONS
+    return [] if root is None else [root / SESSIONS, root / ARCHIVED]
 
 
 def is_rollout_name(name: str) -> bool:
@@ -149,33 +153,44 @@ def _directory_claim(directory: Path, *, trusted: bool) -> Found | None:
 
 
 def _inside_home(path: Path) -> bool:
-    """``path`` is a ``.codex`` home's ``sessions`` directory or one below it."""
+    """``path`` is a ``.codex`` home's ``sessions`` or ``archived_sessions`` directory or
+    one below it."""
     parts = path.resolve().parts
-    return any(parts[i] == CODEX_DIR and parts[i + 1] == SESSIONS for i in range(len(parts) - 1))
+    return any(
+        parts[i] == CODEX_DIR and parts[i + 1] in (SESSIONS, ARCHIVED)
+        for i in range(len(parts) - 1)
+    )
+
+
+def _home_claims(home: Path) -> list[Found] | None:
+    """The stores of a Codex home (its ``sessions`` and ``archived_sessions`` holding
+    rollouts); None when ``home`` has neither directory."""
+    folders = [folder for folder in (home / SESSIONS, home / ARCHIVED) if is_dir(folder)]
+    if not folders:
+        return None
+    trusted = home.name == CODEX_DIR or (home / "config.toml").is_file()
+    claims = [_directory_claim(folder, trusted=trusted) for folder in folders]
+    return [claim for claim in claims if claim is not None]
 
 
 def stores_at(path: Path | None) -> list[Found]:
-    """The Codex stores at ``path``: a Codex home (or a home holding ``.codex``), a
-    ``sessions`` directory or one below it, any directory of rollouts, one rollout file;
-    None means the user's own (``$CODEX_HOME`` or ``~/.codex``)."""
+    """The Codex stores at ``path``: a Codex home (or a home holding ``.codex``: its
+    ``sessions`` and ``archived_sessions``), either directory or one below it, any directory
+    of rollouts, one rollout file; None means the user's own (``$CODEX_HOME`` or
+    ``~/.codex``)."""
     try:
         if path is None:
-            root = default_sessions()
-            if root is None or not is_dir(root):
-                return []
-            found = _directory_claim(root, trusted=True)
-            return [found] if found is not None else []
+            root = default_home()
+            return (_home_claims(root) or []) if root is not None else []
         if is_file(path):
             claim = _file_claim(path)
             return [claim] if claim is not None else []
         if not is_dir(path):
             return []
-        for root in (path / SESSIONS, path / CODEX_DIR / SESSIONS):
-            if is_dir(root):
-                trusted = root.parent.name == CODEX_DIR or (root.parent / "config.toml").is_file()
-                found = _directory_claim(root, trusted=trusted)
-                if found is not None:
-                    return [found]
+        for home_dir in (path, path / CODEX_DIR):
+            claims = _home_claims(home_dir)
+            if claims:
+                return claims
         found = _directory_claim(path, trusted=_inside_home(path))
         return [found] if found is not None else []
     except (OSError, ValueError):  # a race with the file system: nothing found is honest

@@ -10,11 +10,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cx_helpers import CODEX_HOME, SESSIONS, by_tag, need_shared, write_rollout
+from cx_helpers import (
+    CODEX_HOME,
+    SESSIONS,
+    by_tag,
+    convert,
+    need_shared,
+    sessions_in,
+    write_rollout,
+)
 from fixture_paths import CLAUDE_HOME
 
 import codex_plugin.plugin as plugin
 from asf_core.formats import Claim, NativeSession
+from asf_core.layout import store_dir
 from codex_plugin.source.layout import sniff
 
 ROLLOUT = "rollout-2026-03-01T10-00-00-0199aaaa-0000-7000-8000-000000000001.jsonl"
@@ -53,13 +62,65 @@ def test_default_is_codex_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     need_shared()
     monkeypatch.setenv("CODEX_HOME", str(CODEX_HOME / ".codex"))
     assert _claims(None) == [(SESSIONS, 1.0)]
-    assert plugin.default_locations() == [SESSIONS]
+    assert plugin.default_locations() == [SESSIONS, SESSIONS.parent / "archived_sessions"]
     monkeypatch.delenv("CODEX_HOME")
     monkeypatch.setenv("HOME", str(tmp_path))
+    home = tmp_path / ".codex"
     assert _claims(None) == []
-    assert plugin.default_locations() == [tmp_path / ".codex" / "sessions"]
-    shutil.copytree(SESSIONS, tmp_path / ".codex" / "sessions")
-    assert _claims(None) == [(tmp_path / ".codex" / "sessions", 1.0)]
+    assert plugin.default_locations() == [home / "sessions", home / "archived_sessions"]
+    shutil.copytree(SESSIONS, home / "sessions")
+    assert _claims(None) == [(home / "sessions", 1.0)]
+    _archive(home, by_tag("X5").name)
+    assert _claims(None) == [(home / "sessions", 1.0), (home / "archived_sessions", 1.0)]
+
+
+def _archive(home: Path, name: str) -> Path:
+    """Archive a thread as Codex does: its rollout moved, whole, to ``archived_sessions``."""
+    (found,) = (home / "sessions").rglob(name)
+    archived = home / "archived_sessions" / name
+    archived.parent.mkdir(exist_ok=True)
+    found.rename(archived)
+    return archived
+
+
+def test_a_home_is_its_sessions_and_its_archived_sessions(tmp_path: Path) -> None:
+    """``asf convert ~/.codex``, a nightly backup, keeps the threads the user archived: the
+    archive is a store beside ``sessions``, named as the home, its own directory or one of
+    its files, also when every thread is archived."""
+    need_shared()
+    home = tmp_path / ".codex"
+    shutil.copytree(SESSIONS, home / "sessions")
+    archived = _archive(home, by_tag("X5").name)
+    both = [(home / "sessions", 1.0), (home / "archived_sessions", 1.0)]
+    assert _claims(home) == both
+    assert _claims(tmp_path) == both
+    assert _claims(home / "archived_sessions") == [(home / "archived_sessions", 1.0)]
+    assert _claims(archived) == [(archived, 1.0)]
+    for other in list((home / "sessions").rglob("*.jsonl")):
+        _archive(home, other.name)
+    assert _claims(home) == [(home / "archived_sessions", 1.0)]
+
+
+def test_archived_threads_are_listed_and_converted(tmp_path: Path) -> None:
+    """Archived and live threads of one home: each converted once, into its store's
+    directory, the archived one's entries as they were converted from ``sessions`` (its
+    header names its file as found, now at the archive's top)."""
+    need_shared()
+    home = tmp_path / ".codex"
+    shutil.copytree(SESSIONS, home / "sessions")
+    before = tmp_path / "before"
+    assert convert([home], before) == 0
+    _archive(home, by_tag("X5").name)
+    after = tmp_path / "after"
+    assert convert([home], after) == 0
+    assert sessions_in(after).keys() == sessions_in(before).keys()
+    (x5,) = [p for p in (before / "codex").rglob("*.jsonl") if "019c8a70" in p.read_text()[:400]]
+    moved = store_dir(after, "codex", home / "archived_sessions")
+    (now,) = moved.rglob("*.jsonl")
+    (header, *entries), (was, *then) = now.read_bytes().splitlines(), x5.read_bytes().splitlines()
+    assert entries == then
+    assert json.loads(header)["codex"]["file"] == by_tag("X5").name
+    assert json.loads(was)["codex"]["file"] == f"2026/02/23/{by_tag('X5').name}"
 
 
 def test_an_empty_codex_home_variable_means_the_default(
@@ -67,7 +128,8 @@ def test_an_empty_codex_home_variable_means_the_default(
 ) -> None:
     monkeypatch.setenv("CODEX_HOME", "")
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert plugin.default_locations() == [tmp_path / ".codex" / "sessions"]
+    home = tmp_path / ".codex"
+    assert plugin.default_locations() == [home / "sessions", home / "archived_sessions"]
 
 
 def test_rollouts_elsewhere_are_judged_by_content(tmp_path: Path) -> None:
