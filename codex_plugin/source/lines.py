@@ -7,6 +7,10 @@ cannot a last line without its newline that does not parse (it is still being wr
 reason, and every other line is decoded as usual. Decoding is strict
 (:func:`asf_core.strict_json.parse`): a member named twice or a non-finite number would lose
 data under any one reading, so such a line is kept raw too.
+
+Each line knows where it starts and how long it is, so a conversion can read a rollout more
+than once (up to where its first reading stopped, whatever Codex appended since) and read one
+line again by its offset, instead of holding the file.
 """
 
 from __future__ import annotations
@@ -14,13 +18,13 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from attrs import frozen
 
 from asf_core.files import open_regular
 
-__all__ = ["Line", "raw_form", "read_lines"]
+__all__ = ["Line", "decode_at", "lines_of", "raw_form", "read_lines"]
 
 
 @frozen
@@ -37,6 +41,9 @@ class Line:
     problem: str | None = None
     #: The file's last line, without a newline, that does not parse.
     truncated: bool = False
+    #: Where the line starts in the file, and its bytes with the newline.
+    offset: int = 0
+    size: int = 0
 
 
 def _decode(data: bytes) -> tuple[dict[str, Any] | None, str | None]:
@@ -58,20 +65,43 @@ def _decode(data: bytes) -> tuple[dict[str, Any] | None, str | None]:
 def read_lines(path: Path) -> Iterator[Line]:
     """The lines of the rollout at ``path``, streamed; ``OSError`` if it cannot be opened."""
     with open_regular(path) as stream:
-        number = 0
-        for chunk in stream:
-            number += 1
-            complete = chunk.endswith(b"\n")
-            data = chunk[:-1] if complete else chunk
-            if not data.strip():
-                continue
-            obj, problem = _decode(data)
-            if obj is not None:
-                yield Line(number=number, obj=obj)
-            else:
-                yield Line(
-                    number=number, obj=None, raw=data, problem=problem, truncated=not complete
-                )
+        yield from lines_of(stream)
+
+
+def lines_of(stream: BinaryIO, end: int | None = None) -> Iterator[Line]:
+    """The lines of an open rollout from its start, up to byte ``end`` (None: its end)."""
+    stream.seek(0)
+    number = offset = 0
+    while end is None or offset < end:
+        chunk = stream.readline() if end is None else stream.readline(end - offset)
+        if not chunk:
+            return
+        number += 1
+        complete = chunk.endswith(b"\n")
+        data = chunk[:-1] if complete else chunk
+        at, offset = offset, offset + len(chunk)
+        if not data.strip():
+            continue
+        obj, problem = _decode(data)
+        if obj is not None:
+            yield Line(number=number, obj=obj, offset=at, size=len(chunk))
+        else:
+            yield Line(
+                number=number,
+                obj=None,
+                raw=data,
+                problem=problem,
+                truncated=not complete,
+                offset=at,
+                size=len(chunk),
+            )
+
+
+def decode_at(stream: BinaryIO, offset: int) -> dict[str, Any] | None:
+    """The object of the line at ``offset`` of an open rollout; None when it cannot be read."""
+    stream.seek(offset)
+    data = stream.readline()
+    return _decode(data[:-1] if data.endswith(b"\n") else data)[0]
 
 
 def raw_form(line: Line) -> dict[str, Any]:
