@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from attrs import frozen
@@ -63,10 +63,11 @@ def stray(line: Line, unit: str, session: str) -> Finding:
 
 
 def native_session(
-    store: CodexStore, path: Path, earlier: frozenset[str], lines: Sequence[Line] | None = None
+    store: CodexStore, path: Path, earlier: frozenset[str], lines: Iterable[Line] | None = None
 ) -> NativeSession | Finding:
     """A rollout as a native session, named by its thread; a finding when it cannot be
-    read. ``lines``: the file's, when they are read already.
+    read. ``lines``: the file's, when the caller reads them (an ``OSError`` while they are
+    read makes the finding too).
 
     A rollout is named by its thread alone when its file's name carries that thread's id
     and no earlier rollout's name does (``earlier``, from :func:`claims`): any other of

@@ -4,17 +4,24 @@ The rules the converter needs to place entries so that ASF's context is Codex's 
 which items the model sees, which user messages are turns (not context Codex injected),
 where a rollback of N turns cuts, what a legacy compaction (a summary without a replacement
 history) leaves, and which calls Codex answers ``aborted`` before sending.
+
+The rules read an item's :class:`Brief` (its type, call id, whether it is a turn or injected
+context), not the item: a conversion keeps the briefs of the history's items and reads an
+item again from its line only when its content matters.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Final, TypeGuard
+from collections.abc import Iterable, Sequence
+from typing import Any, Final, NamedTuple, TypeGuard
 
 __all__ = [
+    "ABORTED",
     "CALLS",
     "OUTPUTS",
     "VISIBLE",
+    "Brief",
+    "brief",
     "is_turn",
     "legacy_history",
     "output_for",
@@ -107,7 +114,7 @@ def text_of(item: JSON) -> str:
     )
 
 
-def _context(item: Any) -> bool:
+def is_context(item: Any) -> bool:
     """A message Codex injects around turns: developer messages, and user messages of its
     own making."""
     if not isinstance(item, dict) or item.get("type") != "message":
@@ -126,15 +133,35 @@ def is_turn(item: Any) -> bool:
     return not text.startswith(_CONTEXT_PREFIXES) and not text.startswith(SUMMARY_PREFIX)
 
 
-def rollback_cut(history: Sequence[Any], turns: int) -> int | None:
+class Brief(NamedTuple):
+    """What the rules need of an item."""
+
+    kind: str | None
+    call_id: str | None
+    turn: bool
+    context: bool
+
+
+def brief(item: Any) -> Brief:
+    """An item's :class:`Brief`."""
+    kind = item.get("type") if isinstance(item, dict) else None
+    return Brief(
+        kind if isinstance(kind, str) else None,
+        _call_id(item),
+        is_turn(item),
+        is_context(item),
+    )
+
+
+def rollback_cut(history: Sequence[Brief], turns: int) -> int | None:
     """Where dropping the last ``turns`` user turns cuts ``history`` (everything from the
     index on goes), or None when it drops nothing. The context messages right above the
     first dropped turn go with it."""
-    starts = [i for i, item in enumerate(history) if is_turn(item)]
+    starts = [i for i, item in enumerate(history) if item.turn]
     if turns < 1 or not starts:
         return None
     cut = starts[max(len(starts) - turns, 0)]
-    while cut > 0 and _context(history[cut - 1]):
+    while cut > 0 and history[cut - 1].context:
         cut -= 1
     return cut
 
@@ -143,20 +170,21 @@ def _user_message(text: str) -> JSON:
     return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
 
 
-def legacy_history(history: Sequence[Any], summary: str) -> list[JSON]:
+def legacy_history(turns: Iterable[str], summary: str) -> list[JSON]:
     """What a compaction without a replacement history leaves: the latest user turns' texts
-    (newest first, while they fit in :data:`KEEP_TOKENS`; the one that does not fit is cut
-    to what is left, and is the last), in order, then the summary as a user message."""
+    (``turns``: newest first, read only while they fit in :data:`KEEP_TOKENS`; the one that
+    does not fit is cut to what is left, and is the last), in order, then the summary as a
+    user message."""
     kept: list[str] = []
     left = KEEP_TOKENS * 4
-    for item in reversed(history):
-        if not is_turn(item) or left <= 0:
-            continue
-        data = text_of(item).encode("utf-8", "surrogatepass")
+    for text in turns:
+        if left <= 0:
+            break
+        data = text.encode("utf-8", "surrogatepass")
         if len(data) > left:
             kept.append(data[:left].decode("utf-8", "ignore"))
             break
-        kept.append(text_of(item))
+        kept.append(text)
         left -= len(data)
     out = [_user_message(text) for text in reversed(kept)]
     out.append(_user_message(summary or "(no summary available)"))
@@ -168,26 +196,21 @@ def _call_id(item: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def unanswered(history: Sequence[Any]) -> list[int]:
+def unanswered(history: Sequence[Brief]) -> list[int]:
     """Positions of the calls in ``history`` with no output carrying their ``call_id``."""
-    answered = {_call_id(i) for i in history if isinstance(i, dict) and i.get("type") in OUTPUTS}
+    answered = {i.call_id for i in history if i.kind in OUTPUTS}
     return [
         n
         for n, item in enumerate(history)
-        if isinstance(item, dict)
-        and item.get("type") in CALLS
-        and _call_id(item) is not None
-        and _call_id(item) not in answered
+        if item.kind in CALLS and item.call_id is not None and item.call_id not in answered
     ]
 
 
-def unasked(history: Sequence[Any]) -> list[int]:
+def unasked(history: Sequence[Brief]) -> list[int]:
     """Positions of the outputs in ``history`` whose call is not in it."""
-    asked = {_call_id(i) for i in history if isinstance(i, dict) and i.get("type") in CALLS}
+    asked = {i.call_id for i in history if i.kind in CALLS}
     return [
-        n
-        for n, item in enumerate(history)
-        if isinstance(item, dict) and item.get("type") in OUTPUTS and _call_id(item) not in asked
+        n for n, item in enumerate(history) if item.kind in OUTPUTS and item.call_id not in asked
     ]
 
 

@@ -9,32 +9,52 @@ count (the history is rebuilt from the newest compaction before the dropped turn
 rollback usually reaches back into the entries themselves, and the path continues as a new
 branch from the entry above the first dropped item. Only when the cut falls inside a fold's
 items (which no entry holds one by one) does it take a new fold of what is left.
+
+Memory: the path keeps its entries' ids and, for each item, a :class:`Step` with the item's
+:class:`~codex_plugin.convert.history.Brief` and where its line is; the item itself is read
+again from the rollout when a rule needs its content (a rollback comparing histories, a
+legacy compaction's kept messages, a fold of what a rollback leaves). A fold keeps its items
+(a compaction line's replacement history; a legacy compaction's kept messages and summary).
+Entries are handed on as they are sealed; of those on the path only the settings entries
+(``config``, ``compaction``) stay, without their ``codex`` member, for a compaction's
+checkpoint.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import attrs
 from attrs import define
 
-from asf_core.model import Entry, Header
-from asf_core.writer import SessionBuilder
-from codex_plugin.convert.history import is_turn, legacy_history, rollback_cut
+from asf_core.model import Compaction, Config, Entry
+from asf_core.writer import seal
+from codex_plugin import NS
+from codex_plugin.convert.history import (
+    ABORTED,
+    Brief,
+    brief,
+    legacy_history,
+    rollback_cut,
+    text_of,
+)
 
-__all__ = ["Cut", "LivePath", "Step"]
+__all__ = ["Cut", "Ids", "LivePath", "Step"]
 
 JSON = dict[str, Any]
 
 
-@define
+@define(eq=False)
 class Step:
     """One entry of the live path that shapes the history: an item, or a fold."""
 
-    #: Its position on the path.
+    #: Its position on the path (its entry's id is the path's there).
     at: int
-    entry: str
     line: int
-    item: JSON | None = None
+    #: An item's brief, and where its line starts (-1: an ``aborted`` output Codex adds).
+    brief: Brief | None = None
+    key: int = -1
     #: A fold's items (its summary, then its pins).
     fold: list[JSON] | None = None
     #: A compaction line's replacement history: where Codex's resume may start.
@@ -56,71 +76,144 @@ class Cut:
     empty: bool = False
 
 
-class LivePath:
-    """Entries appended one after another on one live path, and its history."""
+_NONE = Brief(None, None, turn=False, context=False)
 
-    def __init__(self, header: Header) -> None:
-        self.builder = SessionBuilder(header)
+
+def _brief(piece: Step | JSON) -> Brief:
+    if isinstance(piece, Step):
+        return piece.brief or _NONE
+    return brief(piece)
+
+
+class LivePath:
+    """Entries appended one after another on one live path, and its history.
+
+    ``fetch`` reads an item again by its line's key. A ``dry`` path seals nothing: it gives
+    each entry a stand-in id and keeps no settings, for a pass that only counts."""
+
+    def __init__(self, fetch: Callable[[int], JSON], *, dry: bool) -> None:
+        self.fetch = fetch
+        self.dry = dry
         self.tip: str | None = None
         #: Entry ids on the live path, root first.
-        self.path: list[str] = []
+        self.path = Ids()
         self.steps: list[Step] = []
+        #: The settings entries on the path, by position.
+        self.configs: list[tuple[int, Entry]] = []
+        #: Sealed entries not handed on yet, and how many were added in all.
+        self.out: list[Entry] = []
+        self.added = 0
 
-    def add(self, entry: Entry) -> Entry:
-        sealed = self.builder.append(entry, parent=self.tip)
-        self.tip = str(sealed.id)
-        self.path.append(self.tip)
-        return sealed
+    def add(self, entry: Entry) -> str:
+        """Append ``entry`` at the tip; its id."""
+        self.added += 1
+        if self.dry:
+            ident = f"{Ids.PREFIX}{self.added:064x}"
+        else:
+            sealed = seal(entry, parent=self.tip)
+            ident = str(sealed.id)
+            self.out.append(sealed)
+            if isinstance(sealed, Config | Compaction):
+                setting = _setting(sealed)
+                if not self.configs or self.configs[-1][1] != setting:  # the same again: no-op
+                    self.configs.append((len(self.path), setting))
+        self.tip = ident
+        self.path.append(ident)
+        return ident
 
-    def add_item(self, entry: Entry, item: JSON, line: int) -> Entry:
-        sealed = self.add(entry)
-        self.steps.append(Step(len(self.path) - 1, self.tip or "", line, item=item))
-        return sealed
+    def take(self) -> list[Entry]:
+        """The entries sealed since the last call."""
+        out, self.out = self.out, []
+        return out
+
+    def add_item(self, entry: Entry, item: JSON, line: int, key: int) -> None:
+        """An item entry; ``key`` is its line's (-1: an ``aborted`` output)."""
+        self.add(entry)
+        self.steps.append(Step(len(self.path) - 1, line, _shared(brief(item)), key))
 
     def add_fold(self, entry: Entry, items: list[JSON], line: int, **how: Any) -> None:
         """A fold to ``items``; ``how``: ``base``, ``legacy`` or ``turns`` (see :class:`Step`)."""
         self.add(entry)
-        self.steps.append(Step(len(self.path) - 1, self.tip or "", line, fold=list(items), **how))
+        self.steps.append(Step(len(self.path) - 1, line, fold=list(items), **how))
+
+    def entry(self, step: Step) -> str:
+        """The id of the entry of a step on the path."""
+        return self.path[step.at]
+
+    def item(self, piece: Step | JSON) -> JSON:
+        """The item a piece of a history stands for."""
+        if not isinstance(piece, Step):
+            return piece
+        kind, call_id = _brief(piece).kind, _brief(piece).call_id
+        if piece.key < 0:
+            return {"type": kind, "call_id": call_id, "output": ABORTED}
+        item = self.fetch(piece.key)
+        if call_id is not None and item.get("call_id") != call_id:
+            item = {**item, "call_id": call_id}
+        return item
+
+    def same(self, one: list[Step | JSON], other: list[Step | JSON]) -> bool:
+        """Whether two histories hold equal items."""
+        if len(one) != len(other):
+            return False
+        for a, b in zip(one, other, strict=True):
+            if a is b:
+                continue
+            if isinstance(a, Step) and isinstance(b, Step) and (a.key, a.brief) == (b.key, b.brief):
+                continue
+            if self.item(a) != self.item(b):
+                return False
+        return True
+
+    @staticmethod
+    def briefs(history: list[Step | JSON]) -> list[Brief]:
+        """The briefs of a history's items."""
+        return [_brief(piece) for piece in history]
+
+    def turn_texts(self, history: list[Step | JSON]) -> Iterator[str]:
+        """The texts of the user turns in ``history``, newest first, each read when asked."""
+        for piece in reversed(history):
+            if _brief(piece).turn:
+                yield text_of(self.item(piece))
 
     def restart(self, parent: str | None) -> None:
         """Continue the path below ``parent`` (an entry on it; None: a new root)."""
         keep = 0 if parent is None else self.path.index(parent) + 1
-        del self.path[keep:]
+        self.path.truncate(keep)
         self.steps = [s for s in self.steps if s.at < keep]
+        self.configs = [c for c in self.configs if c[0] < keep]
         self.tip = parent
 
     def settings(self) -> JSON:
         """The settings in force at the end of the path, in a compaction checkpoint's shape
-        (a compaction entry's ``config`` resets them to it)."""
+        (a compaction entry's ``config`` resets them to it); none on a dry path."""
         from asf_core.replay import Replay, replay_step
 
-        by_id = {entry.id: entry for entry in self.builder.entries}
         replay = Replay()
-        for ident in self.path:
-            replay = replay_step(replay, by_id[ident])
+        for _, entry in self.configs:
+            replay = replay_step(replay, entry)
         return replay.settings()
 
     def reroot(self, line: int, **how: Any) -> None:
         """Start a new root with an empty history (a fold to nothing, which no compaction
         entry can say). The steps above stay, out of the path (``at`` -1), for rollbacks to
         replay."""
-        self.steps = [
-            Step(-1, s.entry, s.line, s.item, s.fold, s.base, s.legacy, s.turns) for s in self.steps
-        ]
-        self.steps.append(Step(-1, "", line, fold=[], **how))
-        self.path = []
+        self.steps = [attrs.evolve(s, at=-1) for s in self.steps]
+        self.steps.append(Step(-1, line, fold=[], **how))
+        self.path = Ids()
+        self.configs = []
         self.tip = None
 
-    def history(self, upto: int | None = None) -> list[tuple[JSON, Step | None]]:
-        """The history after the first ``upto`` steps (all: the end of the path), each item
-        with the step holding it (None: inside a fold)."""
+    def history(self, upto: int | None = None) -> list[Step | JSON]:
+        """The history after the first ``upto`` steps (all: the end of the path): the steps
+        holding its items, and the items of a fold."""
         steps = self.steps if upto is None else self.steps[:upto]
-        out: list[tuple[JSON, Step | None]] = []
+        out: list[Step | JSON] = []
         for step in steps:
             if step.fold is not None:
-                out = [(item, None) for item in step.fold]
-            elif step.item is not None:
-                out.append((step.item, step))
+                out = list(step.fold)
+            elif step.brief is not None:
+                out.append(step)
         return out
 
     def _resume_base(self, turns: int) -> int:
@@ -129,7 +222,7 @@ class LivePath:
         pending = turns
         for n in range(len(self.steps) - 1, -1, -1):
             step = self.steps[n]
-            if step.item is not None and is_turn(step.item):
+            if step.brief is not None and step.brief.turn:
                 pending = max(pending - 1, 0)
             elif step.turns is not None:  # an earlier rollback whose turns are still above
                 pending += step.turns
@@ -141,28 +234,80 @@ class LivePath:
         """Where dropping the last ``turns`` user turns leaves the path; None: nothing to
         drop."""
         base = self._resume_base(turns)
-        history: list[tuple[JSON, Step | None]] = []
+        history: list[Step | JSON] = []
         if base >= 0:
-            history = [(item, None) for item in self.steps[base].fold or ()]
+            history = list(self.steps[base].fold or ())
         for step in self.steps[base + 1 :]:  # replacement histories here are dropped turns'
-            if step.item is not None:
-                history.append((step.item, step))
+            if step.brief is not None:
+                history.append(step)
             elif step.legacy is not None:
-                kept = legacy_history([item for item, _ in history], step.legacy)
-                history = [(item, None) for item in kept]
+                history = list(legacy_history(self.turn_texts(history), step.legacy))
             elif step.turns is not None:
-                cut = rollback_cut([item for item, _ in history], step.turns)
+                cut = rollback_cut(self.briefs(history), step.turns)
                 history = history if cut is None else history[:cut]
-        items = [item for item, _ in history]
-        cut = rollback_cut(items, turns)
-        left = items if cut is None else items[:cut]
-        if left == [item for item, _ in self.history()]:
+        cut = rollback_cut(self.briefs(history), turns)
+        left = history if cut is None else history[:cut]
+        if self.same(left, self.history()):
             return None if cut is None else Cut(self.tip)
-        held = history[len(left)][1] if len(left) < len(history) else None
-        if held is not None and held.at >= 0:
-            before = self.steps.index(held)
-            if [item for item, _ in self.history(before)] == left:
+        held = history[len(left)] if len(left) < len(history) else None
+        if isinstance(held, Step) and held.at >= 0:
+            before = next(n for n, step in enumerate(self.steps) if step is held)
+            if self.same(self.history(before), left):
                 return Cut(self.path[held.at - 1] if held.at > 0 else None)
         if not left:
             return Cut(None, empty=True)
-        return Cut(self.tip, fold=left)
+        return Cut(self.tip, fold=[self.item(p) for p in left])
+
+
+def _setting(entry: Entry) -> Entry:
+    """A settings entry as a checkpoint replays it: without its place, the plugin's member,
+    nor a compaction's items (so that a turn's settings repeated compare equal)."""
+    unknown = {k: v for k, v in entry.unknown.items() if k != NS}
+    if isinstance(entry, Compaction):
+        return attrs.evolve(entry, summary={}, pinned=None, unknown=unknown)
+    return attrs.evolve(entry, id=None, parent=None, ts=_EPOCH, unknown=unknown)
+
+
+_EPOCH = "1970-01-01T00:00:00Z"
+#: Briefs many items share (all but those of calls and outputs), kept once.
+_BRIEFS: dict[Brief, Brief] = {}
+
+
+def _shared(brief: Brief) -> Brief:
+    if brief.call_id is not None:
+        return brief
+    return _BRIEFS.setdefault(brief, brief)
+
+
+class Ids:
+    """Entry ids (``sha256:`` and 64 hex digits), packed: 32 bytes each, not an object."""
+
+    PREFIX = "sha256:"
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def __len__(self) -> int:
+        return len(self.data) // 32
+
+    def append(self, ident: str) -> None:
+        if not ident.startswith(self.PREFIX) or len(ident) != 71:  # pragma: no cover - seal's
+            raise ValueError(f"not an entry id: {ident!r}")
+        self.data += bytes.fromhex(ident[7:])
+
+    def __getitem__(self, n: int) -> str:
+        if not 0 <= n < len(self):  # pragma: no cover - the path's own positions
+            raise IndexError(n)
+        return self.PREFIX + self.data[32 * n : 32 * n + 32].hex()
+
+    def index(self, ident: str) -> int:
+        digest = bytes.fromhex(ident[7:])
+        at = self.data.find(digest)
+        while at >= 0 and at % 32:
+            at = self.data.find(digest, at + 1)
+        if at < 0:  # pragma: no cover - a parent on the path
+            raise ValueError(ident)
+        return at // 32
+
+    def truncate(self, n: int) -> None:
+        del self.data[32 * n :]

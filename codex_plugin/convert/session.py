@@ -4,18 +4,24 @@ context at the leaf is the history Codex's resume rebuilds.
 Entries go on one live path. A rollback (``thread_rolled_back``) continues the path from the
 entry above the first dropped item, so the dropped turns stay in the file as a side branch;
 a compaction is a ``compaction`` entry whose summary and pins are the replacement history
-(see ``docs/formats/codex.md`` §4). The converter runs twice when the file leaves calls
-unanswered: once to learn which, once to write each one's ``aborted`` output right after it,
-where Codex puts it before sending.
+(see ``docs/formats/codex.md`` §4).
+
+A rollout is read in passes, line by line, and never held. A first pass places the entries
+without sealing them (:class:`FirstPass`): it counts them, and learns which calls the file
+leaves unanswered, whose ``aborted`` output Codex puts right after them before sending (when
+there are some, a second such pass counts with those outputs in place). The last pass
+(:func:`entries_of`) places them again, sealing each one and handing it on as its line is
+read: the session's counts are known before its first entry is written, as the host needs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Final
 
-from attrs import define, field
+from attrs import define, frozen
 
+from asf_core.formats import StoreError
 from asf_core.model import Compaction, Config, Custom, Entry, Header, Item, Response
 from codex_plugin import NS
 from codex_plugin.convert.history import (
@@ -26,13 +32,16 @@ from codex_plugin.convert.history import (
     unasked,
     visible,
 )
-from codex_plugin.convert.path import LivePath
+from codex_plugin.convert.path import LivePath, Step
 from codex_plugin.source.lines import Line, raw_form
 from codex_plugin.source.rollout import when
 
-__all__ = ["Converted", "convert_lines"]
+__all__ = ["Converted", "FirstPass", "Survey", "convert_lines", "entries_of", "item_of"]
 
 JSON = dict[str, Any]
+#: Reads an item again by its line's key (its offset).
+Fetch = Callable[[int], JSON]
+EPOCH: Final = "1970-01-01T00:00:00Z"
 
 
 @define
@@ -41,8 +50,29 @@ class Converted:
 
     entries: list[Entry]
     counts: dict[str, int]
-    #: Lines of calls left without an output in the final history.
-    unanswered: list[int] = field(factory=list)
+
+
+@frozen
+class Survey:
+    """What the first pass learns of a rollout: all the last pass needs besides its lines."""
+
+    #: The counts for the report (but ``entries``), and the entries the last pass writes.
+    counts: dict[str, int]
+    entries: int
+    #: Lines of the calls answered ``aborted``.
+    aborted: frozenset[int]
+    #: The lines read, and the bytes they took: the last pass reads no further.
+    lines: int
+    end: int
+
+
+def item_of(obj: JSON | None) -> JSON | None:
+    """The item a readable line holds: its payload, or the line itself in the pre-envelope
+    format (no ``payload``)."""
+    if obj is None:
+        return None
+    item = obj.get("payload") if "payload" in obj else obj
+    return item if isinstance(item, dict) else None
 
 
 def _usage(info: Any) -> JSON | None:
@@ -74,10 +104,12 @@ def _str(value: Any) -> str | None:
 class _Conversion:
     """The state of one pass over a rollout's lines."""
 
-    def __init__(self, header: Header, aborted: frozenset[int]) -> None:
-        self.live = LivePath(header)
+    def __init__(
+        self, header: Header | None, aborted: frozenset[int], fetch: Fetch, *, dry: bool
+    ) -> None:
+        self.live = LivePath(fetch, dry=dry)
         self.aborted = aborted
-        self.ts = header.created_at
+        self.ts = EPOCH if header is None else header.created_at
         self.model: str | None = None
         self.meta_seen = False
         #: Call ids given so far, and the one each native call id stands for now.
@@ -91,7 +123,7 @@ class _Conversion:
             "rollbacks": 0,
         }
 
-    def custom(self, line: Line, data: JSON) -> Entry:
+    def custom(self, line: Line, data: JSON) -> str:
         entry = Custom(ts=self.ts, ns=NS, data=data, unknown={NS: {"line": line.number}})
         return self.live.add(entry)
 
@@ -99,12 +131,12 @@ class _Conversion:
         self.counts["items"] += 1
         item, member = self.bound(item, member)
         entry = Item(ts=self.ts, item=item, unknown={NS: member})
-        self.live.add_item(entry, item, line.number)
+        self.live.add_item(entry, item, line.number, line.offset)
         if line.number in self.aborted and item.get("type") in CALLS:
             answer = output_for(item)
             derived = {"line": line.number, "derived": "aborted"}
             entry = Item(ts=self.ts, item=answer, unknown={NS: derived})
-            self.live.add_item(entry, answer, line.number)
+            self.live.add_item(entry, answer, line.number, -1)
 
     def bound(self, item: JSON, member: JSON) -> tuple[JSON, JSON]:
         """``item`` with the ``call_id`` ASF gives it: a call repeating an earlier call's id
@@ -126,12 +158,12 @@ class _Conversion:
             return item, member
         return {**item, "call_id": ours}, {**member, "call_id": native}
 
-    def fold(self, items: list[JSON], before: Entry, member: JSON, **how: Any) -> None:
+    def fold(self, items: list[JSON], before: str, member: JSON, **how: Any) -> None:
         """A compaction leaving ``items``, right after ``before`` (the entry of its line,
         which holds no item: the first kept, so nothing above the fold stays in context)."""
         entry = Compaction(
             ts=self.ts,
-            first_kept=before.id,
+            first_kept=before,
             summary=items[0],
             pinned=tuple(items[1:]) or None,
             config=self.live.settings() or None,
@@ -197,7 +229,7 @@ class _Conversion:
         history = payload.get("replacement_history")
         if "replacement_history" not in payload or history is None:  # legacy: a summary only
             message = _str(payload.get("message")) or ""
-            items = legacy_history([i for i, _ in self.live.history()], message)
+            items = legacy_history(self.live.turn_texts(self.live.history()), message)
             before = self.custom(line, {"object": obj})
             self.counts["compactions"] += 1
             self.fold(items, before, {"line": line.number, "derived": "legacy"}, legacy=message)
@@ -252,12 +284,12 @@ class _Conversion:
         """Leave outputs whose call is not in the history out of the context (an ``omit``
         at the end of the path); the lines of the calls left without an output."""
         history = self.live.history()
-        items = [item for item, _ in history]
-        orphans = [step.entry for n in unasked(items) if (step := history[n][1]) is not None]
+        briefs = self.live.briefs(history)
+        orphans = [self.live.entry(p) for n in unasked(briefs) if isinstance(p := history[n], Step)]
         if orphans:
             member = {"derived": "omit", "line": self.live.steps[-1].line}
             self.live.add(Config(ts=self.ts, omit={"items": orphans}, unknown={NS: member}))
-        return [step.line for n in unanswered(items) if (step := history[n][1]) is not None]
+        return [p.line for n in unanswered(briefs) if isinstance(p := history[n], Step)]
 
 
 def _fields(obj: JSON) -> JSON:
@@ -272,20 +304,77 @@ def _fields(obj: JSON) -> JSON:
     return {"fields": rest} if rest else {}
 
 
-def _pass(header: Header, lines: Sequence[Line], aborted: frozenset[int]) -> Converted:
-    conversion = _Conversion(header, aborted)
+class FirstPass:
+    """The first pass: fed a rollout's lines one by one, then :meth:`survey`."""
+
+    def __init__(self, fetch: Fetch) -> None:
+        self.fetch = fetch
+        self.conversion = _Conversion(None, frozenset(), fetch, dry=True)
+        self.end = 0
+
+    def feed(self, line: Line) -> None:
+        self.conversion.line(line)
+        self.end = line.offset + line.size
+
+    def tee(self, lines: Iterable[Line]) -> Iterator[Line]:
+        """``lines``, each fed to this pass as it goes by (to read a rollout's facts and
+        survey it in one reading)."""
+        for line in lines:
+            self.feed(line)
+            yield line
+
+    def survey(self, again: Callable[[int], Iterable[Line]]) -> Survey:
+        """What the lines fed say; ``again(end)`` reads them again, up to byte ``end``, when
+        calls are left unanswered. The pass's own state is let go: the last pass keeps
+        its own."""
+        first, self.conversion = (
+            self.conversion,
+            _Conversion(None, frozenset(), self.fetch, dry=True),
+        )
+        left = first.finish()
+        counted = first
+        if left:
+            counted = _Conversion(None, frozenset(left), self.fetch, dry=True)
+            for line in again(self.end):
+                counted.line(line)
+            counted.finish()
+            counted.counts["aborted_calls"] = len(left)
+        return Survey(
+            counts=counted.counts,
+            entries=counted.live.added,
+            aborted=frozenset(left),
+            lines=first.counts["lines"],
+            end=self.end,
+        )
+
+
+def entries_of(
+    header: Header, lines: Iterable[Line], fetch: Fetch, survey: Survey, unit: str
+) -> Iterator[Entry]:
+    """The last pass: the entries of a rollout's ``lines``, sealed, each handed on as its line
+    is read; ``StoreError`` when they are not the lines ``survey`` read (the file changed)."""
+    conversion = _Conversion(header, survey.aborted, fetch, dry=False)
+    live = conversion.live
     for line in lines:
         conversion.line(line)
-    left = conversion.finish()
-    return Converted(conversion.live.builder.entries, conversion.counts, left)
+        yield from live.take()
+    conversion.finish()
+    yield from live.take()
+    if conversion.counts["lines"] != survey.lines or live.added != survey.entries:
+        raise StoreError(f"{unit}: changed while being converted; run again")
 
 
 def convert_lines(header: Header, lines: Sequence[Line]) -> Converted:
-    """The entries of a rollout's ``lines``, each call Codex would answer ``aborted``
-    answered so right after it."""
-    first = _pass(header, lines, frozenset())
-    if not first.unanswered:
-        return first
-    second = _pass(header, lines, frozenset(first.unanswered))
-    second.counts["aborted_calls"] = len(first.unanswered)
-    return second
+    """The entries of a rollout's ``lines`` held in memory, each call Codex would answer
+    ``aborted`` answered so right after it."""
+    by_key = {line.offset: line.obj for line in lines}
+
+    def fetch(key: int) -> JSON:
+        return item_of(by_key[key]) or {}
+
+    first = FirstPass(fetch)
+    for line in lines:
+        first.feed(line)
+    survey = first.survey(lambda end: lines)
+    entries = list(entries_of(header, lines, fetch, survey, "rollout"))
+    return Converted(entries, dict(survey.counts))

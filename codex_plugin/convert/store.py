@@ -1,18 +1,20 @@
-"""``convert``: each native session (a rollout file) as one ASF session."""
+"""``convert``: each native session (a rollout file) as one ASF session, its entries streamed
+(:mod:`codex_plugin.convert.session`)."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from asf_core.formats import ConvertedSession, Finding, NativeSession, StoreError
-from asf_core.model import Header
+from asf_core.model import Entry, Header
 from codex_plugin import NS
-from codex_plugin.convert.session import convert_lines
+from codex_plugin.convert.session import Survey, entries_of
+from codex_plugin.convert.stream import RolloutFile
 from codex_plugin.handle import CodexStore
 from codex_plugin.native import Native, session_id
-from codex_plugin.source.lines import Line, read_lines
+from codex_plugin.source.lines import read_lines
 
 __all__ = ["convert_one", "convert_sessions", "file_name", "header_of"]
 
@@ -61,26 +63,37 @@ def file_name(name: str) -> str:
     return safe
 
 
-def convert_one(session: NativeSession, lines: Sequence[Line] | None = None) -> ConvertedSession:
-    """A rollout ``read`` listed, converted (``lines``: its lines, when they are read)."""
+def convert_one(session: NativeSession, rollout: RolloutFile | None = None) -> ConvertedSession:
+    """A rollout ``read`` listed, converted (``rollout``: its file, when its first pass was
+    fed as ``read`` read it)."""
     native: Native = session.native
-    if lines is None:
+    if rollout is None:
+        rollout = RolloutFile(native.path, native.unit)
         try:
-            lines = list(read_lines(native.path))
+            for line in read_lines(native.path):
+                rollout.first.feed(line)
         except OSError as exc:
             raise StoreError(f"{native.unit}: cannot be read: {exc.strerror or exc}") from exc
+    survey = rollout.first.survey(rollout.lines)
     header = header_of(native)
-    result = convert_lines(header, lines)
-    counts = dict(result.counts)
-    counts["entries"] = len(result.entries)
+    counts = dict(survey.counts)
+    counts["entries"] = survey.entries
     return ConvertedSession(
         header=header,
-        entries=result.entries,
+        entries=_entries(rollout, header, survey),
         name=file_name(session.id),
         sources=(native.unit,),
         counts=counts,
         native_ids=(session.id,),
     )
+
+
+def _entries(rollout: RolloutFile, header: Header, survey: Survey) -> Iterator[Entry]:
+    try:
+        lines = rollout.lines(survey.end)
+        yield from entries_of(header, lines, rollout.fetch, survey, rollout.unit)
+    finally:
+        rollout.close()
 
 
 def convert_sessions(

@@ -39,20 +39,20 @@ class RolloutJob:
 
     def __call__(self) -> Iterator[ConvertedSession | Finding]:
         from codex_plugin.convert.store import convert_one
+        from codex_plugin.convert.stream import RolloutFile
         from codex_plugin.native import native_session
         from codex_plugin.source import lines as source
 
         store = CodexStore(self.store)
-        try:  # read once: the listing's facts and the conversion both come from these
-            lines = list(source.read_lines(self.path))
-        except OSError:  # said as the listing says it
-            lines = None
+        rollout = RolloutFile(self.path, store.relative(self.path))
+        # One reading gives the listing's facts and feeds the conversion's first pass.
+        lines = rollout.first.tee(source.read_lines(self.path))
         native = native_session(store, self.path, self.earlier, lines)
         if isinstance(native, Finding):
             yield native
             return
         yield from native.findings
-        yield convert_one(native, lines)
+        yield convert_one(native, rollout)
 
 
 def fingerprint(store: CodexStore, unread: Unread, earlier: frozenset[str]) -> str:

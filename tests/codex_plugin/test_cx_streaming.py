@@ -1,0 +1,81 @@
+"""The ``convert`` hook streams a rollout: four times the turns, about the same peak of
+traced memory (a conversion holding the file's lines or entries needs four times as much)."""
+
+from __future__ import annotations
+
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+from cx_helpers import write_rollout
+
+import codex_plugin.plugin as plugin
+from asf_core.formats import ConvertedSession
+from codex_plugin.handle import CodexStore
+from codex_plugin.native import native_sessions
+
+JSON = dict[str, Any]
+THREAD = "0199aaaa-0000-7000-8000-000000000002"
+ROLLOUT = f"sessions/2026/03/01/rollout-2026-03-01T10-00-00-{THREAD}.jsonl"
+#: Each tool output's size: the lines, not their number, must make a held file show.
+OUTPUT = 20_000
+
+
+def _line(n: int, kind: str, payload: JSON) -> JSON:
+    return {"timestamp": f"2026-03-01T10:00:00.{n % 1000:03d}Z", "type": kind, "payload": payload}
+
+
+def _rollout(turns: int) -> list[JSON]:
+    """A thread of ``turns`` turns, each a tool call and its long output, with a compaction
+    and a rollback halfway, and a call left open at the end (answered ``aborted``)."""
+    lines = [_line(0, "session_meta", {"id": THREAD, "timestamp": "2026-03-01T10:00:00Z"})]
+    for n in range(turns):
+        text = [{"type": "input_text", "text": f"turn {n}"}]
+        user = {"type": "message", "role": "user", "content": text}
+        lines.append(_line(n, "turn_context", {"model": "gpt-5", "effort": "high"}))
+        lines.append(_line(n, "response_item", user))
+        call = {"type": "function_call", "call_id": f"c{n}", "name": "shell", "arguments": "{}"}
+        lines.append(_line(n, "response_item", call))
+        output = {"type": "function_call_output", "call_id": f"c{n}", "output": "x" * OUTPUT}
+        lines.append(_line(n, "response_item", output))
+        if n == turns // 2:
+            lines.append(_line(n, "compacted", {"message": "", "replacement_history": [user]}))
+        if n == turns // 2 + 1:
+            lines.append(_line(n, "event_msg", {"type": "thread_rolled_back", "num_turns": 1}))
+    open_call = {"type": "function_call", "call_id": "open", "name": "shell", "arguments": "{}"}
+    lines.append(_line(turns, "response_item", open_call))
+    return lines
+
+
+def _peak(root: Path, turns: int) -> tuple[int, int]:
+    """The peak of traced memory while the hook converts a rollout of ``turns`` turns and
+    its entries are consumed one by one; and how many there were."""
+    write_rollout(root / ".codex" / ROLLOUT, list(_rollout(turns)))
+    store = CodexStore(root / ".codex" / "sessions")
+    sessions = list(native_sessions(store, read_files=True))
+    entries = 0
+    tracemalloc.start()
+    try:
+        converted = plugin.convert(store=store, sessions=sessions)
+        assert converted is not None
+        for item in converted:
+            if isinstance(item, ConvertedSession):
+                assert item.counts["aborted_calls"] == 1
+                for _ in item.entries:
+                    entries += 1
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak, entries
+
+
+def test_memory_does_not_follow_the_rollout(tmp_path: Path) -> None:
+    _peak(tmp_path / "warm", 4)  # the modules the hook imports, loaded before measuring
+    small, small_entries = _peak(tmp_path / "small", 40)
+    big, big_entries = _peak(tmp_path / "big", 160)
+    assert big_entries > 3.5 * small_entries
+    # 40 turns hold 0.8 MB of tool outputs, 160 turns 3.2 MB: held, they would show (the
+    # whole-file conversion peaked at 3.5 MB and 12.4 MB). What may grow is a few small facts
+    # a line (its entry's id, an item's brief and place), not a tenth of the outputs added.
+    assert big < small * 1.5, (small, big)
+    assert big - small < 120 * OUTPUT / 10, (small, big)
