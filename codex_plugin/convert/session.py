@@ -178,13 +178,15 @@ class _Conversion:
             self.counts["unreadable_lines"] += 1
             self.custom(line, raw_form(line))
             return
-        self.ts = when(obj.get("timestamp")) or self.ts
+        dry = self.live.dry  # a pass that only counts: no time, no members
+        if not dry:
+            self.ts = when(obj.get("timestamp")) or self.ts
         kind = obj.get("type")
         payload = obj.get("payload")
         if "payload" not in obj and visible(obj):  # the pre-envelope format: a bare item
             self.item(line, obj, {"line": line.number, "form": "bare"})
         elif kind == "response_item" and visible(payload):
-            self.item(line, payload, {"line": line.number, **_fields(obj)})
+            self.item(line, payload, {"line": line.number, **({} if dry else _fields(obj))})
         elif kind == "session_meta" and isinstance(payload, dict) and not self.meta_seen:
             self.meta_seen = True
             self.session_meta(line, obj, payload)
@@ -249,7 +251,7 @@ class _Conversion:
 
     def event(self, line: Line, obj: JSON, payload: JSON) -> None:
         kind = payload.get("type")
-        if kind == "token_count":
+        if kind == "token_count" and not self.live.dry:  # dry: one entry either way
             usage = _usage(payload.get("info"))
             if usage is not None:
                 member = {"line": line.number, "object": obj}
