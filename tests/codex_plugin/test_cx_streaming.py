@@ -1,16 +1,20 @@
 """The ``convert`` hook streams a rollout: four times the turns, about the same peak of
-traced memory (a conversion holding the file's lines or entries needs four times as much)."""
+traced memory (a conversion holding the file's lines or entries needs four times as much).
+Its last pass reads the file again: what Codex appended meanwhile waits for the next run, and
+a file rewritten meanwhile stops the rollout."""
 
 from __future__ import annotations
 
+import json
 import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cx_helpers import write_rollout
 
 import codex_plugin.plugin as plugin
-from asf_core.formats import ConvertedSession
+from asf_core.formats import ConvertedSession, StoreError
 from codex_plugin.handle import CodexStore
 from codex_plugin.native import native_sessions
 
@@ -79,3 +83,30 @@ def test_memory_does_not_follow_the_rollout(tmp_path: Path) -> None:
     # a line (its entry's id, an item's brief and place), not a tenth of the outputs added.
     assert big < small * 1.5, (small, big)
     assert big - small < 120 * OUTPUT / 10, (small, big)
+
+
+def _session(root: Path) -> ConvertedSession:
+    """The rollout under ``root`` converted, its entries not pulled yet."""
+    store = CodexStore(root / ".codex" / "sessions")
+    converted = plugin.convert(store=store, sessions=list(native_sessions(store, read_files=True)))
+    assert converted is not None
+    (session,) = [item for item in converted if isinstance(item, ConvertedSession)]
+    return session
+
+
+def test_lines_appended_meanwhile_wait(tmp_path: Path) -> None:
+    path = write_rollout(tmp_path / "a" / ".codex" / ROLLOUT, _rollout(6))
+    expected = list(_session(tmp_path / "a").entries)
+    session = _session(tmp_path / "a")
+    with path.open("a") as stream:  # Codex writes on after the first pass
+        stream.write(json.dumps(_line(9, "event_msg", {"type": "task_complete"})) + "\n")
+    assert list(session.entries) == expected
+    assert session.counts["entries"] == len(expected)
+
+
+def test_a_rollout_rewritten_meanwhile_stops(tmp_path: Path) -> None:
+    path = write_rollout(tmp_path / ".codex" / ROLLOUT, _rollout(6))
+    session = _session(tmp_path)
+    write_rollout(path, _rollout(3))
+    with pytest.raises(StoreError, match="changed while being converted"):
+        list(session.entries)
