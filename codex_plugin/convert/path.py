@@ -13,8 +13,10 @@ items (which no entry holds one by one) does it take a new fold of what is left.
 Memory: the path keeps its entries' ids and, for each item, a :class:`Step` with the item's
 :class:`~codex_plugin.convert.history.Brief` and where its line is; the item itself is read
 again from the rollout when a rule needs its content (a rollback comparing histories, a
-legacy compaction's kept messages, a fold of what a rollback leaves). A fold keeps its items
-(a compaction line's replacement history; a legacy compaction's kept messages and summary).
+legacy compaction's kept messages, a fold of what a rollback leaves). So is a compaction
+line's replacement history, when a rule needs it; the folds no line holds keep their items
+(a legacy compaction's kept messages and summary, at most 80 kB, and what a rollback into a
+fold leaves of it).
 Entries are handed on as they are sealed; of those on the path only the settings entries
 (``config``, ``compaction``) stay, without their ``codex`` member, for a compaction's
 checkpoint.
@@ -28,6 +30,7 @@ from typing import Any
 import attrs
 from attrs import define
 
+from asf_core.formats import StoreError
 from asf_core.model import Compaction, Config, Entry
 from asf_core.writer import seal
 from codex_plugin import NS
@@ -55,8 +58,9 @@ class Step:
     #: An item's brief, and where its line starts (-1: an ``aborted`` output Codex adds).
     brief: Brief | None = None
     key: int = -1
-    #: A fold's items (its summary, then its pins).
-    fold: list[JSON] | None = None
+    #: A fold's items (its summary, then its pins), or the key of the compaction line whose
+    #: replacement history they are.
+    fold: list[JSON] | int | None = None
     #: A compaction line's replacement history: where Codex's resume may start.
     base: bool = False
     #: A legacy compaction's summary: its fold is rebuilt from the history before it.
@@ -131,10 +135,23 @@ class LivePath:
         self.add(entry)
         self.steps.append(Step(len(self.path) - 1, line, _shared(brief(item)), key))
 
-    def add_fold(self, entry: Entry, items: list[JSON], line: int, **how: Any) -> None:
-        """A fold to ``items``; ``how``: ``base``, ``legacy`` or ``turns`` (see :class:`Step`)."""
+    def add_fold(
+        self, entry: Entry, items: list[JSON], line: int, *, key: int = -1, **how: Any
+    ) -> None:
+        """A fold to ``items`` (``key``: its line's, when they are its replacement history);
+        ``how``: ``base``, ``legacy`` or ``turns`` (see :class:`Step`)."""
         self.add(entry)
-        self.steps.append(Step(len(self.path) - 1, line, fold=list(items), **how))
+        fold = key if key >= 0 else list(items)
+        self.steps.append(Step(len(self.path) - 1, line, fold=fold, **how))
+
+    def fold_items(self, step: Step) -> list[JSON]:
+        """A fold's items, read again from its line when it is a replacement history."""
+        if not isinstance(step.fold, int):
+            return list(step.fold or ())
+        items = self.fetch(step.fold).get("replacement_history")
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            raise StoreError("a compaction line changed while being converted; run again")
+        return items
 
     def entry(self, step: Step) -> str:
         """The id of the entry of a step on the path."""
@@ -211,7 +228,7 @@ class LivePath:
         out: list[Step | JSON] = []
         for step in steps:
             if step.fold is not None:
-                out = list(step.fold)
+                out = list[Step | JSON](self.fold_items(step))
             elif step.brief is not None:
                 out.append(step)
         return out
@@ -236,7 +253,7 @@ class LivePath:
         base = self._resume_base(turns)
         history: list[Step | JSON] = []
         if base >= 0:
-            history = list(self.steps[base].fold or ())
+            history = list[Step | JSON](self.fold_items(self.steps[base]))
         for step in self.steps[base + 1 :]:  # replacement histories here are dropped turns'
             if step.brief is not None:
                 history.append(step)

@@ -247,7 +247,7 @@ class _Conversion:
         rest = {k: v for k, v in payload.items() if k != "replacement_history"}
         data = {"object": {**obj, "payload": rest}, "moved": "payload.replacement_history"}
         before = self.custom(line, data)
-        self.fold(history, before, {"line": line.number}, base=True)
+        self.fold(history, before, {"line": line.number}, base=True, key=line.offset)
 
     def event(self, line: Line, obj: JSON, payload: JSON) -> None:
         kind = payload.get("type")
