@@ -92,6 +92,51 @@ def test_content_matches_hermes_reader(text: str) -> None:
 
 
 @given(st.text())
+def test_a_json_string_behind_the_prefix_is_text(text: str) -> None:
+    """JSON behind the prefix that is a string is text, as Hermes' reader returns it: plain
+    content, not a structured list of one part."""
+    stored = CONTENT_PREFIX + json.dumps(text)
+    assert hermes_state.SessionDB._decode_content(stored) == text
+    content, ok = decode_content(stored)
+    assert ok
+    assert not content.structured
+    assert (content.text, content.parts, content.value) == (text, (), text)
+
+
+def test_json_null_behind_the_prefix_is_null_content() -> None:
+    """``null`` behind the prefix is no content, as Hermes' reader returns None for it."""
+    stored = CONTENT_PREFIX + "null"
+    assert hermes_state.SessionDB._decode_content(stored) is None
+    content, ok = decode_content(stored)
+    assert ok
+    assert content.null
+    assert not content.structured
+
+
+@pytest.mark.parametrize(
+    ("cell", "text", "value"),
+    [
+        (b"caf\xc3\xa9 \xff", "café \ufffd", "café \ufffd"),
+        (42, "42", 42),
+        (2.5, "2.5", 2.5),
+        (math.inf, "inf", "inf"),
+        (-math.inf, "-inf", "-inf"),
+    ],
+)
+def test_content_that_is_no_text_reads_as_its_text(cell: Any, text: str, value: Any) -> None:
+    """A blob or a number in the content column is what Hermes hands back unchanged: it reads
+    as its text and is flagged; a number keeps its value, but an infinity (which no JSON holds)
+    and a blob (no JSON value) are their text."""
+    content, ok = decode_content(cell)
+    assert not ok
+    assert not content.structured
+    assert not content.null
+    assert content.text == text
+    assert content.value == value
+    assert type(content.value) is type(value)
+
+
+@given(st.text())
 def test_bad_prefix_stays_text(junk: str) -> None:
     stored = CONTENT_PREFIX + "{" + junk
     content, ok = decode_content(stored)
@@ -427,6 +472,26 @@ def test_message_reading_never_raises(row: dict[str, Any]) -> None:
     assert message.cols == columns_of(row)  # every cell kept as read
     for problem in message.problems:  # each names a column of the row
         assert problem.split(":", 1)[0] in row
+
+
+@pytest.mark.parametrize(
+    ("cell", "said"),
+    [
+        (b"\x00" * 5000, "blob (5000 bytes)"),
+        (RawText(b"\xff" * 3000), "text with invalid UTF-8 (3000 bytes)"),
+        ("7" * 5000, f"text {json.dumps('7' * 37 + '...')}"),
+        (None, "null"),
+        (2.5, "float 2.5"),
+    ],
+)
+def test_a_stray_says_what_its_id_cell_is_never_the_whole_cell(cell: Any, said: str) -> None:
+    """A message row whose id is no integer is a stray whose reason names the cell's kind (and
+    a blob's or bad text's size, long text cut to 40 characters): a large cell is never
+    copied into the message."""
+    row = {"id": cell, "session_id": "s", "role": "user"}
+    message = RowReader("db").message(columns_of(row), position=3)
+    assert message.unit == "db:messages/#3"
+    assert message.error == f"id is {said}"
 
 
 def test_a_cell_no_hook_can_read_makes_a_stray_with_cattrs_lines() -> None:
