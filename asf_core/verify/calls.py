@@ -35,7 +35,6 @@ __all__ = [
     "call_id_findings",
     "dispatched_anywhere",
     "promise_findings",
-    "trace_calls",
 ]
 
 
@@ -258,14 +257,6 @@ class CallTracer:
         call.dispatched_since_decision = True
         if entry.id is not None:
             self.part_of[entry.id] = call
-
-
-def trace_calls(path: Sequence[Entry]) -> CallTrace:
-    """Bind every call record on a root-first path to its call and check the order rules."""
-    tracer = CallTracer()
-    for entry in path:
-        tracer.feed(entry)
-    return tracer.trace()
 
 
 def dispatched_anywhere(session: SessionView) -> tuple[frozenset[str], frozenset[str]]:

@@ -524,6 +524,21 @@ def test_off_path_dispatch_satisfies_answer() -> None:
     assert errors(b.verify()) == []
 
 
+@pytest.mark.parametrize("wrong", ["call_id", "target"])
+def test_off_path_dispatch_half_naming_its_call_still_satisfies_answer(wrong: str) -> None:
+    """A dispatch on an abandoned branch whose call_id or target alone names the call counts
+    as its start: the one fault is the bad target, not also an answer never dispatched."""
+    b = Build(records=("dispatch",))
+    user = b.user()
+    t = b.call("call_1")
+    here = b.response()
+    call_id, target = ("call_9", t) if wrong == "call_id" else ("call_1", user)
+    b.add(Dispatch(ts="", call_id=call_id, target=target), parent=here)
+    b.add(Decision(ts="", call_id="call_1", target=t, verdict="answer"), parent=here)
+    b.output("call_1", "outcome unknown")
+    assert codes(b.verify()) == {"bad-target"}
+
+
 def answered(b: Build) -> Build:
     """A user message and the model's answer, its response after it."""
     b.user()
@@ -712,6 +727,23 @@ def test_run_source_reads_the_first_output_even_an_unbound_one() -> None:
     found = b.verify()
     assert errors(found) == []
     assert codes(found, "warning") == {"output-unbound"}
+
+
+def test_a_run_resuming_with_a_dispatch_alone_takes_up_the_held_call() -> None:
+    """A dispatch takes up the call it starts: a run whose segment only dispatches a held call
+    is a resume, and with that call in flight it ends aborted."""
+    b = Build(ALL)
+    t = held_for_input(b)
+    b.start("run-2", "resume")
+    b.dispatch("call_1", t)
+    b.end("run-2", "aborted", ("call_1",))
+    assert b.verify() == []
+    b2 = Build(ALL)
+    t = held_for_input(b2)
+    b2.start("run-2", "input")
+    b2.dispatch("call_1", t)
+    b2.end("run-2", "aborted", ("call_1",))
+    assert codes(b2.verify()) == {"run-source"}
 
 
 def test_run_source_taking_up_an_answered_call_is_input() -> None:
