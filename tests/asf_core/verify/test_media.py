@@ -142,6 +142,31 @@ def test_missing_blob_is_reported_at_each_reference(tmp_path: Path) -> None:
     assert new_codes(verify_path(path)) == {"media-missing"}
 
 
+def test_every_payload_kind_is_walked(tmp_path: Path) -> None:
+    """With no blob at all, each payload's reference is missing: the item's, the queued item's,
+    the compaction's summary and pinned items, and the branch summary."""
+    path = write(tmp_path, every_payload(ref(PNG), ref(PDF)), media="sidecar")
+    missing = of(verify_path(path), "media-missing")
+    assert sorted((f.line, f.message.split(":", 1)[0]) for f in missing) == [
+        (3, "item.content[1].image_url"),
+        (4, "item.content[1].image_url"),
+        (5, "pinned[0].content[1].image_url"),
+        (5, "summary.content[1].file_url"),
+        (6, "summary.content[1].file_url"),
+    ]
+
+
+def test_a_malformed_reference_does_not_hide_the_next_one(tmp_path: Path) -> None:
+    """Each reference of an entry is checked: a malformed one before a missing blob's
+    reference gives both findings."""
+    item = image_item("sidecar:sha256:nothex")
+    item["content"].append({"type": "input_image", "image_url": ref(PNG), "detail": "auto"})
+    path = write(tmp_path, [Item(ts="", item=item)], media="sidecar")
+    found = verify_path(path)
+    assert sorted(f.code for f in found) == ["media-missing", "media-ref"]
+    assert of(found, "media-missing")[0].message.startswith("item.content[2].image_url:")
+
+
 def test_blob_with_other_bytes_fails_its_hash(tmp_path: Path) -> None:
     path = write(tmp_path, [Item(ts="", item=image_item(ref(PNG)))], media="sidecar")
     blob = tmp_path / SESSION_ID / hashlib.sha256(PNG).hexdigest()
@@ -169,6 +194,7 @@ def test_sidecar_reference_in_an_inline_file(tmp_path: Path, media: str | None) 
     (mode,) = of(found, "media-mode")
     assert mode.severity == "error"
     assert mode.line == 3
+    assert mode.message.endswith("media is " + (media or "inline (absent)"))
 
 
 def test_data_urls_in_an_inline_file_are_fine(tmp_path: Path) -> None:
@@ -419,6 +445,26 @@ def test_payload_profile(tmp_path: Path) -> None:
     # Another profile altogether is the reader's warning, not repeated.
     other = verify_path(raw_session(tmp_path, {"payload": "chatcompletions/1"}))
     assert [(f.code, f.severity) for f in other] == [("bad-header", "warning")]
+
+
+@pytest.mark.parametrize(
+    ("spec_date", "real"),
+    [
+        ("2025-12-31", True),
+        ("2024-02-29", True),
+        ("2026-01-01", True),
+        ("2025-02-29", False),
+        ("2026-00-10", False),
+        ("2026-04-31", False),
+    ],
+)
+def test_payload_profile_date_must_be_a_real_day(
+    tmp_path: Path, spec_date: str, real: bool
+) -> None:
+    """Every real calendar day (December and a leap day included) names a spec; a day past
+    its month's end or month 0 does not."""
+    found = verify_path(raw_session(tmp_path, {"payload": f"openresponses/{spec_date}"}))
+    assert [f.code for f in found] == ([] if real else ["payload-profile"])
 
 
 @pytest.mark.parametrize(
