@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from hermes_plugin.schema import CONTENT_PREFIX, EPOCH_MAX
-from hermes_plugin.source.columns import RawText, cell_text
+from hermes_plugin.source.columns import Columns, RawText, cell_text
 from hermes_plugin.source.database import SqliteStore
 from hermes_plugin.source.decode import (
     Content,
@@ -331,6 +331,46 @@ def test_columns_accessors(row: dict[str, Any], probe: str) -> None:
         assert hermes_columns.flag(cols, probe, False) is False
     assert not hermes_columns.without(cols, probe).has(probe)
     assert len(hermes_columns.without(cols, probe)) == len(row) - (probe in row)
+
+
+@given(st.lists(st.tuples(names | st.just("role"), cells), max_size=8))
+def test_a_repeated_column_name_reads_as_its_first_cell(pairs: list[tuple[str, Any]]) -> None:
+    """A result with a name twice (a join's ``SELECT *``) reads as its first cell in every
+    view of the row, as ``get`` reads it; the later cell is never seen."""
+    cols = columns_of(pairs)
+    first: dict[str, Any] = {}
+    for name, cell in pairs:
+        first.setdefault(name, cell)
+    mapping = cols.mapping()
+    assert list(mapping) == list(first)
+    assert all(mapping[name] is cell for name, cell in first.items())
+    assert all(cols.get(name) is cell for name, cell in first.items())
+    set_cells = {name: cell for name, cell in first.items() if cell is not None}
+    non_null = cols.non_null()
+    assert list(non_null) == list(set_cells)
+    assert all(non_null[name] is cell for name, cell in set_cells.items())
+    values, encoded = cols.to_exact_json()
+    kept, kept_encoded = cols.exact_json_kept(frozenset())
+    assert list(kept) == list(set_cells)
+    assert repr(kept) == repr({name: values[name] for name in set_cells})
+    assert kept_encoded == {name: how for name, how in encoded.items() if name in set_cells}
+
+
+@pytest.mark.parametrize(("names", "values"), [(("a", "b"), (1,)), (("a",), (1, 2)), ((), (None,))])
+def test_a_row_needs_one_cell_per_column_name(
+    names: tuple[str, ...], values: tuple[Any, ...]
+) -> None:
+    """Names and cells that do not pair up are refused, never zipped short."""
+    with pytest.raises(ValueError, match="one cell per column name"):
+        Columns(names, values)
+
+
+def test_a_message_row_with_a_repeated_column_reads_the_first() -> None:
+    """The reader reads a repeated column's first cell: the row is the user's, not a stray."""
+    row = [("id", 3), ("session_id", "s"), ("role", "user"), ("role", None), ("content", "hi")]
+    message = RowReader("db").message(columns_of(row))
+    assert message.error is None
+    assert (message.unit, message.role) == ("db:messages/3", "user")
 
 
 @given(rows)
