@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import shutil
 from collections.abc import Iterable
@@ -11,6 +12,8 @@ from typing import Any
 
 import attrs
 import pytest
+from asf_fuzz import reseal, seeds
+from asf_fuzz_check import compare_request_checks
 from fixture_paths import ROOT, SHARED
 from hypothesis import given
 from hypothesis import strategies as st
@@ -46,6 +49,7 @@ from asf_core.writer import (
 )
 
 SESSIONS = SHARED / "asf" / "vectors" / "testdata" / "sessions"
+FUZZ_SEEDS = seeds()
 
 #: Negative vectors (path relative to SESSIONS) -> the finding code and severity they must give.
 NEGATIVE: dict[str, tuple[str, str]] = {
@@ -153,6 +157,127 @@ def test_tampered_request_hash_is_a_mismatch(tmp_path: Path) -> None:
     found = verify_path(target)
     assert "request-hash" in codes(found)
     assert "bad-id" in codes(found)
+
+
+def _with_request_hashes(data: bytes, value: str | None) -> bytes:
+    """The file with every response's request_hash set to ``value`` (or, None, left as it is),
+    the ids resealed so the file still reads."""
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    for n, line in enumerate(lines[1:], 1):
+        obj = json.loads(line)
+        if obj.get("type") == "response" and value is not None:
+            obj["request_hash"] = value
+            lines[n] = json.dumps(obj).encode()
+    reseal(lines)
+    return b"\n".join(lines) + b"\n"
+
+
+#: The well-formed seed files (vectors, goldens) that record request hashes.
+HASHED = [
+    name
+    for name, data in sorted(FUZZ_SEEDS.items())
+    if b'"request_hash"' in data and name.removeprefix("sessions/") not in NEGATIVE
+]
+
+
+@pytest.mark.parametrize("name", HASHED)
+@pytest.mark.parametrize("recorded", [None, "sha256:" + "0" * 64])
+def test_the_one_walk_request_check_agrees_with_rebuilding_each_request(
+    name: str, recorded: str | None
+) -> None:
+    """The request rule hashes every request in one walk of the tree (a running hash, plain
+    rebuilds where that cannot hold); what it finds must be what rebuilding each request on
+    its own finds: nothing for the recorded hashes, and, with every recorded hash wrong, each
+    request's own hash."""
+    session = parse_session(_with_request_hashes(FUZZ_SEEDS[name], recorded))
+    assert compare_request_checks(session) == []
+    if recorded is not None:
+        assert codes(requests.request_findings(session)) >= {"request-hash"}
+
+
+#: One step of a random session: what to add, under which earlier entry (an index, wrapped).
+request_steps = st.lists(
+    st.tuples(
+        st.sampled_from(
+            [
+                "user",
+                "output",
+                "output",
+                "call",
+                "response",
+                "response",
+                "summary",
+                "compaction",
+                "config",
+                "omit",
+                "root",
+            ]
+        ),
+        st.integers(0, 40),
+        st.sampled_from(["resp_1", "resp_2", ""]),
+    ),
+    max_size=24,
+)
+
+
+def _random_session(steps: list[tuple[str, int, str]]) -> bytes:
+    """A tree of messages, model outputs (some sharing a response id), branch summaries,
+    compactions, settings changes and extra roots; every response records a wrong
+    request_hash, so each request's own hash is reported."""
+    b = Build()
+    made = [b.last]
+    wrong = "sha256:" + "0" * 64
+    for n, (kind, under, rid) in enumerate(steps):
+        parent = made[under % len(made)]
+        text = [{"type": "output_text", "text": f"a{n}", "annotations": []}]
+        if kind == "user":
+            content = [{"type": "input_text", "text": f"u{n}"}]
+            item = {"type": "message", "role": "user", "content": content}
+            made.append(b.add(Item(ts="", item=item), parent))
+        elif kind == "output":
+            item = {"type": "message", "role": "assistant", "content": text}
+            made.append(b.add(Item(ts="", item=item, response=rid or None), parent))
+        elif kind == "call":
+            call = {"type": "function_call", "call_id": f"c{n}", "name": "f", "arguments": "{}"}
+            made.append(b.add(Item(ts="", item=call, response=rid or None), parent))
+        elif kind == "response":
+            response = Response(ts="", response_id=rid or None, model="m", request_hash=wrong)
+            made.append(b.add(response, parent))
+        elif kind == "summary":
+            summary = {
+                "type": "message",
+                "role": "user",
+                "content": [text[0] | {"type": "input_text"}],
+            }
+            made.append(b.add(BranchSummary(ts="", summary=summary), parent))
+        elif kind == "compaction":
+            summary = {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "s"}],
+            }
+            kept = made[(under * 7) % len(made)]
+            made.append(b.add(Compaction(ts="", summary=summary, first_kept=kept), parent))
+        elif kind == "config":
+            made.append(b.add(Config(ts="", instructions=f"Be brief {n}."), parent))
+        elif kind == "omit":
+            made.append(b.add(Config(ts="", omit={"output": True}), parent))
+        else:
+            made.append(b.add(Config(ts="", model="gpt-5", instructions="Root."), None))
+    return b.data()
+
+
+@given(request_steps)
+def test_the_one_walk_request_check_agrees_on_random_trees(
+    steps: list[tuple[str, int, str]],
+) -> None:
+    """The one walk's running hash, its plain rebuilds where a response's outputs straddle a
+    summary or a settings change, and its path kept across branches and roots, hash each
+    request as rebuilding it on its own does."""
+    session = parse_session(_random_session(steps))
+    assert compare_request_checks(session) == []
 
 
 def test_request_hashes_past_the_budget_are_counted_not_passed(
