@@ -197,6 +197,23 @@ def test_the_one_walk_request_check_agrees_with_rebuilding_each_request(
         assert codes(requests.request_findings(session)) >= {"request-hash"}
 
 
+def test_a_request_whose_instructions_cannot_be_known_is_unbuildable() -> None:
+    """A settings entry whose instructions are mistyped leaves what the model was sent
+    unknown: each recorded request_hash under it is reported unbuildable, not passed."""
+    lines = FUZZ_SEEDS["sessions/fork.jsonl"].split(b"\n")
+    for n, line in enumerate(lines[1:], 1):
+        obj = json.loads(line) if line else {}
+        if obj.get("type") == "config":
+            obj["instructions"] = 5
+            lines[n] = json.dumps(obj).encode()
+    reseal(lines)
+    session = parse_session(b"\n".join(lines))
+    found = list(requests.request_findings(session))
+    assert found
+    assert {f.code for f in found} == {"request-unbuildable"}
+    assert all("cannot be rebuilt" in f.message for f in found)
+
+
 #: One step of a random session: what to add, under which earlier entry (an index, wrapped).
 request_steps = st.lists(
     st.tuples(
