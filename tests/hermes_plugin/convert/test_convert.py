@@ -142,6 +142,26 @@ def test_context_matches_hermes_reader(converted: Converted) -> None:
     assert checked == len(oracles)
 
 
+def test_every_model_usage_row_is_one_entry_of_its_session(converted: Converted) -> None:
+    """Each ``session_model_usage`` row (0.19+: the main loop's and each auxiliary task's
+    calls) is one ``model_usage`` entry in the file of its session, naming its model and task."""
+    tables = {r[0] for r in converted.rows("SELECT name FROM sqlite_master WHERE type='table'")}
+    rows = (
+        converted.rows("SELECT session_id, model, task FROM session_model_usage")
+        if "session_model_usage" in tables
+        else []
+    )
+    got = []
+    for session in converted.files.values():
+        for entry in session.entries:
+            data = getattr(entry, "data", None)
+            if isinstance(data, dict) and data.get("kind") == "model_usage":
+                unit = entry.unknown["hermes"]["row"]  # <db>:session_model_usage/<sid>/<key>
+                sid = unit.split(":session_model_usage/", 1)[1].split("/", 1)[0]
+                got.append((sid, data["model"], data["task"]))
+    assert sorted(got) == sorted((sid, model, task or "") for sid, model, task in rows)
+
+
 def _columns(converted: Converted) -> set[str]:
     return {r[1] for r in converted.rows("PRAGMA table_info(messages)")}
 
