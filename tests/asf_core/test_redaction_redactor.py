@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from asf_core.redaction import Redactor, placeholder_pattern
+import pytest
+
+import asf_core.redaction.redactor as redactor_module
+from asf_core.redaction import MissingDetector, Redactor, placeholder_pattern
 
 SESSION = "01995b2a-0000-7000-8000-000000000009"
 EMAIL = "ada.lovelace@example.org"
@@ -96,3 +99,23 @@ def test_a_value_nested_as_deep_as_a_file_may_is_redacted_in_the_order_met() -> 
         "x": ["[REDACTED:email:1]", {"[REDACTED:email:2]": "[REDACTED:chat_id:1]"}],
         "[REDACTED:display_name:1]": ["[REDACTED:email:3]", "[REDACTED:display_name:2]"],
     }
+
+
+def test_a_secret_before_a_personal_value_is_replaced_too() -> None:
+    """Personal values and secrets are found apart and replaced in the order they stand: a key
+    earlier in the text than a name is not skipped as if inside the name's replacement."""
+    r = _redactor()
+    key = "sk-ant-" + "a1B2" * 10
+    out = r.text(f"key {key} from Ada Lovelace")
+    assert key not in out
+    assert "Lovelace" not in out
+    assert placeholder_pattern().sub("P", out) == "key P from P"
+
+
+def test_phones_without_their_detector_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asking for phone numbers without the phonenumbers package raises rather than giving a
+    redaction that silently leaves every phone number in; not asking for them works."""
+    monkeypatch.setattr(redactor_module, "phone_finder", lambda: None)
+    with pytest.raises(MissingDetector, match="phonenumbers"):
+        Redactor(phones=True)
+    assert Redactor(phones=False).text(EMAIL) == "[REDACTED:email:1]"
