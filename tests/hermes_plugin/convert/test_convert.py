@@ -162,6 +162,46 @@ def test_every_model_usage_row_is_one_entry_of_its_session(converted: Converted)
     assert sorted(got) == sorted((sid, model, task or "") for sid, model, task in rows)
 
 
+def _closing_entries_on_the_live_path(converted: Converted) -> set[str]:
+    """The closing parts met (continued_in links, model usage, titles), each asserted to be on
+    the path of its file's last line."""
+    met = set()
+    for name, session in converted.files.items():
+        on_path = {e.id for e in session.path_to(str(session.entries[-1].id))}
+        for entry in session.entries:
+            part = (entry.unknown.get("hermes") or {}).get("part")
+            data = getattr(entry, "data", None)
+            if isinstance(data, dict) and data.get("kind") == "model_usage":
+                part = "model_usage"
+            if part in {"reset", "title", "model_usage"}:
+                met.add(part)
+                assert entry.id in on_path, (name, part)
+    return met
+
+
+def test_a_segments_closing_entries_are_on_the_live_path(converted: Converted) -> None:
+    """What closes a segment (its continued_in links, model usage, title) is chained at its
+    live leaf, so a file's last line sees them all on its path, never on a side branch."""
+    assert "title" in _closing_entries_on_the_live_path(converted)
+
+
+def test_a_reset_childs_link_is_on_its_parents_live_path(tmp_path: Path) -> None:
+    """A ``/reset`` child (``_reset_from``) is linked from its parent's live leaf by a
+    continued_in link that later closing entries follow, not beside them."""
+    release = tmp_path / "release"
+    release.mkdir()
+    shutil.copyfile(FIXTURES / "hermes-0.19.0" / "state.db", release / "state.db")
+    conn = sqlite3.connect(release / "state.db")
+    with conn:
+        conn.execute(
+            "UPDATE sessions SET model_config = ? WHERE id = 'fx-branch-child'",
+            ('{"max_iterations": 90, "_reset_from": "fx-branch-parent"}',),
+        )
+    conn.close()
+    converted = Converted(release, "state.db", tmp_path / "converted")
+    assert "reset" in _closing_entries_on_the_live_path(converted)
+
+
 def _columns(converted: Converted) -> set[str]:
     return {r[1] for r in converted.rows("PRAGMA table_info(messages)")}
 
