@@ -202,6 +202,37 @@ def test_a_reset_childs_link_is_on_its_parents_live_path(tmp_path: Path) -> None
     assert "reset" in _closing_entries_on_the_live_path(converted)
 
 
+def test_a_call_id_used_again_is_invented_and_the_stored_one_kept(tmp_path: Path) -> None:
+    """A later call reusing an earlier call's id (a foreign writer's) gets an invented ASF id,
+    and its entry keeps the stored id, so the row is written back as it was."""
+    release = tmp_path / "release"
+    release.mkdir()
+    shutil.copyfile(FIXTURES / "hermes-0.19.0" / "state.db", release / "state.db")
+    conn = sqlite3.connect(release / "state.db")
+    with conn:
+        conn.execute(
+            "UPDATE messages SET tool_calls = replace(tool_calls, 'call_v1s10n000001', ?)"
+            " WHERE id = 13",
+            ("call_a1b2c3d4e5f6",),
+        )
+        conn.execute("UPDATE messages SET tool_call_id = ? WHERE id = 14", ("call_a1b2c3d4e5f6",))
+    conn.close()
+    converted = Converted(release, "state.db", tmp_path / "converted")
+    calls: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for session in converted.files.values():
+        for entry in session.entries:
+            item = getattr(entry, "item", None)
+            if isinstance(item, dict) and item.get("type") == "function_call":
+                member = entry.unknown["hermes"]
+                calls.setdefault(member["row"], []).append((item["call_id"], member))
+    (first, first_member), _ = calls["state.db:messages/6"]
+    ((again, again_member),) = calls["state.db:messages/13"]
+    assert first == "call_a1b2c3d4e5f6"
+    assert "call_id" not in first_member
+    assert again not in {first, ""}
+    assert again_member["call_id"] == "call_a1b2c3d4e5f6"
+
+
 def _columns(converted: Converted) -> set[str]:
     return {r[1] for r in converted.rows("PRAGMA table_info(messages)")}
 
