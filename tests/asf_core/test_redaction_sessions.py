@@ -11,10 +11,10 @@ from fixture_paths import VECTORS
 from asf_core.codec import entry_from_json, entry_to_json
 from asf_core.findings import Finding
 from asf_core.formats import ConvertedSession
-from asf_core.model import Entry, ParentRef
+from asf_core.model import Custom, Entry, ParentRef
 from asf_core.reader import parse_session, read_session
 from asf_core.redaction import Redactor, SessionRedaction, placeholder_pattern
-from asf_core.writer import session_lines
+from asf_core.writer import seal, session_lines
 
 SESSIONS = VECTORS / "sessions"
 #: A word of the first entry (the config's "Be brief.") of basic.jsonl and compaction.jsonl,
@@ -42,6 +42,21 @@ def _moved(before: ConvertedSession, after: ConvertedSession) -> dict[str, str]:
     old, new = list(before.entries), list(after.entries)
     assert len(old) == len(new)
     return {str(a.id): str(b.id) for a, b in zip(old, new, strict=True)}
+
+
+def test_an_entry_named_in_a_list_inside_a_body_follows_its_new_id() -> None:
+    """A body's list naming entries (a plugin's custom data) names their new ids, as a
+    string member does: every level of a body is walked for them."""
+    session = _vector("basic.jsonl")
+    entries = list(session.entries)
+    named = [str(e.id) for e in entries[1:3]]
+    note = Custom(ts=entries[-1].ts, parent=entries[-1].id, ns="x", data={"see": named})
+    session = attrs.evolve(session, entries=[*entries, seal(note)])
+    redacted = _redact(_redaction(), session)
+    moved = _moved(session, redacted)
+    assert all(moved[n] != n for n in named)  # the premise: the entries it names changed id
+    last = entry_to_json(list(redacted.entries)[-1])
+    assert last["data"] == {"see": [moved[n] for n in named]}
 
 
 def test_an_entry_named_inside_a_body_follows_its_new_id() -> None:
