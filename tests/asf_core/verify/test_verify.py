@@ -352,6 +352,23 @@ def test_findings_are_sorted_and_unique() -> None:
     assert len(set(found)) == len(found)
 
 
+def test_a_fault_shared_by_two_branches_is_reported_once() -> None:
+    """Path rules are read along each root-to-leaf path: a fault in the prefix two branches
+    share is one finding, not one per branch."""
+    b = Build()
+    b.user()
+    b.output("call_9")  # answers no call: a warning on every path through it
+    fork = b.last
+    b.user("left")
+    b.add(
+        Item(ts="", item={"type": "message", "role": "user", "content": []}),
+        parent=fork,
+    )
+    found = b.verify()
+    assert len(b.session().leaves()) == 2
+    assert [f.code for f in found] == ["output-unbound"]
+
+
 # ----------------------------------------------------------------------------- verify_path
 
 
