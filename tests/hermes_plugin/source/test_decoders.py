@@ -262,6 +262,17 @@ def test_display_metadata_non_objects_dropped(value: JsonValue) -> None:
     assert decode_display_metadata(json.dumps(json.dumps(value))) == (None, False)
 
 
+@pytest.mark.parametrize("inner", ["{not json", '{"a": 1', ""])
+def test_display_metadata_whose_inner_layer_is_no_json_is_reported(inner: str) -> None:
+    """A double-encoded display_metadata whose string holds no JSON is dropped and said to be:
+    the row's problems name the column, it is never dropped silently."""
+    assert decode_display_metadata(json.dumps(inner)) == (None, False)
+    row = {"id": 1, "session_id": "s", "role": "user", "display_metadata": json.dumps(inner)}
+    message = RowReader("db").message(columns_of(row))
+    assert message.error is None
+    assert [p.split(":", 1)[0] for p in message.problems] == ["display_metadata"]
+
+
 @given(cells)
 def test_json_decoders_never_raise(cell: Any) -> None:
     decode_display_metadata(cell)
