@@ -233,6 +233,40 @@ def test_a_call_id_used_again_is_invented_and_the_stored_one_kept(tmp_path: Path
     assert again_member["call_id"] == "call_a1b2c3d4e5f6"
 
 
+_HARNESS = "Review the conversation above and consider saving to memory anything useful."
+
+
+@pytest.mark.parametrize(
+    ("change", "cells", "fold"),
+    [
+        ("content = ?", (_HARNESS,), 36),  # a harness prompt: it and its reply (35) unread
+        ("active = ?", (0,), 35),  # rewound (soft-deleted, not compacted): unread
+    ],
+)
+def test_a_continuation_folds_at_the_first_row_hermes_reads(
+    tmp_path: Path, change: str, cells: tuple[Any, ...], fold: int
+) -> None:
+    """A compression continuation is summarised from the first row Hermes' reader returns:
+    one opening with a background-review harness turn (0.18+) or a rewound row folds after
+    it, never at it."""
+    release = tmp_path / "release"
+    release.mkdir()
+    shutil.copyfile(FIXTURES / "hermes-0.19.0" / "state.db", release / "state.db")
+    conn = sqlite3.connect(release / "state.db")
+    with conn:  # row 34 opens fx-comp-2, a continuation of fx-comp-1
+        conn.execute(f"UPDATE messages SET {change} WHERE id = 34", cells)
+    conn.close()
+    converted = Converted(release, "state.db", tmp_path / "converted")
+    folds = [
+        entry.unknown["hermes"]["row"]
+        for session in converted.files.values()
+        for entry in session.entries
+        if entry.type == "compaction"
+    ]
+    assert f"state.db:messages/{fold}" in folds
+    assert "state.db:messages/34" not in folds
+
+
 def _columns(converted: Converted) -> set[str]:
     return {r[1] for r in converted.rows("PRAGMA table_info(messages)")}
 
