@@ -14,6 +14,7 @@ import itertools
 import json
 import shutil
 import sqlite3
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from hermes_reader_messages import as_messages
 
 from asf_core.context import context_at
 from asf_core.formats import ConvertedSession, Finding
+from asf_core.model import Custom
 from asf_core.reader import SessionFile, read_session
 from asf_core.verify.session import verify_path
 from asf_core.writer import write_session
@@ -265,6 +267,24 @@ def test_a_continuation_folds_at_the_first_row_hermes_reads(
     ]
     assert f"state.db:messages/{fold}" in folds
     assert "state.db:messages/34" not in folds
+
+
+def test_rows_kept_aside_are_counted_by_their_reason(converted: Converted) -> None:
+    """A session's ``aside_<reason>`` counts are its rows kept aside as ``custom`` entries,
+    by the reason each entry gives, and they add up to ``aside_rows``."""
+    for name, item in converted.sessions.items():
+        reasons = Counter(
+            entry.data["reason"]
+            for entry in converted.files[name].entries
+            if isinstance(entry, Custom) and (entry.data or {}).get("kind") == "message"
+        )
+        counts = {
+            key.removeprefix("aside_"): n
+            for key, n in item.counts.items()
+            if key.startswith("aside_") and key != "aside_rows"
+        }
+        assert counts == dict(reasons), name
+        assert item.counts["aside_rows"] == sum(reasons.values()), name
 
 
 def _columns(converted: Converted) -> set[str]:
