@@ -1188,6 +1188,25 @@ def test_subsession_header_must_agree(tmp_path: Path) -> None:
     ]
 
 
+def test_a_subsession_is_found_among_files_that_are_no_sessions(tmp_path: Path) -> None:
+    """Looking a child up by header id skips any ``*.jsonl`` whose first line is no session
+    header (another tool's log, a line without an id, one naming the child's id as another
+    type): the child is still found and checked, and only those files are unreadable."""
+    b, child, entries = _parent_and_child("someone-else", "call_9")
+    (tmp_path / "parent.jsonl").write_bytes(b.data())
+    write_session(tmp_path / "sub" / "child.jsonl", child, entries)
+    (tmp_path / "a-log.jsonl").write_text('{"type": "summary", "leafUuid": "x"}\n')
+    (tmp_path / "a-decoy.jsonl").write_text(json.dumps({"type": "note", "id": child.id}) + "\n")
+    (tmp_path / "a-list.jsonl").write_text("[1, 2]\n")
+    found = verify_path(tmp_path)
+    assert sorted((Path(f.path).name, f.code) for f in errors(found)) == [
+        ("a-decoy.jsonl", "unreadable"),
+        ("a-list.jsonl", "unreadable"),
+        ("a-log.jsonl", "unreadable"),
+        ("parent.jsonl", "subsession-header"),
+    ]
+
+
 # ----------------------------------------------------------------------------- docs
 
 _CODE = re.compile(r'(?:code=|_bad\(|_finding\(|_mismatch\()\s*"([a-z][a-z-]+)"')
