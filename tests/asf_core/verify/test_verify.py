@@ -214,6 +214,21 @@ def test_a_request_whose_instructions_cannot_be_known_is_unbuildable() -> None:
     assert all("cannot be rebuilt" in f.message for f in found)
 
 
+@pytest.mark.parametrize("kept", [5, ["x"], True])
+def test_a_mistyped_first_kept_is_read_as_written(kept: Any) -> None:
+    """A compaction's ``first_kept`` that is no string (kept verbatim by the reader) is still
+    read by the rule: it names no entry on the path, an error, not skipped as absent."""
+    lines = FUZZ_SEEDS["sessions/compaction.jsonl"].split(b"\n")
+    for n, line in enumerate(lines[1:], 1):
+        obj = json.loads(line) if line else {}
+        if obj.get("type") == "compaction":
+            obj["first_kept"] = kept
+            lines[n] = json.dumps(obj).encode()
+    reseal(lines)
+    found = verify_session(parse_session(b"\n".join(lines)))
+    assert "first-kept" in codes(found)
+
+
 #: One step of a random session: what to add, under which earlier entry (an index, wrapped).
 request_steps = st.lists(
     st.tuples(
