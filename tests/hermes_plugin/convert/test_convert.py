@@ -187,39 +187,44 @@ def test_a_segments_closing_entries_are_on_the_live_path(converted: Converted) -
     assert "title" in _closing_entries_on_the_live_path(converted)
 
 
-def test_a_reset_childs_link_is_on_its_parents_live_path(tmp_path: Path) -> None:
-    """A ``/reset`` child (``_reset_from``) is linked from its parent's live leaf by a
-    continued_in link that later closing entries follow, not beside them."""
+def _edited_release(tmp_path: Path, *edits: tuple[str, tuple[str, ...]]) -> Converted:
+    """The 0.19.0 fixture database with ``edits`` (statement, parameters) applied, converted."""
     release = tmp_path / "release"
     release.mkdir()
     shutil.copyfile(FIXTURES / "hermes-0.19.0" / "state.db", release / "state.db")
     conn = sqlite3.connect(release / "state.db")
     with conn:
-        conn.execute(
+        for statement, parameters in edits:
+            conn.execute(statement, parameters)
+    conn.close()
+    return Converted(release, "state.db", tmp_path / "converted")
+
+
+def test_a_reset_childs_link_is_on_its_parents_live_path(tmp_path: Path) -> None:
+    """A ``/reset`` child (``_reset_from``) is linked from its parent's live leaf by a
+    continued_in link that later closing entries follow, not beside them."""
+    converted = _edited_release(
+        tmp_path,
+        (
             "UPDATE sessions SET model_config = ? WHERE id = 'fx-branch-child'",
             ('{"max_iterations": 90, "_reset_from": "fx-branch-parent"}',),
-        )
-    conn.close()
-    converted = Converted(release, "state.db", tmp_path / "converted")
+        ),
+    )
     assert "reset" in _closing_entries_on_the_live_path(converted)
 
 
 def test_a_call_id_used_again_is_invented_and_the_stored_one_kept(tmp_path: Path) -> None:
     """A later call reusing an earlier call's id (a foreign writer's) gets an invented ASF id,
     and its entry keeps the stored id, so the row is written back as it was."""
-    release = tmp_path / "release"
-    release.mkdir()
-    shutil.copyfile(FIXTURES / "hermes-0.19.0" / "state.db", release / "state.db")
-    conn = sqlite3.connect(release / "state.db")
-    with conn:
-        conn.execute(
+    converted = _edited_release(
+        tmp_path,
+        (
             "UPDATE messages SET tool_calls = replace(tool_calls, 'call_v1s10n000001', ?)"
             " WHERE id = 13",
             ("call_a1b2c3d4e5f6",),
-        )
-        conn.execute("UPDATE messages SET tool_call_id = ? WHERE id = 14", ("call_a1b2c3d4e5f6",))
-    conn.close()
-    converted = Converted(release, "state.db", tmp_path / "converted")
+        ),
+        ("UPDATE messages SET tool_call_id = ? WHERE id = 14", ("call_a1b2c3d4e5f6",)),
+    )
     calls: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     for session in converted.files.values():
         for entry in session.entries:
