@@ -14,7 +14,6 @@ from codex_plugin.convert.session import Survey, entries_of
 from codex_plugin.convert.stream import RolloutFile
 from codex_plugin.handle import CodexStore
 from codex_plugin.native import Native, session_id
-from codex_plugin.source.lines import read_lines
 
 __all__ = ["convert_one", "convert_sessions", "file_name", "header_of"]
 
@@ -70,7 +69,7 @@ def convert_one(session: NativeSession, rollout: RolloutFile | None = None) -> C
     if rollout is None:
         rollout = RolloutFile(native.path, native.unit)
         try:
-            for line in read_lines(native.path):
+            for line in rollout.read():
                 rollout.first.feed(line)
         except OSError as exc:
             raise StoreError(f"{native.unit}: cannot be read: {exc.strerror or exc}") from exc
@@ -90,7 +89,7 @@ def convert_one(session: NativeSession, rollout: RolloutFile | None = None) -> C
 
 def _entries(rollout: RolloutFile, header: Header, survey: Survey) -> Iterator[Entry]:
     try:
-        lines = rollout.lines(survey.end)
+        lines = rollout.last(survey.end)
         yield from entries_of(header, lines, rollout.fetch, survey, rollout.unit)
     finally:
         rollout.close()

@@ -1,8 +1,14 @@
 """A rollout file read in passes: its lines up to where the first reading stopped, and one
-line again by its offset, for :mod:`codex_plugin.convert.session`'s passes."""
+line again by its offset, for :mod:`codex_plugin.convert.session`'s passes.
+
+The first reading and the last each feed a digest with every byte they read: the same bytes
+up to the same end, or the file was rewritten between them (Codex only appends, which the
+last pass never reads), and the session is refused whole rather than written from two
+versions of the file."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -10,7 +16,7 @@ from typing import Any, BinaryIO
 from asf_core.files import open_regular
 from asf_core.formats import StoreError
 from codex_plugin.convert.session import FirstPass, item_of
-from codex_plugin.source.lines import Line, decode_at, lines_of
+from codex_plugin.source.lines import Line, decode_at, lines_of, read_lines
 
 __all__ = ["RolloutFile"]
 
@@ -25,6 +31,11 @@ class RolloutFile:
         self.unit = unit
         self.first = FirstPass(self.fetch)
         self._stream: BinaryIO | None = None
+        self._read = hashlib.sha256()
+
+    def read(self) -> Iterator[Line]:
+        """The file's lines, its first reading (``OSError`` if it cannot be opened)."""
+        return read_lines(self.path, self._read)
 
     def _cannot(self, exc: OSError) -> StoreError:
         return StoreError(f"{self.unit}: cannot be read: {exc.strerror or exc}")
@@ -36,6 +47,18 @@ class RolloutFile:
                 yield from lines_of(stream, end)
         except OSError as exc:
             raise self._cannot(exc) from exc
+
+    def last(self, end: int) -> Iterator[Line]:
+        """The file's lines up to byte ``end`` for the last pass; ``StoreError`` once they
+        are read when they are not the bytes the first reading read."""
+        again = hashlib.sha256()
+        try:
+            with open_regular(self.path) as stream:
+                yield from lines_of(stream, end, digest=again)
+        except OSError as exc:
+            raise self._cannot(exc) from exc
+        if again.digest() != self._read.digest():
+            raise StoreError(f"{self.unit}: changed while being converted; run again")
 
     def fetch(self, key: int) -> JSON:
         """The item of the line at offset ``key``, read again."""

@@ -41,12 +41,11 @@ class RolloutJob:
         from codex_plugin.convert.store import convert_one
         from codex_plugin.convert.stream import RolloutFile
         from codex_plugin.native import native_session
-        from codex_plugin.source import lines as source
 
         store = CodexStore(self.store)
         rollout = RolloutFile(self.path, store.relative(self.path))
         # One reading gives the listing's facts and feeds the conversion's first pass.
-        lines = rollout.first.tee(source.read_lines(self.path))
+        lines = rollout.first.tee(rollout.read())
         native = native_session(store, self.path, self.earlier, lines)
         if isinstance(native, Finding):
             yield native

@@ -18,13 +18,13 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 from attrs import frozen
 
 from asf_core.files import open_regular
 
-__all__ = ["Line", "decode_at", "lines_of", "raw_form", "read_lines"]
+__all__ = ["Digest", "Line", "decode_at", "lines_of", "raw_form", "read_lines"]
 
 
 @frozen
@@ -62,20 +62,31 @@ def _decode(data: bytes) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
-def read_lines(path: Path) -> Iterator[Line]:
+class Digest(Protocol):
+    """What the bytes read are fed to (a ``hashlib`` object)."""
+
+    def update(self, data: bytes, /) -> None: ...
+
+
+def read_lines(path: Path, digest: Digest | None = None) -> Iterator[Line]:
     """The lines of the rollout at ``path``, streamed; ``OSError`` if it cannot be opened."""
     with open_regular(path) as stream:
-        yield from lines_of(stream)
+        yield from lines_of(stream, digest=digest)
 
 
-def lines_of(stream: BinaryIO, end: int | None = None) -> Iterator[Line]:
-    """The lines of an open rollout from its start, up to byte ``end`` (None: its end)."""
+def lines_of(
+    stream: BinaryIO, end: int | None = None, *, digest: Digest | None = None
+) -> Iterator[Line]:
+    """The lines of an open rollout from its start, up to byte ``end`` (None: its end), every
+    byte read fed to ``digest``."""
     stream.seek(0)
     number = offset = 0
     while end is None or offset < end:
         chunk = stream.readline() if end is None else stream.readline(end - offset)
         if not chunk:
             return
+        if digest is not None:
+            digest.update(chunk)
         number += 1
         complete = chunk.endswith(b"\n")
         data = chunk[:-1] if complete else chunk

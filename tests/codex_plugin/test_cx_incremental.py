@@ -13,7 +13,7 @@ import pytest
 from cx_helpers import CODEX_HOME, by_tag, convert, need_shared
 from output_files import output_files
 
-import codex_plugin.convert.store as cx_store
+import codex_plugin.convert.stream as cx_stream
 import codex_plugin.native as cx_native
 import codex_plugin.source.lines as cx_lines
 from codex_plugin.source.stamp import store_stamp
@@ -24,11 +24,11 @@ def _watch(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     seen: list[Path] = []
     read_lines = cx_native.read_lines
 
-    def counted(path: Path) -> Any:
+    def counted(path: Path, *digest: Any) -> Any:
         seen.append(path)
-        return read_lines(path)
+        return read_lines(path, *digest)
 
-    for module in (cx_native, cx_store, cx_lines):
+    for module in (cx_native, cx_lines, cx_stream):
         monkeypatch.setattr(module, "read_lines", counted)
     return seen
 

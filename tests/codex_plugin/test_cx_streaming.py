@@ -1,7 +1,7 @@
 """The ``convert`` hook streams a rollout: four times the turns, about the same peak of
 traced memory (a conversion holding the file's lines or entries needs four times as much).
 Its last pass reads the file again: what Codex appended meanwhile waits for the next run, and
-a file rewritten meanwhile stops the rollout."""
+a file rewritten meanwhile (shorter, or byte for byte in place) stops the rollout."""
 
 from __future__ import annotations
 
@@ -108,5 +108,19 @@ def test_a_rollout_rewritten_meanwhile_stops(tmp_path: Path) -> None:
     path = write_rollout(tmp_path / ".codex" / ROLLOUT, _rollout(6))
     session = _session(tmp_path)
     write_rollout(path, _rollout(3))
+    with pytest.raises(StoreError, match="changed while being converted"):
+        list(session.entries)
+
+
+def test_a_rewrite_keeping_every_line_and_entry_stops_too(tmp_path: Path) -> None:
+    """One character of a prompt changed in place between the passes: the same lines, the
+    same entries, other bytes. The session is refused whole, never written from the first
+    reading's counts and the second reading's contents."""
+    lines = _rollout(6)
+    path = write_rollout(tmp_path / ".codex" / ROLLOUT, lines)
+    session = _session(tmp_path)
+    data = path.read_bytes()
+    assert data.count(b'"turn 1"') == 1
+    path.write_bytes(data.replace(b'"turn 1"', b'"turn X"'))
     with pytest.raises(StoreError, match="changed while being converted"):
         list(session.entries)
