@@ -45,8 +45,6 @@ from asf_core.pipeline.unchanged import (
 from asf_core.pipeline.unit_records import (
     FileStamp,
     Fingerprints,
-    SessionRecord,
-    UnitItem,
     UnitRecord,
     WholeRecord,
     from_plain,
@@ -58,12 +56,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IGNORED",
-    "FileStamp",
-    "Fingerprints",
-    "SessionRecord",
-    "UnitItem",
-    "UnitRecord",
-    "WholeRecord",
     "holds",
     "load",
     "save",

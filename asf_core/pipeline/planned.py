@@ -17,9 +17,9 @@ from attrs import define
 from asf_core.errors import PluginError
 from asf_core.formats import Finding, Job, Unit
 from asf_core.pipeline import fingerprints, host
-from asf_core.pipeline.fingerprints import UnitRecord
 from asf_core.pipeline.inputs import Inputs
 from asf_core.pipeline.stops import Stopped
+from asf_core.pipeline.unit_records import UnitRecord
 from asf_core.pipeline.units import HOST, PLUGIN, Outcome, Written, record_of, replay, run_job
 
 if TYPE_CHECKING:

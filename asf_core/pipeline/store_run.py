@@ -41,7 +41,7 @@ from asf_core.pipeline.unchanged import IGNORED, held, store_name
 from asf_core.plugins import AsfPluginManager
 
 if TYPE_CHECKING:  # loaded when a store is converted (see above)
-    from asf_core.pipeline.fingerprints import FileStamp, Fingerprints, UnitRecord, WholeRecord
+    from asf_core.pipeline.unit_records import FileStamp, Fingerprints, UnitRecord, WholeRecord
     from asf_core.pipeline.units import Outcome, Seen, Written
     from asf_core.pipeline.workers import Workers
     from asf_core.redaction import SessionRedaction
@@ -322,7 +322,8 @@ class StoreRun:
         # A run that deleted files (``prune``) says so once: the next one reads the store.
         if report.error or any(f.code in (IGNORED, PRUNED) for f in report.findings):
             return None
-        from asf_core.pipeline.fingerprints import WholeRecord, stamp_of
+        from asf_core.pipeline.fingerprints import stamp_of
+        from asf_core.pipeline.unit_records import WholeRecord
 
         report_stamp = stamp_of(written)
         return WholeRecord(stamp=self.stamp, report=report_stamp, files=dict(self.outside))

@@ -28,16 +28,11 @@ from asf_core.formats import (
 )
 from asf_core.layout import session_file_name, session_path
 from asf_core.pipeline import host
-from asf_core.pipeline.fingerprints import (
-    FileStamp,
-    SessionRecord,
-    UnitItem,
-    UnitRecord,
-    stamp_of,
-)
+from asf_core.pipeline.fingerprints import stamp_of
 from asf_core.pipeline.inputs import Inputs
 from asf_core.pipeline.report import StoreReport
 from asf_core.pipeline.stops import CHANGED, DAMAGED, HOST, OUTPUT, PLUGIN
+from asf_core.pipeline.unit_records import FileStamp, SessionRecord, UnitItem, UnitRecord
 
 if TYPE_CHECKING:
     from asf_core.pipeline.workers import Workers

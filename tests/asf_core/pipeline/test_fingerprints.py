@@ -16,7 +16,8 @@ from output_tampering import holder, json_places
 from asf_core.findings import Finding
 from asf_core.layout import FINGERPRINTS_NAME
 from asf_core.pipeline import fingerprints, unit_records
-from asf_core.pipeline.fingerprints import (
+from asf_core.pipeline.unchanged import records_bytes
+from asf_core.pipeline.unit_records import (
     FileStamp,
     Fingerprints,
     SessionRecord,
@@ -24,7 +25,6 @@ from asf_core.pipeline.fingerprints import (
     UnitRecord,
     WholeRecord,
 )
-from asf_core.pipeline.unchanged import records_bytes
 
 _TEXT = st.text(max_size=6)
 _INT = st.integers(min_value=-(2**70), max_value=2**70)
