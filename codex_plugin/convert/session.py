@@ -16,10 +16,10 @@ read: the session's counts are known before its first entry is written, as the h
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
-from attrs import define, frozen
+from attrs import frozen
 
 from asf_core.formats import StoreError
 from asf_core.model import Compaction, Config, Custom, Entry, Header, Item, Response
@@ -36,20 +36,12 @@ from codex_plugin.convert.path import LivePath, Step
 from codex_plugin.source.lines import Line, raw_form
 from codex_plugin.source.rollout import when
 
-__all__ = ["Converted", "FirstPass", "Survey", "convert_lines", "entries_of", "item_of"]
+__all__ = ["FirstPass", "Survey", "entries_of", "item_of"]
 
 JSON = dict[str, Any]
 #: Reads an item again by its line's key (its offset).
 Fetch = Callable[[int], JSON]
 EPOCH: Final = "1970-01-01T00:00:00Z"
-
-
-@define
-class Converted:
-    """A rollout's entries, and the counts for the report."""
-
-    entries: list[Entry]
-    counts: dict[str, int]
 
 
 @frozen
@@ -364,19 +356,3 @@ def entries_of(
     yield from live.take()
     if conversion.counts["lines"] != survey.lines or live.added != survey.entries:
         raise StoreError(f"{unit}: changed while being converted; run again")
-
-
-def convert_lines(header: Header, lines: Sequence[Line]) -> Converted:
-    """The entries of a rollout's ``lines`` held in memory, each call Codex would answer
-    ``aborted`` answered so right after it."""
-    by_key = {line.offset: line.obj for line in lines}
-
-    def fetch(key: int) -> JSON:
-        return item_of(by_key[key]) or {}
-
-    first = FirstPass(fetch)
-    for line in lines:
-        first.feed(line)
-    survey = first.survey(lambda end: lines)
-    entries = list(entries_of(header, lines, fetch, survey, "rollout"))
-    return Converted(entries, dict(survey.counts))

@@ -23,8 +23,9 @@ from cx_helpers import (
 )
 from cx_oracle import raw_history, rebuild
 
-from asf_core.model import Compaction, Config, Item, Response
+from asf_core.model import Compaction, Config, Entry, Header, Item, Response
 from asf_core.verify.session import verify_path
+from codex_plugin.source.lines import Line
 
 FILES = shared_files()
 IDS = [p.name[-14:-6] for p in FILES]
@@ -239,6 +240,23 @@ def test_settings_at_the_leaf(converted: Converted, tag: str) -> None:
     assert settings["model"] == models[-1]
 
 
+def _entries_of_lines(header: Header, lines: list[Line]) -> list[Entry]:
+    """The entries of a rollout's first ``lines`` (held in memory here), through the
+    conversion's own passes, each call Codex would answer ``aborted`` answered so."""
+    from codex_plugin.convert.session import FirstPass, entries_of, item_of
+
+    by_key = {line.offset: line.obj for line in lines}
+
+    def fetch(key: int) -> dict[str, Any]:
+        return item_of(by_key[key]) or {}
+
+    first = FirstPass(fetch)
+    for line in lines:
+        first.feed(line)
+    survey = first.survey(lambda end: lines)
+    return list(entries_of(header, lines, fetch, survey, "rollout"))
+
+
 @pytest.mark.parametrize("tag", sorted(FIGURES))
 def test_context_at_every_turn_is_codex_history(tag: str) -> None:
     """Cut before each turn (an old CLI's: each ``turn_context``; and after the compaction):
@@ -248,7 +266,6 @@ def test_context_at_every_turn_is_codex_history(tag: str) -> None:
     from cx_oracle import rebuild_lines
 
     from asf_core.context import build_context
-    from codex_plugin.convert.session import convert_lines
     from codex_plugin.convert.store import header_of
     from codex_plugin.native import Native
     from codex_plugin.source.lines import read_lines
@@ -273,7 +290,7 @@ def test_context_at_every_turn_is_codex_history(tag: str) -> None:
     for cut in [*cuts, len(lines)]:
         facts = facts_of(lines[:cut], source.name)
         header = header_of(Native(path=source, unit=source.name, facts=facts, asf_id="x"))
-        entries = convert_lines(header, lines[:cut]).entries
+        entries = _entries_of_lines(header, lines[:cut])
         by_id = {e.id: e for e in entries}
         path, at = [], entries[-1]
         while at is not None:
