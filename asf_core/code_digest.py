@@ -18,10 +18,7 @@ __all__ = ["code_digest", "source_digest"]
 def code_digest(root: Path, files: Iterable[Path]) -> str:
     """16 hexadecimal digits over ``files`` (each named relative to ``root``, then its bytes),
     in the order given: any edit, a release or a checkout, gives another digest."""
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
+    return _digest((path.relative_to(root).as_posix(), str(path)) for path in files)
 
 
 def source_digest(root: Path, folders: Iterable[str] = ("",), *, recursive: bool = True) -> str:
@@ -32,8 +29,13 @@ def source_digest(root: Path, folders: Iterable[str] = ("",), *, recursive: bool
     found: list[tuple[str, str]] = []
     for folder in folders:
         _python_files(str(root / folder), folder, recursive, found)
+    return _digest(sorted(found))
+
+
+def _digest(files: Iterable[tuple[str, str]]) -> str:
+    """The digest over ``(name, path)`` pairs, in their order: each name, a NUL, the bytes."""
     digest = hashlib.sha256()
-    for name, path in sorted(found):
+    for name, path in files:
         with open(path, "rb") as f:  # noqa: PTH123 - plain strings: see above
             digest.update(name.encode() + b"\0" + f.read())
     return digest.hexdigest()[:16]

@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 from asf_core.files import open_regular
 from asf_core.formats import StoreError
 from codex_plugin.convert.session import FirstPass, item_of
-from codex_plugin.source.lines import Line, decode_at, lines_of, read_lines
+from codex_plugin.source.lines import Digest, Line, decode_at, lines_of, read_lines
 
 __all__ = ["RolloutFile"]
 
@@ -40,11 +40,11 @@ class RolloutFile:
     def _cannot(self, exc: OSError) -> StoreError:
         return StoreError(f"{self.unit}: cannot be read: {exc.strerror or exc}")
 
-    def lines(self, end: int) -> Iterator[Line]:
-        """The file's lines up to byte ``end``, read again."""
+    def lines(self, end: int, digest: Digest | None = None) -> Iterator[Line]:
+        """The file's lines up to byte ``end``, read again (every byte fed to ``digest``)."""
         try:
             with open_regular(self.path) as stream:
-                yield from lines_of(stream, end)
+                yield from lines_of(stream, end, digest=digest)
         except OSError as exc:
             raise self._cannot(exc) from exc
 
@@ -52,11 +52,7 @@ class RolloutFile:
         """The file's lines up to byte ``end`` for the last pass; ``StoreError`` once they
         are read when they are not the bytes the first reading read."""
         again = hashlib.sha256()
-        try:
-            with open_regular(self.path) as stream:
-                yield from lines_of(stream, end, digest=again)
-        except OSError as exc:
-            raise self._cannot(exc) from exc
+        yield from self.lines(end, again)
         if again.digest() != self._read.digest():
             raise StoreError(f"{self.unit}: changed while being converted; run again")
 
