@@ -36,6 +36,7 @@ from asf_core.layout import FINGERPRINTS_NAME
 from asf_core.pipeline.unchanged import (
     IGNORED,
     VERSION,
+    Read,
     holds,
     host_version,
     inside,
@@ -126,21 +127,25 @@ def trusted(dest: Path, record: UnitRecord) -> bool:
     return True
 
 
-def load(dest: Path, format: str, store: str) -> tuple[Fingerprints | None, Finding | None]:
+def load(
+    dest: Path, format: str, store: str, read: Read | None = None
+) -> tuple[Fingerprints | None, Finding | None]:
     """The records kept in ``dest`` for this store: None when there is no file or it was
     written by another asf (an upgrade: converting again is expected); None and a warning
-    when it is damaged, of another version, or another store's."""
+    when it is damaged, of another version, or another store's. ``read``: the file as
+    :func:`~asf_core.pipeline.unchanged.read_records` gave it (None: read here)."""
     path = dest / FINGERPRINTS_NAME
-    try:
-        data = read_regular(path)
-    except FileNotFoundError:
-        return None, None
-    except OSError as exc:
-        return None, _warning(path, [exc.strerror or str(exc)])
+    if read is None:
+        try:
+            data = read_regular(path)
+        except FileNotFoundError:
+            return None, None
+        except OSError as exc:
+            return None, _warning(path, [exc.strerror or str(exc)])
     import cattrs
 
     try:
-        parsed = json.loads(data)
+        parsed = json.loads(data) if read is None else read[1]
         if not isinstance(parsed, dict):
             return None, _warning(path, [f"not a JSON object but {type(parsed).__name__}"])
         records = from_plain(parsed) or _converter().structure(parsed, Fingerprints)

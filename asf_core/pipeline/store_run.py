@@ -37,7 +37,7 @@ from asf_core.pipeline.host import Candidate
 from asf_core.pipeline.inputs import Inputs
 from asf_core.pipeline.left import PRUNED, left_files, pruned
 from asf_core.pipeline.report import StoreReport, read_report, write_report
-from asf_core.pipeline.unchanged import IGNORED, held, store_name
+from asf_core.pipeline.unchanged import IGNORED, Read, held, read_records, store_name
 from asf_core.plugins import AsfPluginManager
 
 if TYPE_CHECKING:  # loaded when a store is converted (see above)
@@ -117,6 +117,8 @@ class StoreRun:
         self.new: dict[str, UnitRecord] = {}
         #: The plugin's stamp of the whole store, taken before it was opened (None: none).
         self.stamp: str | None = None
+        #: ``fingerprints.json`` as :meth:`unchanged` read it, for the records' load.
+        self._read: Read | None = None
         #: Whether a unit without fingerprint was converted (then the store is read again).
         self.unrecorded = False
         #: The files besides the units' that the report names, and their stamps: sessions
@@ -187,7 +189,8 @@ class StoreRun:
     def _records(self) -> Fingerprints | None:
         from asf_core.pipeline import fingerprints
 
-        records, warning = fingerprints.load(self.dest, self.claim.format, self._name)
+        read, self._read = self._read, None  # what unchanged read, the store then changed
+        records, warning = fingerprints.load(self.dest, self.claim.format, self._name, read)
         if warning is not None:
             self.report.note([warning])
         return records
@@ -202,7 +205,8 @@ class StoreRun:
         fmt, store = self.claim.format, self._name
         if self.prune:  # the output is looked at whatever the store: its units carried over
             return False
-        kept = held(self.dest, fmt, store, stamp)
+        self._read = read_records(self.dest)
+        kept = held(self.dest, fmt, store, stamp, self._read)
         if kept is None:
             return False
         path = self.dest / REPORT_NAME
@@ -225,7 +229,7 @@ class StoreRun:
         if (moved and not quick) or self.on_session is not None:
             from asf_core.pipeline import fingerprints
 
-            records, _ = fingerprints.load(self.dest, fmt, store)
+            records, _ = fingerprints.load(self.dest, fmt, store, self._read)
             if records is None or records.whole is None:
                 return False
             units, whole = records.units, records.whole

@@ -29,6 +29,7 @@ __all__ = [
     "host_version",
     "inside",
     "named_as",
+    "read_records",
     "records_bytes",
     "session_entries",
     "store_name",
@@ -104,24 +105,41 @@ class Held(NamedTuple):
         write_atomic(dest / FINGERPRINTS_NAME, [records_bytes(records)], durable=False)
 
 
+#: ``fingerprints.json`` as read and as parsed.
+Read = tuple[bytes, Any]
+
+
+def read_records(dest: Path) -> Read | None:
+    """``fingerprints.json`` in ``dest`` as read and parsed; None when it cannot be read or
+    is no JSON (:func:`asf_core.pipeline.fingerprints.load` says why). A run whose store
+    changed reads the records once: to find it changed, then to load them."""
+    try:
+        data = read_regular(dest / FINGERPRINTS_NAME)
+        return data, json.loads(data)
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
 def holds(dest: Path, format: str, store: str, stamp: str) -> bool:
     """Whether the records in ``dest`` say this store is as the last run found it
     (:func:`held`)."""
     return held(dest, format, store, stamp) is not None
 
 
-def held(dest: Path, format: str, store: str, stamp: str) -> Held | None:
+def held(dest: Path, format: str, store: str, stamp: str, read: Read | None = None) -> Held | None:
     """The records in ``dest`` when they say this store is as the last run found it: written
     by this asf for this store, its whole ``stamp`` the one given, and ``report.json``, every
     unit's files and the files written outside units still as written; else None.
 
     Read from the parsed JSON as it is: any surprise in it (a member missing or of another
     type) is a no, and the run that follows (:func:`asf_core.pipeline.fingerprints.load`)
-    says what is wrong.
+    says what is wrong. ``read``: the file as :func:`read_records` gives it (None: read here).
     """
+    got = read_records(dest) if read is None else read
+    if got is None:
+        return None
+    data, records = got
     try:
-        data = read_regular(dest / FINGERPRINTS_NAME)
-        records = json.loads(data)
         whole = records["whole"]
         if (records["version"], records["format"], records["store"]) != (VERSION, format, store):
             return None
