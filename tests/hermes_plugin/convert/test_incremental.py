@@ -23,6 +23,7 @@ from hermes_clock import HermesClock
 from output_files import output_files
 
 from asf_core.cli.main import main
+from asf_core.model import Link
 from asf_core.reader import read_session
 from asf_core.verify.session import verify_path
 from hermes_plugin.source import rowsource
@@ -667,3 +668,42 @@ def test_a_branch_whose_parent_row_another_program_deleted_is_converted_again(
     after = _rerun_is_fresh(src, out, tmp_path / "fresh", frozenset({chat}))
     assert b'"relation":"branch"' in after[copy]
     assert b'"rel":"fork_of"' not in after[copy]
+
+
+# -- conversations converted together ----------------------------------------------------------
+#
+# A conversation naming a sub-agent of another converts in the other's unit, after it.
+
+
+def test_a_branch_of_a_sub_agent_names_the_sub_agents_file(
+    tmp_path: Path, hermes: Callable[[], Any]
+) -> None:
+    """A /branch copy of a sub-agent's session is a conversation of its own that names the
+    sub-agent's file, whose id is known only once the conversation that spawned it is
+    converted (it derives from the spawning call): the two convert together, as one unit, and
+    the copy's header and ``fork_of`` link name that file."""
+    src, out = tmp_path / "home", tmp_path / "out"
+    sdb = hermes()
+    _chat(sdb, "root", "Find the timetable.", source="cli")
+    function = {"name": "delegate_task", "arguments": json.dumps({"goal": "the timetable"})}
+    call = {"id": "call_1", "type": "function", "function": function}
+    sdb.append_message("root", "assistant", "", tool_calls=[call], finish_reason="tool_calls")
+    marker = {"_delegate_from": "root"}
+    _chat(
+        sdb,
+        "sub",
+        "The timetable.",
+        source="subagent",
+        parent_session_id="root",
+        model_config=marker,
+    )
+    _branch(sdb, "sub", "Only the morning trains?", source="cli")
+    sdb.append_message("root", "tool", '{"result": "found"}', tool_call_id="call_1")
+    sdb.close()
+    assert _convert(src, out, 1) == 0
+    sub = read_session(out / _file_of(out, "sub"))
+    copy = read_session(out / _file_of(out, "copy"))
+    assert sub.header.spawned_by is not None  # its id derives from the spawning call
+    assert copy.header.parent_session == sub.header.id
+    (fork,) = [e for e in copy.entries if isinstance(e, Link) and e.rel == "fork_of"]
+    assert fork.session == sub.header.id
