@@ -98,12 +98,28 @@ class Planner:
             out.update(lineage.kids(sid, frozenset({Relation.RESET})))
         return out
 
+    def _named_subagents(self, top: str, sids: Sequence[str]) -> set[str]:
+        """The sub-agent conversations (by first session) whose ASF ids the conversion of a
+        top conversation's sessions names: each derives from the call that spawned it."""
+        lineage = self.lineage
+        roots = {top} | {s for s in sids if lineage.is_subsession(s)}
+        named = {lineage.group_root(sid) for sid in self._referenced(sids, roots)}
+        return {root for root in named if lineage.is_subsession(root)}
+
     def units(self, selected: Iterable[str] | None = None) -> list[Planned]:
         """The units to convert, in conversion order: every top conversation (or those
-        holding a selected session), joined with any whose sub-agent one of them names."""
+        holding a selected session, with the ones that spawned a sub-agent they name),
+        joined with any whose sub-agent one of them names."""
         lineage = self.lineage
         tops = lineage.tops(selected)
         held = {top: self._groups(top) for top in tops}
+        named = {top: self._named_subagents(top, held[top]) for top in tops}
+        while missing := {lineage.top(r) for n in named.values() for r in n} - held.keys():
+            for top in missing:
+                held[top] = self._groups(top)
+                named[top] = self._named_subagents(top, held[top])
+        if len(held) > len(tops):
+            tops = lineage.tops(held)
         owner = {sid: top for top, sids in held.items() for sid in sids}
         joined = {top: top for top in tops}
 
@@ -113,12 +129,10 @@ class Planner:
                 top = joined[top]
             return top
 
-        for top, sids in held.items():
-            roots = {top} | {s for s in sids if lineage.is_subsession(s)}
-            for sid in self._referenced(sids, roots):
-                root = lineage.group_root(sid)
+        for top, roots in named.items():
+            for root in roots:
                 other = owner.get(root)
-                if other is not None and other != top and lineage.is_subsession(root):
+                if other is not None and other != top:
                     a, b = find(top), find(other)
                     if a != b:
                         joined[max(a, b, key=tops.index)] = min(a, b, key=tops.index)

@@ -672,7 +672,8 @@ def test_a_branch_whose_parent_row_another_program_deleted_is_converted_again(
 
 # -- conversations converted together ----------------------------------------------------------
 #
-# A conversation naming a sub-agent of another converts in the other's unit, after it.
+# A conversation naming a sub-agent of another converts in the other's unit, after it (and is
+# never converted without it).
 
 
 def test_a_branch_of_a_sub_agent_names_the_sub_agents_file(
@@ -707,3 +708,9 @@ def test_a_branch_of_a_sub_agent_names_the_sub_agents_file(
     assert copy.header.parent_session == sub.header.id
     (fork,) = [e for e in copy.entries if isinstance(e, Link) and e.rel == "fork_of"]
     assert fork.session == sub.header.id
+    # Picked alone, the copy converts with what it needs: the conversation that spawned the
+    # sub-agent too, so that it names the same file.
+    picked = tmp_path / "picked"
+    assert main(["convert", str(src), "-o", str(picked), "--quiet", "--session", "copy"]) == 0
+    name = _file_of(out, "copy")
+    assert (picked / name).read_bytes() == (out / name).read_bytes()
