@@ -1,0 +1,128 @@
+"""Which call spawned each sub-agent (``hermes_plugin.convert.lineage.find_spawns``): the
+windows from an assistant row's calls to the tool rows answering them, read row by row as
+the database holds them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hermes_columns import columns_of
+
+from hermes_plugin.convert.lineage import Lineage, find_spawns
+from hermes_plugin.source.rowreader import RowReader
+from hermes_plugin.source.rows import Message, Session
+
+READER = RowReader("db")
+
+
+def _calls(message_id: int, at: float, *calls: tuple[str, str]) -> Message:
+    """An assistant row at ``at`` making ``calls`` (id, function name), in order."""
+    made = [
+        {"id": cid, "type": "function", "function": {"name": name, "arguments": "{}"}}
+        for cid, name in calls
+    ]
+    return _row(message_id, at, role="assistant", tool_calls=json.dumps(made))
+
+
+def _answer(message_id: int, at: float | None, call_id: str) -> Message:
+    return _row(message_id, at, role="tool", content="done", tool_call_id=call_id)
+
+
+def _row(message_id: int, at: float | None, **cells: Any) -> Message:
+    cols = columns_of({"id": message_id, "session_id": "p", "timestamp": at, **cells})
+    return READER.message(cols)
+
+
+def _child(sid: str, at: float | None) -> Session:
+    return READER.session(columns_of({"id": sid, "source": "subagent", "started_at": at}))
+
+
+def test_a_child_belongs_to_the_call_whose_window_it_started_in() -> None:
+    rows = [
+        _calls(1, 10.0, ("c1", "terminal"), ("c2", "terminal")),
+        _answer(2, 20.0, "c1"),  # c1's window closes; c2's stays open
+        _calls(3, 30.0, ("c3", "terminal")),
+        _answer(4, 40.0, "c3"),
+        _answer(5, None, "c2"),  # a tool row of no time answers nothing: c2 stays open
+        _calls(6, None, ("c4", "delegate_task")),  # nor does a call of no time open a window
+    ]
+    children = [
+        _child("during-both", 15.0),
+        _child("after-c1", 25.0),
+        _child("at-c3s-call", 30.0),  # the bounds are in the window
+        _child("at-c3s-answer", 40.0),
+        _child("before-any", 5.0),
+        _child("untimed", None),
+        _child("late", 50.0),
+    ]
+    assert find_spawns(rows, children) == {
+        "during-both": (1, 1),  # the latest call whose window holds it: c2, made after c1
+        "after-c1": (1, 1),
+        "at-c3s-call": (3, 0),
+        "at-c3s-answer": (3, 0),
+        "late": (1, 1),
+    }
+
+
+def test_a_delegate_call_wins_over_a_later_call() -> None:
+    rows = [
+        _calls(1, 10.0, ("c1", "delegate_task")),
+        _calls(2, 12.0, ("c2", "terminal")),
+    ]
+    assert find_spawns(rows, [_child("sub", 15.0)]) == {"sub": (1, 0)}
+
+
+def test_the_latest_call_is_the_latest_made_then_the_latest_row() -> None:
+    """Hermes' times are not monotonic: of two calls holding a child, the one made at the
+    later time wins, whatever the rows' order; at one time, the later row."""
+    rows = [
+        _calls(1, 20.0, ("a", "terminal")),
+        _calls(2, 10.0, ("b", "terminal")),  # written after, timed before
+        _calls(3, 30.0, ("c", "terminal")),
+        _calls(4, 30.0, ("d", "terminal")),
+    ]
+    children = [_child("before-30", 25.0), _child("at-30", 30.0)]
+    assert find_spawns(rows, children) == {"before-30": (1, 0), "at-30": (4, 0)}
+
+
+def test_a_tool_row_closes_the_first_open_call_it_answers_only() -> None:
+    """A call id used three times: each answer closes the first call still open by that id,
+    the next answer the next one."""
+    rows = [
+        _calls(1, 10.0, ("dup", "terminal"), ("dup", "delegate_task"), ("dup", "terminal")),
+        _answer(2, 20.0, "dup"),
+        _answer(3, 30.0, "dup"),
+    ]
+    children = [_child("before-30", 25.0), _child("after-30", 35.0)]
+    assert find_spawns(rows, children) == {
+        "before-30": (1, 1),  # the delegate call, open until the second answer
+        "after-30": (1, 2),  # the third call, never answered
+    }
+
+
+def test_a_segments_continuations_end_with_the_one_hermes_resumes_into() -> None:
+    """Of several compression continuations, the one Hermes' compression tip resumes into is
+    written last (the file's leaf): one that itself ended in compression, then a live one,
+    then the newest; each tier oldest first."""
+    rows = {
+        "root": {"end_reason": "compression", "ended_at": 5.0},
+        "ended-new": {"started_at": 9.0, "end_reason": "user_exit", "ended_at": 10.0},
+        "ended-old": {"started_at": 6.0, "end_reason": "user_exit", "ended_at": 7.0},
+        "live": {"started_at": 7.0},
+        "compressed": {"started_at": 6.5, "end_reason": "compression", "ended_at": 8.0},
+    }
+    sessions = [
+        READER.session(
+            columns_of(
+                {"id": sid, "source": "cli", "parent_session_id": None if sid == "root" else "root"}
+                | {"started_at": 1.0, "ended_at": None, "end_reason": None}
+                | cells
+            )
+        )
+        for sid, cells in rows.items()
+    ]
+    lineage = Lineage.of(sessions)
+    order = ["ended-old", "ended-new", "live", "compressed"]
+    assert lineage.continuations("root") == order
+    assert lineage.segments("root") == ["root", *order]
