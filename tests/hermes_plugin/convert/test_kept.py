@@ -47,12 +47,18 @@ def test_usage_and_delegation_rows_are_timed_by_when_they_began() -> None:
             }
         )
     )
-    rows = session_rows([session], {}, {"s": [usage]}, {"s": [delegation]}, "db", "why")
+    message = reader.message(columns_of({"id": 4, "session_id": "s", "role": "user"}))
+    rows = session_rows(
+        [session], {"s": [message]}, {"s": [usage]}, {"s": [delegation]}, "db", "why"
+    )
     assert [(data["kind"], column) for _, _, column, data in rows] == [
         ("session", "started_at"),
+        ("message", "timestamp"),
         ("model_usage", "first_seen"),
         ("async_delegation", "dispatched_at"),
     ]
+    # Each says why it is kept: its conversation was not converted, and the error.
+    assert {(data["reason"], data["detail"]) for *_, data in rows} == {("unconverted", "why")}
 
 
 def test_the_orphans_session_counts_its_rows() -> None:
