@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+from hermes_homes import open_database
 from hermes_reader_messages import as_message, as_messages
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,7 +15,12 @@ from hermes_plugin.convert.calls import CallBook, call_item
 from hermes_plugin.convert.entries import response_status
 from hermes_plugin.convert.items import conversation_items, row_items
 from hermes_plugin.convert.parts import hermes_parts, input_parts, output_parts, tool_output
-from hermes_plugin.convert.sanitize import clean_text, is_review_harness, strips_harness
+from hermes_plugin.convert.sanitize import (
+    clean_text,
+    is_review_harness,
+    read_content,
+    strips_harness,
+)
 from hermes_plugin.source.toolcalls import ToolCall
 
 _FENCE_BITS = st.sampled_from(
@@ -40,6 +47,27 @@ def test_clean_text_is_hermes_sanitize_context(text: str) -> None:
     from agent.memory_manager import sanitize_context  # type: ignore[import-untyped]
 
     assert clean_text(text) == sanitize_context(text).strip()
+
+
+def test_only_user_and_assistant_text_is_cleaned_as_hermes_reads_it(tmp_path: Path) -> None:
+    """Hermes' conversation reader cleans user and assistant text of memory context and
+    surrounding whitespace; a tool result or a system row it returns as stored."""
+    import hermes_state
+
+    text = "  <memory-context>recalled</memory-context> the answer \n"
+    call = {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}
+    db = hermes_state.SessionDB(db_path=tmp_path / "state.db")
+    db.create_session("s", "cli")
+    db.append_message("s", "user", text)
+    db.append_message("s", "assistant", text, tool_calls=[call])
+    db.append_message("s", "tool", text, tool_call_id="c1")
+    db.append_message("s", "system", text)
+    expected = [m["content"] for m in db.get_messages_as_conversation("s")]
+    db.close()
+    with open_database(tmp_path / "state.db") as store:
+        got = [read_content(m) for m in store.messages("s")]
+    assert got == expected
+    assert got[2:] == [text, text]  # the tool and system rows as stored
 
 
 def test_review_harness_rows() -> None:
