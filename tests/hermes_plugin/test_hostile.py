@@ -357,13 +357,21 @@ def test_a_conversation_whose_ids_cannot_be_computed_costs_only_itself(
 
     def failing(self: Any, frame: Any, builder: Any) -> Any:
         if frame.root == "fx-comp-1":
-            raise ValueError("no ids")
+            raise ValueError  # no message: the stray names the error's type alone
         return realize(self, frame, builder)
 
     monkeypatch.setattr(convert_database._Run, "_realize", failing)
-    run, files = _converted(_damaged(tmp_path), tmp_path / "out")
-    assert [s["unit"] for s in run.store["strays"]] == ["state.db:sessions/fx-comp-1"]
+    db = _damaged(tmp_path)
+    run, files = _converted(db, tmp_path / "out")
+    (stray,) = run.store["strays"]
+    assert stray["unit"] == "state.db:sessions/fx-comp-1"
+    assert stray["message"].startswith("conversation not converted (ValueError); ")
     assert files["fx-comp-1"].count(b'"kind":"session","reason":"unconverted"') == 3
+    sql = (
+        "SELECT count(*) FROM messages WHERE session_id IN ('fx-comp-1', 'fx-comp-2', 'fx-comp-3')"
+    )
+    (rows,) = sqlite3.connect(db).execute(sql).fetchone()
+    assert run.store["counts"]["aside_unconverted"] == rows > 0
     assert all(files[n] == d for n, d in baseline.items() if n != "fx-comp-1")
 
 
