@@ -47,11 +47,15 @@ JSON = dict[str, Any]
 
 def file_name(session_id: str) -> str:
     """A conversation's file name: its root session id, made safe for a file system (an
-    altered id gets a short hash so two ids never share a name)."""
+    altered or cut id gets a short hash so two ids never share a name)."""
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in session_id).lstrip(".")
-    if safe != session_id or not safe or safe == ORPHANS:
+    if safe != session_id or not safe or safe == ORPHANS or len(safe) > _NAME_MAX:
         safe = f"{safe[:80]}-{ids.content_hash({'id': session_id})[7:17]}"
-    return safe[:200]
+    return safe
+
+
+#: The longest session id that is its own file name.
+_NAME_MAX = 200
 
 
 @define(kw_only=True)

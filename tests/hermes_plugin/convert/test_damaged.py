@@ -22,7 +22,7 @@ from asf_core.formats import ConvertedSession, Finding
 from asf_core.reader import SessionFile, parse_session
 from asf_core.verify.session import verify_session
 from asf_core.writer import entry_line, header_line
-from hermes_plugin.convert.database import ORPHANS, convert_store
+from hermes_plugin.convert.database import ORPHANS, convert_store, file_name
 from hermes_plugin.source.columns import RawText
 from hermes_plugin.source.native import native_sessions
 from hermes_plugin.source.rows import Delegation
@@ -236,6 +236,23 @@ def test_odd_lineage() -> None:
     assert "state.db:async_delegations/d1" in _units(files.values())
     statuses = {getattr(e, "status", None) for e in files["root"].entries}
     assert "incomplete" in statuses
+
+
+def test_a_session_id_is_its_file_name_or_a_safe_one_of_its_own() -> None:
+    """An id that is a safe file name is the conversation's name; one altered to be safe (or
+    cut, or naming the orphans' file) keeps its safe beginning and gets a hash of the id, so
+    two ids never share a name."""
+    assert file_name("20260917_120000_ab12cd") == "20260917_120000_ab12cd"
+    odd = [".hidden", "a/b", "a b", "a_b", "", ORPHANS, "x" * 200, "x" * 250 + "a", "x" * 250 + "b"]
+    names = [file_name(sid) for sid in odd]
+    assert len(set(names)) == len(odd)
+    assert names[3] == "a_b"
+    assert names[6] == "x" * 200
+    assert names[1].startswith("a_b-")
+    assert names[2].startswith("a_b-")
+    assert names[7].startswith("x" * 80 + "-")
+    assert len(names[7]) == 91
+    assert all(0 < len(name) <= 200 and not name.startswith(".") for name in names)
 
 
 def test_empty_store() -> None:
