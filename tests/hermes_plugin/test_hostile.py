@@ -375,6 +375,15 @@ def test_a_conversation_whose_ids_cannot_be_computed_costs_only_itself(
     assert all(files[n] == d for n, d in baseline.items() if n != "fx-comp-1")
 
 
+def test_the_error_a_conversation_failed_on_is_reported_as_one_short_line() -> None:
+    failure = convert_database._failure
+    assert failure(ValueError("no ids\n  for   this")) == "ValueError: no ids for this"
+    assert failure(ValueError()) == "ValueError"
+    long = failure(RuntimeError("x" * 500))
+    assert long == f"RuntimeError: {'x' * 183}..."
+    assert len(long) == 200
+
+
 # -- accounting: one stray per row, in convert and in list ----------------------------------
 
 
