@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import pytest
 from hermes_columns import columns_of
 from hermes_memory_store import MemoryStore
 from hypothesis import given, settings
@@ -23,6 +24,7 @@ from asf_core.reader import SessionFile, parse_session
 from asf_core.verify.session import verify_session
 from asf_core.writer import entry_line, header_line
 from hermes_plugin.convert.database import ORPHANS, convert_store, file_name
+from hermes_plugin.convert.segments import GroupBuilder
 from hermes_plugin.source.columns import RawText
 from hermes_plugin.source.native import native_sessions
 from hermes_plugin.source.rows import Delegation
@@ -253,6 +255,41 @@ def test_a_session_id_is_its_file_name_or_a_safe_one_of_its_own() -> None:
     assert names[7].startswith("x" * 80 + "-")
     assert len(names[7]) == 91
     assert all(0 < len(name) <= 200 and not name.startswith(".") for name in names)
+
+
+def test_a_conversation_that_fails_is_kept_whole_and_accounted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Converted store by store (``convert_store``), a conversation whose conversion raises
+    is one stray and a file of its rows as stored, its header saying so; the others
+    convert, and every row is accounted for."""
+    rows = Rows()
+    for sid in ("good", "bad"):
+        rows.add(sid, "user", f"hi from {sid}")
+        rows.add(sid, "assistant", f"bye from {sid}", finish_reason="stop")
+    sessions = [_session("good"), _session("bad", started_at=T0 + 9)]
+    store = MemoryStore.from_rows(name="state.db", schema=22, sessions=sessions, messages=rows.rows)
+    render = GroupBuilder._render
+
+    def failing(self: GroupBuilder, message: Any, *args: Any) -> Any:
+        if message.session_id == "bad":
+            raise RuntimeError("a bug met on this row")
+        return render(self, message, *args)
+
+    monkeypatch.setattr(GroupBuilder, "_render", failing)
+    files, findings = _convert(store)
+    _check(store, files, findings)
+    (stray,) = [f for f in findings if f.kind == "stray"]
+    assert stray.session == "bad"
+    assert "RuntimeError: a bug met on this row" in stray.message
+    member = files["bad"].header.unknown["hermes"]
+    assert member == {
+        "database": "state.db",
+        "schema_version": 22,
+        "session": "state.db:sessions/bad",
+        "kept": True,
+    }
+    assert "kept" not in files["good"].header.unknown["hermes"]
 
 
 def test_empty_store() -> None:
