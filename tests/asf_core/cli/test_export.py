@@ -151,6 +151,42 @@ def test_a_bad_file_in_a_directory_does_not_stop_the_others(
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["a.atif.json"]
 
 
+def test_a_document_is_never_written_over_what_the_export_reads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-o`` naming FILE itself (or a link to it, or a session file beside it, where its
+    sub-agents are looked for) is refused before anything is written: the session stays."""
+    path = tmp_path / "basic.jsonl"
+    shutil.copy(SESSIONS / "basic.jsonl", path)
+    sibling = tmp_path / "runs.jsonl"
+    shutil.copy(SESSIONS / "runs.jsonl", sibling)
+    (tmp_path / "link.jsonl").symlink_to(path)
+    before = {p: p.read_bytes() for p in (path, sibling)}
+    for target, says in [
+        (path, "which is being read; not written"),
+        (tmp_path / "link.jsonl", "which is being read; not written"),
+        (sibling, "read for its sub-agents; not written"),
+    ]:
+        code, out, err = _run(capsys, str(path), "--to", "html", "-o", str(target))
+        assert (code, out) == (2, "")
+        assert err.startswith(f"asf: {target}: ")
+        assert says in err
+        assert err.count("\n") == 1
+    assert {p: p.read_bytes() for p in before} == before
+    # A DIR's documents need a directory: an existing file is named as the problem.
+    (tmp_path / "taken").write_text("")
+    code, out, err = _run(capsys, str(tmp_path), "--to", "atif", "-o", str(tmp_path / "taken"))
+    assert (code, out, err) == (
+        2,
+        "",
+        f"asf: {tmp_path / 'taken'}: exists and is not a directory\n",
+    )
+    # A document file elsewhere is written as before.
+    code, _, _ = _run(capsys, str(path), "--to", "html", "-o", str(tmp_path / "basic.html"))
+    assert code == 0
+    assert (tmp_path / "basic.html").read_text().startswith("<!DOCTYPE html>")
+
+
 def test_closed_stdout_is_quiet(tmp_path: Path) -> None:
     """``asf export DIR --to markdown | head -1``: no traceback, the SIGPIPE exit code."""
     for n in range(30):
