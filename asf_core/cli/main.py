@@ -43,7 +43,8 @@ def _version() -> str:
 
 _EPILOG = """\
 start here:
-  asf list                      your sessions (~/.hermes, ~/.claude/projects), newest first
+  asf list                      your sessions, newest first (~/.hermes,
+                                ~/.claude/projects, ~/.codex)
   asf show HOME --session ID --format markdown
                                 read one as a transcript
   asf convert -o DIR            every session to ASF files, with a report.json per store

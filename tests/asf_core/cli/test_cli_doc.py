@@ -130,6 +130,26 @@ def test_documented_options_and_choices_exist(doc: str) -> None:
             assert set(values.split("|")) == set(choices), (doc, command, option)
 
 
+def test_every_format_is_named_where_the_help_and_asf_show_name_the_stores(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``asf --help`` lists the places ``asf list`` looks in, README.md's quick start among
+    them, and cli.md's ``asf show`` the stores it reads, as ``asf show --help`` does: each of
+    the three formats, Codex included."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (homes,) = re.findall(r"asf list +# your sessions \(([^)]*)\)", readme)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    start = capsys.readouterr().out.split("start here:", 1)[1].split("asf show", 1)[0]
+    for home in homes.split(", "):
+        assert home in start, home
+    show = CLI_DOC.read_text(encoding="utf-8").split("## `asf show`", 1)[1].split("\n\n")[1]
+    help_text = _parser("show").format_help()
+    for name in ("Hermes", "Claude Code", "Codex"):
+        assert name in " ".join(help_text.split()), name
+        assert name in " ".join(show.split()), name
+
+
 def test_documented_defaults() -> None:
     text = CLI_DOC.read_text(encoding="utf-8")
     assert f"default ./{_parser('convert').get_default('output')})" in text
