@@ -76,6 +76,14 @@ def _asf(path: Path) -> SessionFile:
         raise Fail(f"{path}: cannot read: {exc.strerror or exc}") from exc
 
 
+def _reads_as_asf(path: Path) -> bool:
+    try:
+        read_session(path)
+    except (OSError, FormatError):
+        return False
+    return True
+
+
 def _stdin() -> SessionFile:
     data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
     try:
@@ -133,8 +141,19 @@ def load(args: argparse.Namespace) -> Shown:
             raise Fail("stdin holds one ASF session: options picking sessions do not apply")
         return _as_asf(_stdin(), redaction, "stdin")
     path = Path(args.path)
-    if _picks(args) or path.is_dir():
+    if path.is_dir():
         return _native(args, path)
+    if _picks(args):
+        try:
+            return _native(args, path)
+        except Fail as native:
+            # No store there: an ASF file (one session, say so) is no store to pick from.
+            if native.code == ExitCode.NOTHING and _reads_as_asf(path):
+                raise Fail(
+                    f"{path}: an ASF session file holds one session: options picking "
+                    "sessions do not apply (they pick from a store)"
+                ) from None
+            raise
     try:
         return _as_asf(_asf(path), redaction, str(path))
     except FormatError as exc:

@@ -139,6 +139,30 @@ def test_stdin_refuses_every_picking_option(
         assert "options picking sessions do not apply" in err
 
 
+def test_an_asf_file_refuses_every_picking_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An ASF file named with a picking option (``asf show FILE --session ID``, as a store
+    is shown) is said to be one, as stdin is, not 'no format plugin recognises it' (exit 4);
+    a file that is neither ASF nor a store is still that."""
+    out = tmp_path / "out"
+    assert main(["convert", str(WITH_META), "-o", str(out), "--quiet"]) == ExitCode.OK
+    (written,) = out.rglob("*.jsonl")
+    for option in (["--session", "491e"], ["--limit", "1"], ["--plugin", "claude-code"]):
+        code, stdout, err = _run(capsys, "show", written, *option)
+        assert (code, stdout) == (ExitCode.USAGE, "")
+        assert err == (
+            f"asf: {written}: an ASF session file holds one session: options picking "
+            "sessions do not apply (they pick from a store)\n"
+        )
+    assert _run(capsys, "show", written)[0] == ExitCode.OK
+    other = tmp_path / "notes.txt"
+    other.write_text("hello\n")
+    code, _, err = _run(capsys, "show", other, "--session", "x")
+    assert code == ExitCode.NOTHING
+    assert "no format plugin recognises it" in err
+
+
 def test_age_boundaries() -> None:
     """A minute is ``1m``; a clock a little ahead is not the future; weeks, months and years
     are shown from two of them on (``10d`` rather than ``1w``)."""
