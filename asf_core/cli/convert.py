@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from asf_core.cli.humane import flat, plural
 from asf_core.cli.jobs import add_jobs_option
 from asf_core.cli.output import ExitCode, Fail, Troubles, err, out, out_json, worst
+from asf_core.cli.path_args import a_path
 from asf_core.cli.picking import add_selection_options, selection_from
 from asf_core.cli.progress import Progress, progress_for
 from asf_core.cli.redacting import redaction_for
@@ -212,13 +213,6 @@ def run_convert(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
     return troubles.code
 
 
-def _output(text: str) -> Path:
-    """``-o``: a path; an empty one (``-o "$UNSET"``) would mean the current directory."""
-    if not text:
-        raise argparse.ArgumentTypeError("an empty path (for the current directory, say '.')")
-    return Path(text)
-
-
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "convert",
@@ -233,12 +227,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "4 nothing found, 130 interrupted.",
     )
     p.add_argument(
-        "paths", nargs="*", type=Path, metavar="PATH", help="a store, or a directory holding some"
+        "paths", nargs="*", type=a_path, metavar="PATH", help="a store, or a directory holding some"
     )
     p.add_argument(
         "-o",
         "--output",
-        type=_output,
+        type=a_path,
         default=DEFAULT_OUT,
         metavar="DIR",
         help=f"where to write (default: ./{DEFAULT_OUT}); '-': the one picked session's "
@@ -261,7 +255,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--json", action="store_true", help="print the run's report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress and no summary")
-    p.add_argument("--report", type=Path, metavar="FILE", help="also write the run's report here")
+    p.add_argument("--report", type=a_path, metavar="FILE", help="also write the run's report here")
     add_selection_options(p)
     add_jobs_option(p, "convert")
     p.set_defaults(run=run_convert)

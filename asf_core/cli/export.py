@@ -24,6 +24,7 @@ from attrs import frozen
 from asf_core import json_chunks
 from asf_core.cli.jobs import add_jobs_option
 from asf_core.cli.output import ExitCode, Fail, err, out, worst
+from asf_core.cli.path_args import a_path, path_text
 from asf_core.cli.redacting import JoinedSessions, redacted_file, redaction_for
 from asf_core.cli.show import resolve_leaf
 from asf_core.cli.streams import JSON_ESCAPE, encodable
@@ -385,7 +386,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "an OpenTelemetry trace (OTLP/JSON), or a Markdown, HTML or plain-text transcript. "
         "Sub-agent sessions are looked for among the files beside each one.",
     )
-    export.add_argument("path", type=Path, metavar="FILE|DIR")
+    export.add_argument("path", type=a_path, metavar="FILE|DIR")
     export.add_argument(
         "--to", required=True, choices=sorted(_EXTENSIONS), help="what to export to"
     )
@@ -394,6 +395,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     export.add_argument(
         "-o",
         "--output",
+        type=path_text,
         metavar="PATH",
         help="a file (one document) or a directory; '-' or none: stdout",
     )

@@ -8,11 +8,11 @@ first user message in quotes. Lines fit the terminal; a pipe gets them whole.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from asf_core.cli.humane import age, clip, counted, flat, local, terminal_width
 from asf_core.cli.output import ExitCode, Troubles, err, out, out_json
+from asf_core.cli.path_args import a_path
 from asf_core.cli.picking import add_selection_options, selection_from
 from asf_core.errors import PluginError
 from asf_core.formats import NativeSession, Selection, StoreError, newest_first
@@ -161,7 +161,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "quoted). Nothing is converted or written.",
     )
     lst.add_argument(
-        "paths", nargs="*", type=Path, metavar="PATH", help="a store, or a directory holding some"
+        "paths", nargs="*", type=a_path, metavar="PATH", help="a store, or a directory holding some"
     )
     lst.add_argument("--format", metavar="NAME", help="use this format plugin; resolves ties")
     lst.add_argument(

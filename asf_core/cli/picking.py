@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from asf_core.cli.output import Fail
+from asf_core.cli.path_args import path_text
 from asf_core.formats import Selection
 from asf_core.selecting import parse_time
 
@@ -51,7 +52,9 @@ def add_selection_options(parser: argparse.ArgumentParser) -> None:
         help="where the session came from, e.g. cli, telegram, subagent (repeatable)",
     )
     group.add_argument("--title", metavar="TEXT", help="title contains TEXT (any case)")
-    group.add_argument("--cwd", metavar="DIR", help="ran in DIR or a directory below it")
+    group.add_argument(
+        "--cwd", type=path_text, metavar="DIR", help="ran in DIR or a directory below it"
+    )
     group.add_argument("--model", metavar="TEXT", help="model name contains TEXT (any case)")
     group.add_argument(
         "--min-rows", type=_count, metavar="N", help="holds at least N rows (messages, lines)"

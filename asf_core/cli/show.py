@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from asf_core.cli.output import ExitCode, Fail, err, out, out_json
+from asf_core.cli.path_args import path_text
 from asf_core.cli.picking import add_selection_options
 from asf_core.cli.render import WIDTH, entry_summary, item_summary, settings_summary, short
 from asf_core.codec import entry_to_json, header_to_json
@@ -160,7 +161,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "markdown: the conversation at the leaf as a transcript (messages, reasoning, tool "
         "calls with their arguments and outputs, compactions, branches and sub-agents).",
     )
-    show.add_argument("path", metavar="PATH", help="an ASF file, '-' for stdin, or a store")
+    show.add_argument(
+        "path", type=path_text, metavar="PATH", help="an ASF file, '-' for stdin, or a store"
+    )
     show.add_argument(
         "--leaf", metavar="ID", help="entry id or unique prefix (default: the resume leaf)"
     )

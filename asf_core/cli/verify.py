@@ -12,6 +12,7 @@ from pathlib import Path
 
 from asf_core.cli.jobs import add_jobs_option
 from asf_core.cli.output import ExitCode, Fail, out, out_json
+from asf_core.cli.path_args import a_path
 from asf_core.cli.render import short
 from asf_core.verify.session import check_path
 
@@ -75,7 +76,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Verify one session file or every *.jsonl file under a directory. Exit 1 "
         "when any error is found; warnings alone exit 0.",
     )
-    verify.add_argument("path", type=Path, metavar="FILE|DIR")
+    verify.add_argument("path", type=a_path, metavar="FILE|DIR")
     verify.add_argument("--json", action="store_true", help="machine-readable output")
     add_jobs_option(verify, "verify a directory's files")
     verify.set_defaults(run=run_verify, plugins=False)

@@ -673,6 +673,43 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert _run(capsys, "--help")[0] == ExitCode.OK
 
 
+@pytest.mark.parametrize(
+    ("argv", "names"),
+    [
+        (["list", ""], "PATH"),
+        (["convert", "", "-o", "out"], "PATH"),
+        (["show", ""], "PATH"),
+        (["verify", ""], "FILE|DIR"),
+        (["export", "", "--to", "atif"], "FILE|DIR"),
+        (["export", "basic.jsonl", "--to", "markdown", "-o", ""], "-o/--output"),
+        (["export", ".", "--to", "text", "-o", ""], "-o/--output"),
+        (["convert", "home", "-o", "out", "--report", ""], "--report"),
+        (["list", "home", "--cwd", ""], "--cwd"),
+    ],
+)
+def test_an_empty_path_is_a_usage_error_never_the_current_directory(
+    argv: list[str],
+    names: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``"$UNSET"`` as any path: ``Path("")`` is ``.``, so ``asf verify ""`` verified and
+    ``asf export f --to markdown -o ""`` wrote into whatever the current directory held, and
+    ``--cwd ""`` picked every session; each is refused, as ``convert -o ""`` was, and
+    nothing is read or written."""
+    shutil.copy(SESSIONS / "basic.jsonl", tmp_path / "basic.jsonl")
+    shutil.copytree(ROOT / "examples" / "hermes-home", tmp_path / "home")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    monkeypatch.chdir(tmp_path)
+    code, stdout, stderr = _run(capsys, *argv)
+    assert (code, stdout) == (ExitCode.USAGE, "")
+    assert stderr.endswith(
+        f"error: argument {names}: an empty path (for the current directory, say '.')\n"
+    )
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
 def test_version_is_the_installed_one_on_stdout(capsys: pytest.CaptureFixture[str]) -> None:
     from asf_core import DISTRIBUTION, FORMAT
 

@@ -1,0 +1,26 @@
+"""Path arguments: an empty one is a mistake, not the current directory.
+
+``asf verify "$DIR"``, ``asf export f --to html -o "$OUT"`` or ``--report "$LOG"`` with the
+variable unset or empty pass ``''``, which ``Path`` reads as ``.``: the command would verify,
+list or convert whatever the current directory holds, or write documents into it. Every path
+an ``asf`` command takes refuses it, as a usage error naming the option.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+__all__ = ["a_path", "path_text"]
+
+
+def path_text(text: str) -> str:
+    """A path as given; an empty one is refused (``'.'`` says the current directory)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path (for the current directory, say '.')")
+    return text
+
+
+def a_path(text: str) -> Path:
+    """A path argument as a :class:`Path`; an empty one is refused (see :func:`path_text`)."""
+    return Path(path_text(text))
