@@ -52,14 +52,21 @@ class Progress:
         self._width = 0
 
 
+#: The columns a store's label keeps when what follows it does not fit: its first
+#: character and an ellipsis.
+_LABEL_LEAST = 2
+
+
 def _fitted(text: str, room: int) -> str:
     """``text`` in ``room`` columns; of ``store: 3 of 40 sessions`` the store gives way
-    first, so the count stays in sight."""
+    first (down to its first character), so the count stays in sight on a narrow terminal
+    too."""
     whole = clip(text, room)
     head, sep, tail = text.rpartition(": ")
-    if whole == text or not sep or len(tail) + len(sep) >= room:
+    if whole == text or not sep:
         return whole
-    return clip(head, room - len(tail) - len(sep)) + sep + tail
+    label = clip(head, max(room - len(tail) - len(sep), _LABEL_LEAST))
+    return clip(label + sep + tail, room)
 
 
 def _room(stream: TextIO) -> int:

@@ -57,6 +57,27 @@ def test_progress_line_is_cut_and_pads_over_a_longer_one(clock: Clock) -> None:
     assert stream.getvalue().endswith("\rshort" + " " * 145)
 
 
+@pytest.mark.parametrize(
+    ("columns", "shown"),
+    [
+        (80, "codex sessions: 3 of 6 sessions (3 files written)"),
+        (40, "cod…: 3 of 6 sessions (3 files written)"),
+        (20, "c…: 3 of 6 session…"),
+        (12, "c…: 3 of 6…"),
+    ],
+)
+def test_the_store_label_gives_way_before_the_count(
+    columns: int, shown: str, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a narrow terminal the label is cut first, down to its first character, so the
+    count stays in sight; before, a line whose count alone did not fit was cut from its end,
+    the label whole and the count gone (``codex sessions: 3 …`` in 20 columns)."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    stream = io.StringIO()
+    Progress(stream).show("codex sessions: 3 of 6 sessions (3 files written)", force=True)
+    assert stream.getvalue() == "\r" + shown
+
+
 def test_a_session_without_native_ids_still_counts_one() -> None:
     """A plugin naming no native session: each session counts one. Once one is named, the
     names count, and a session naming none (a sub-agent's, written before its holder) not."""
