@@ -113,8 +113,11 @@ def _waiting(dest: Path) -> None:
 
 def _to_stdout(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
     """``-o -``: the one picked session's lines on stdout, nothing written to disk."""
-    if args.json:
-        raise Fail("-o - writes the session itself to stdout: it cannot be combined with --json")
+    for option, given in (("--json", args.json), ("--report", args.report is not None)):
+        if given:  # a run writing no report cannot honour either: said, never ignored
+            raise Fail(
+                f"-o - writes the session itself to stdout: it cannot be combined with {option}"
+            )
     from asf_core.pipeline.single import convert_one
     from asf_core.writer import session_lines
 

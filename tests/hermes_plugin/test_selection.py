@@ -192,6 +192,23 @@ def test_convert_to_stdout_and_show_from_stdin(
     assert "no session id starts with 'nope'" in err
 
 
+def test_convert_to_stdout_refuses_what_only_a_report_gives(
+    copies: dict[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``-o -`` writes no report (docs/cli.md), so ``--report FILE`` with it is refused as
+    ``--json`` is, before anything is converted; it was silently ignored (exit 0, no FILE)."""
+    copy = next(c for home, c in copies.items() if home.name == "hermes-0.19.0")
+    report = tmp_path / "report.json"
+    for option in (["--json"], ["--report", str(report)]):
+        code, out, err = _run(capsys, "convert", copy, "--session", "fx-plain", "-o", "-", *option)
+        assert (code, out) == (ExitCode.USAGE, "")
+        assert err == (
+            "asf: -o - writes the session itself to stdout: it cannot be combined with "
+            f"{option[0]}\n"
+        )
+    assert not report.exists()
+
+
 def test_convert_to_stdout_names_the_sub_agents_it_leaves_out(
     copies: dict[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
