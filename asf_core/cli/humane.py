@@ -16,7 +16,16 @@ from datetime import datetime
 
 from asf_core.safe_text import printable
 
-__all__ = ["age", "clip", "counted", "flat", "local", "plural", "terminal_width"]
+__all__ = [
+    "age",
+    "clip",
+    "columns",
+    "counted",
+    "flat",
+    "local",
+    "plural",
+    "terminal_width",
+]
 
 #: The kinds of finding that are nouns (``2 strays``); the others (``dropped``, ``info``, a
 #: plugin's own) are shown as named.
@@ -102,6 +111,17 @@ def _escaped(ch: str) -> int:
     """The columns of a character's backslash escape (``\\xe9``, ``\\u2014``, ``\\U0001f680``),
     what stdout writes for one its encoding cannot spell (:func:`asf_core.cli.streams.prepare`)."""
     return 4 if ord(ch) < 0x100 else 6 if ord(ch) < 0x10000 else 10
+
+
+def columns(text: str) -> int:
+    """The terminal columns ``text`` takes as stdout will show it: two for a wide or
+    fullwidth character (CJK, most emoji), none for a combining mark, and an escape's for a
+    character stdout's encoding cannot spell; what :func:`clip` counts, so lines are padded
+    and fitted to what the terminal shows, not to their characters."""
+    if text.isascii():
+        return len(text)
+    spelled = _spelled(getattr(sys.stdout, "encoding", None) or "utf-8")
+    return sum(_cells(ch) if spelled is None or spelled(ch) else _escaped(ch) for ch in text)
 
 
 def clip(text: str, width: int) -> str:

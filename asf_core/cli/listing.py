@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from asf_core.cli.humane import age, clip, counted, flat, local, terminal_width
+from asf_core.cli.humane import age, clip, columns, counted, flat, local, terminal_width
 from asf_core.cli.output import ExitCode, Troubles, err, out, out_json
 from asf_core.cli.path_args import a_path
 from asf_core.cli.picking import add_selection_options, selection_from
@@ -87,7 +87,7 @@ def _table(chosen: list[tuple[StoreListing, NativeSession]], several: bool) -> N
     head += ("STORE",) if several else ()
 
     def widths_of(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[int]:
-        return [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+        return [max(columns(r[i]) for r in [head, *rows]) for i in range(len(head))]
 
     widths = widths_of(head, rows)
     if width is not None and sum(widths) + 2 * len(widths) + _ROOMY > width:
@@ -102,11 +102,12 @@ def _table(chosen: list[tuple[StoreListing, NativeSession]], several: bool) -> N
             rows = [(*r[:-1], clip(r[-1], widths[-1])) for r in rows]
 
     def line(cells: tuple[str, ...], title: str) -> str:
+        # padded to the columns each cell takes, a wide character two of them
         text = "  ".join(
-            c.rjust(w) if i in right else c.ljust(w)
+            " " * (w - columns(c)) + c if i in right else c + " " * (w - columns(c))
             for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         )
-        room = None if width is None else width - len(text) - 2
+        room = None if width is None else width - columns(text) - 2
         shown = title if room is None else clip(title, room)
         full = (text + "  " + shown).rstrip() if shown else text.rstrip()
         return full if width is None else clip(full, width)

@@ -11,7 +11,7 @@ import sys
 import time
 from typing import TextIO
 
-from asf_core.cli.humane import clip
+from asf_core.cli.humane import clip, columns
 from asf_core.safe_text import printable
 
 __all__ = ["Progress", "progress_for"]
@@ -40,9 +40,10 @@ class Progress:
             return
         self._last = now
         line = _fitted(printable(text), _room(self._stream))
-        self._stream.write("\r" + line.ljust(self._width))
+        shown = columns(line)  # a wide character takes two columns to blank
+        self._stream.write("\r" + line + " " * (self._width - shown))
         self._stream.flush()
-        self._width = len(line)
+        self._width = shown
 
     def clear(self) -> None:
         if self._stream is None or not self._width:

@@ -91,3 +91,39 @@ def test_no_session_matches_only_after_a_pick(
     code, stdout, stderr = _run(capsys, "list", db, "--min-rows", "1")
     assert (code, stdout) == (ExitCode.OK, "")
     assert stderr == "asf: no session matches --min-rows 1\n"
+
+
+def _cells(line: str) -> int:
+    """The columns a terminal gives ``line``: wide and fullwidth characters take two."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+
+@pytest.mark.parametrize("columns", [None, "60", "100"])
+def test_a_wide_store_label_keeps_the_columns_in_line(
+    columns: str | None,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A profile named in Chinese (its label ``h/工作项目``, four characters in eight
+    columns) is padded to the columns it takes: every title starts in the heading's
+    TITLE column, and a line cut to ``$COLUMNS`` fits it. Cells were padded to their
+    characters, so the titles after a wide label stood four columns to the right and a cut
+    line overflowed by as many."""
+    home = copy_home(EXAMPLE, tmp_path).rename(tmp_path / "h")
+    (home / "profiles" / "work").rename(home / "profiles" / "工作项目")
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    code, stdout, _ = _run(capsys, "list", home, "-n", "3")
+    assert code == ExitCode.OK
+    head, *lines = stdout.splitlines()
+    assert any("工作" in line for line in lines)
+    title_at = _cells(head[: head.index("TITLE")])
+    for line in lines:
+        before, _ = line.rsplit("  ", 1)
+        assert _cells(before) + 2 == title_at, line
+        assert columns is None or _cells(line) <= int(columns), line

@@ -78,6 +78,19 @@ def test_the_store_label_gives_way_before_the_count(
     assert stream.getvalue() == "\r" + shown
 
 
+def test_a_shorter_line_blanks_every_column_of_a_wide_one(clock: Clock) -> None:
+    """A label in Chinese takes two columns a character: the next, shorter line is padded
+    over all the columns the last one took (and ``clear`` blanks them all), not over as many
+    as it had characters, which left its tail on screen."""
+    stream = io.StringIO()
+    shown = Progress(stream)
+    shown.show("hermes 工作项目: reading", force=True)  # 20 characters, 24 columns
+    shown.show("hermes h: reading", force=True)
+    assert stream.getvalue().endswith("\rhermes h: reading" + " " * 7)
+    shown.clear()
+    assert stream.getvalue().endswith("\r" + " " * 17 + "\r")
+
+
 def test_a_session_without_native_ids_still_counts_one() -> None:
     """A plugin naming no native session: each session counts one. Once one is named, the
     names count, and a session naming none (a sub-agent's, written before its holder) not."""
