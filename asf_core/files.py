@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Syncer",
+    "can_write",
     "open_regular",
     "read_regular",
     "remove_stale_temporaries",
@@ -90,6 +91,17 @@ def remove_stale_temporaries(folder: Path) -> int:
                 (folder / item.name).unlink()
                 removed += 1
     return removed
+
+
+def can_write(path: Path) -> None:
+    """Whether ``path`` can be written now, as :func:`write_atomic` will: its folder made and
+    a temporary file created and removed there (``OSError`` when not), so that a run told
+    where to write last finds out first."""
+    writable(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    probe = temporary_path(path)
+    os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    probe.unlink()
 
 
 def writable(path: Path) -> None:

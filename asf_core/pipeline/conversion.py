@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from asf_core.errors import OutputError, PluginError
-from asf_core.files import Syncer, writable
+from asf_core.files import Syncer, can_write
 from asf_core.flush_process import Flushing
 from asf_core.formats import (
     Finding,
@@ -369,11 +369,12 @@ def convert_paths(
 
 
 def _report_target(report: Path, inputs: Inputs) -> Path:
-    """Where ``--report`` is written: the file it names (links followed), checked."""
+    """Where ``--report`` is written: the file it names (links followed), checked, and its
+    folder tried, before any store is converted."""
     inputs.check_write(report, named=True)
     try:
         target = report.resolve()
-        writable(target)
+        can_write(target)
     except (OSError, RuntimeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise OutputError(f"{report}: {why}") from exc

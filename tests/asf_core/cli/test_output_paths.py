@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fixture_homes import EXAMPLE
 from plugin_stubs import PathStore, claim_by_suffix, only_these
+from unprivileged import run_unprivileged
 
 from asf_core import hookimpl
 from asf_core.cli.main import main
@@ -33,6 +36,8 @@ from asf_core.model import Header, Item
 from asf_core.pipeline.inputs import Inputs
 from asf_core.reader import read_session
 from asf_core.writer import SessionBuilder, write_atomic
+
+ASF = [sys.executable, "-m", "asf_core.cli.main"]
 
 
 class _Scripted:
@@ -223,6 +228,31 @@ def test_report_is_never_written_over_an_input(
     assert err.startswith(f"asf: {target}: is ")
     assert "which is being read; not written" in err
     assert store.read_bytes() == original
+
+
+def test_a_report_its_folder_cannot_take_is_refused_before_converting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--report`` is written last: a folder that cannot take it (a file in its place, or
+    one closed to the user) was found only then, after every store was converted; it is
+    tried first, and refused with one line before anything is written."""
+    (tmp_path / "taken").write_text("")
+    out = tmp_path / "out"
+    report = tmp_path / "taken" / "run.json"
+    code, err = _convert(capsys, _store(tmp_path), "-o", out, "--report", report)
+    assert (code, err) == (2, f"asf: {report}: Not a directory\n")
+    assert not out.exists()
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o555)
+    report = closed / "run.json"
+    done = run_unprivileged(
+        [*ASF, "convert", str(EXAMPLE), "-o", str(out), "--report", str(report)],
+        {**os.environ, "ASF_PLUGINS": "hermes"},
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"asf: {report}: Permission denied\n"
+    assert not out.exists()
+    assert list(closed.iterdir()) == []
 
 
 def test_report_through_a_link_goes_to_the_file_it_names(
