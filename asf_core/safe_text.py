@@ -12,10 +12,11 @@ controls are not obeyed.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import cache
 from typing import Final
 
-__all__ = ["json_safe", "printable"]
+__all__ = ["cell", "cells", "json_safe", "printable"]
 
 # The patterns are compiled when first needed, not on import (the four cost about as much
 # as loading attrs' validators): plain text, nearly all that is printed, never needs them.
@@ -89,3 +90,18 @@ def json_safe(document: str, *, terminal: bool = False) -> str:
     if document.isascii() and (not terminal or "\x7f" not in document):
         return document
     return _compiled(_JSON_TERMINAL if terminal else _SURROGATE).sub(_json_escape, document)
+
+
+def cell(ch: str) -> int:
+    """The columns a terminal gives one character: two for wide and fullwidth ones (CJK,
+    most emoji), none for combining marks and invisible format characters."""
+    if ch.isascii():
+        return 1
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def cells(text: str) -> int:
+    """The columns a terminal gives ``text`` (see :func:`cell`)."""
+    return len(text) if text.isascii() else sum(cell(ch) for ch in text)

@@ -10,11 +10,10 @@ import codecs
 import functools
 import os
 import sys
-import unicodedata
 from collections.abc import Callable
 from datetime import datetime
 
-from asf_core.safe_text import printable
+from asf_core.safe_text import cell, printable
 
 __all__ = [
     "age",
@@ -76,16 +75,6 @@ def flat(text: str) -> str:
     return printable(" ".join(text.split()))
 
 
-def _cells(ch: str) -> int:
-    """The columns a terminal gives one character: two for wide and fullwidth ones (CJK,
-    most emoji), none for combining marks and invisible format characters."""
-    if ch.isascii():
-        return 1
-    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Me", "Cf"):
-        return 0
-    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-
-
 @functools.cache
 def _spelled(encoding: str) -> Callable[[str], bool] | None:
     """Whether ``encoding`` spells a character; None for one that spells every character (a
@@ -121,7 +110,7 @@ def columns(text: str) -> int:
     if text.isascii():
         return len(text)
     spelled = _spelled(getattr(sys.stdout, "encoding", None) or "utf-8")
-    return sum(_cells(ch) if spelled is None or spelled(ch) else _escaped(ch) for ch in text)
+    return sum(cell(ch) if spelled is None or spelled(ch) else _escaped(ch) for ch in text)
 
 
 def clip(text: str, width: int) -> str:
@@ -136,7 +125,7 @@ def clip(text: str, width: int) -> str:
         return text if len(text) <= width else text[: max(width - len(dots), 0)] + dots[:width]
     used, cut = 0, None  # ``cut``: where the text stops if the ellipsis follows
     for n, ch in enumerate(text):
-        used += _cells(ch) if spelled is None or spelled(ch) else _escaped(ch)
+        used += cell(ch) if spelled is None or spelled(ch) else _escaped(ch)
         if cut is None and used > width - len(dots):
             cut = n
         if used > width:

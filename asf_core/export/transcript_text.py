@@ -16,6 +16,7 @@ from typing import Final
 
 from asf_core.export.items import Part
 from asf_core.export.transcript import Block, Transcript, link_target
+from asf_core.safe_text import cells
 
 __all__ = ["render_markdown", "render_text"]
 
@@ -159,7 +160,7 @@ def _indent(text: str) -> str:
 
 def render_text(t: Transcript) -> Iterator[str]:
     """The transcript as plain text: a labelled, indented block per turn, no markup."""
-    yield f"{t.title}\n{'=' * min(len(t.title), 78)}\n"
+    yield f"{t.title}\n{'=' * min(cells(t.title), 78)}\n"  # as wide as it shows
     for label, value in t.meta:
         yield f"{label}: {value}\n"
     for b in t.blocks():

@@ -111,6 +111,21 @@ def test_clip_counts_the_columns_a_terminal_gives(text: str, width: int, shown: 
     assert clip(text, width) == shown
 
 
+def test_a_text_transcript_underlines_its_title_as_wide_as_it_shows(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``asf show --format text`` (and ``export --to text``) underlines the title with as
+    many ``=`` as the columns it takes: ``Ünïcödé 日本 🚀`` is 12 characters in 15 columns
+    (two wide CJK characters and a wide emoji), and was underlined with 12."""
+    from asf_core.cli.main import main
+
+    argv = ["show", str(home), "--session", "fx-unicode-long", "--format", "text"]
+    assert main(argv) == 0
+    title, rule, *_ = capsys.readouterr().out.splitlines()
+    assert title == "Ünïcödé 日本 🚀"
+    assert rule == "=" * _cells(title) == "=" * 15
+
+
 def test_show_markdown_in_a_terminal(home: Path) -> None:
     argv = ["show", str(home), "--session", "fx-tools", "--format", "markdown"]
     code, screen = _in_terminal(argv)
