@@ -117,7 +117,9 @@ def _config(e: Config, width: int | None) -> str:
         bits.append("reasoning")
     if e.extra:
         bits.append("extra " + ",".join(sorted(e.extra)))
-    return clip(" ".join(bits), width)
+    # Nothing the format defines: the members it carries (a plugin's own, e.g. ``codex``), as
+    # a custom entry shows its namespace; never a blank summary.
+    return clip(" ".join(bits or sorted(e.unknown) or ["(nothing set)"]), width)
 
 
 def entry_summary(entry: Entry, width: int | None = _WIDTH) -> str:
@@ -166,8 +168,8 @@ def entry_summary(entry: Entry, width: int | None = _WIDTH) -> str:
             return clip(f"{entry.rel} {entry.session}", width)
         case Custom():
             return clip(f"{entry.ns}", width)
-        case _:
-            return ""
+        case _:  # an extension's entry type: the members it holds
+            return clip(" ".join(sorted(entry.unknown) or ["(nothing set)"]), width)
 
 
 def settings_summary(settings: Mapping[str, Any]) -> str:

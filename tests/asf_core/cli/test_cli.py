@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 import pytest
-from fixture_paths import ROOT, SHARED
+from fixture_paths import CODEX_HOME, ROOT, SHARED
 from plugin_stubs import FakeDist, installed_only
 
 from asf_core import DISTRIBUTION, hookimpl, writer
@@ -521,6 +521,27 @@ def test_show_prints_every_entry_and_marks_forks_and_leaves(
     assert resume is not None
     assert next(r for r in rows if "resume]" in r).startswith(resume[7:15])
     assert f"context at {resume[7:15]}" in stdout
+
+
+def test_show_names_what_a_config_entry_holds_never_nothing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A Codex CLI 0.77 rollout opens with a config entry holding only the plugin's own
+    ``codex`` member (its session_meta line), and an extension's entry type is known to no
+    summary: each tree line named them as nothing, a blank after the type; each names the
+    members it holds, as a custom entry names its namespace, and no line ends in blanks."""
+    (rollout,) = (CODEX_HOME / ".codex").rglob("rollout-*019b64e5*.jsonl")
+    code, stdout, _ = _run(capsys, "show", rollout)
+    assert code == ExitCode.OK
+    first = stdout.splitlines()[1]
+    assert first.split()[3:] == ["config", "codex"]
+    assert [line for line in stdout.splitlines() if line != line.rstrip()] == []
+    # An extension's entry type (``agentturn:note``) names the members it holds too.
+    code, stdout, _ = _run(capsys, "show", SESSIONS / "extensions.jsonl")
+    assert code == ExitCode.OK
+    (note,) = [line for line in stdout.splitlines() if " agentturn:note " in line]
+    assert note.split("agentturn:note", 1)[1].split() == ["legacy_id", "nested", "order", "text"]
+    assert [line for line in stdout.splitlines() if line != line.rstrip()] == []
 
 
 def test_show_json_and_leaf_prefix(capsys: pytest.CaptureFixture[str]) -> None:
