@@ -78,6 +78,7 @@ def _exit_for() -> dict[str, ExitCode]:
         picking.NO_SESSION: ExitCode.NOTHING,
         picking.AMBIGUOUS_SESSION: ExitCode.USAGE,
         single.SEVERAL: ExitCode.USAGE,
+        single.NOTHING_CONVERTED: ExitCode.NOTHING,
         conversion.OUTPUT: ExitCode.USAGE,
     }
 

@@ -32,10 +32,17 @@ from asf_core.plugins import AsfPluginManager
 from asf_core.redaction import SessionRedaction
 from asf_core.selecting import filtered
 
-__all__ = ["SEVERAL", "Single", "convert_one"]
+__all__ = ["NOTHING_CONVERTED", "SEVERAL", "Single", "convert_one"]
 
 #: Finding code: the selection picks more than one session.
 SEVERAL = "several-sessions"
+#: Finding code: the plugin converted nothing for the picked session and said why (Claude
+#: Code: an empty session file), as a whole run reports it.
+NOTHING_CONVERTED = "nothing-converted"
+
+
+class _NothingConverted(Exception):
+    """The picked session converts to nothing, for the reason the plugin gave."""
 
 
 @frozen(kw_only=True)
@@ -97,6 +104,10 @@ def convert_one(
     except PluginError as exc:
         problems.append(_problem(STORE_PLUGIN, f"{chosen.candidate.claim.path}: {exc}"))
         return None, problems
+    except _NothingConverted as exc:
+        where = f"{chosen.candidate.claim.path}: {native.id}"
+        problems.append(_problem(NOTHING_CONVERTED, f"{where}: {exc}"))
+        return None, problems
     return single, problems
 
 
@@ -135,6 +146,9 @@ def _convert(
     mine = next((s for s in sessions if native.id in s.native_ids), None)
     mine = mine or next((s for s in sessions if s.name == native.id), None)
     if mine is None:
+        why = [f.message for f in findings if f.session == native.id]
+        if not sessions and why:  # the plugin said why, as a whole run's report has it
+            raise _NothingConverted(why[0])
         if not sessions:
             raise PluginError(plugin, "convert", f"converted nothing for session {native.id!r}")
         mine = sessions[-1]

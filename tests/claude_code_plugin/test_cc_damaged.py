@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 from pathlib import Path
 from types import FrameType
 
 import pytest
-from cc_helpers import NS, context_texts, reports_in, run, sessions_in
+from cc_helpers import NS, PROJECTS, context_texts, reports_in, run, sessions_in
 from cc_rebuild import rebuild
 from cc_synth import SESSION, Lines, kitchen_sink, simple
 
@@ -112,6 +113,28 @@ def test_empty_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], alone: b
     assert code == ExitCode.OK
     assert any(f["message"] == "empty session file: nothing to convert" for f in report["findings"])
     assert sorted(report["files"]) == ([] if alone else [SESSION])
+
+
+def test_an_empty_session_picked_alone_is_nothing_to_show_not_a_plugin_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real project with an empty session file beside its sessions: a whole run reports
+    it as a warning (exit 0); picked alone (``asf show --session``, ``convert -o -``) it is
+    nothing to show, said with the plugin's own reason (exit 4). It was 'plugin
+    'claude-code' failed in convert: converted nothing for session ...', exit 3, as if the
+    plugin had broken the hook contract, and the reason was lost."""
+    project = tmp_path / "-home-marco-projects-spotter"
+    shutil.copytree(PROJECTS / project.name, project)
+    (project / "empty.jsonl").write_bytes(b"")
+    expected = f"asf: {project}: empty: empty session file: nothing to convert\n"
+    for argv in (["show", project], ["convert", project, "-o", "-"]):
+        code, out, err = run(capsys, *argv, "--session", "empty")
+        assert (code, out, err) == (ExitCode.NOTHING, "", expected)
+    code, (report,) = _convert(capsys, project, tmp_path / "o")
+    assert code == ExitCode.OK
+    assert {"message": "empty session file: nothing to convert"}.items() <= next(
+        f for f in report["findings"] if f.get("session") == "empty"
+    ).items()
 
 
 def test_subagent_without_its_session_file(
