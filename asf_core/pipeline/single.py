@@ -25,6 +25,7 @@ from asf_core.pipeline.picking import (
     NO_SESSION,
     STORE_DAMAGED,
     STORE_PLUGIN,
+    Picked,
     pick,
 )
 from asf_core.pipeline.stores import find_stores
@@ -62,6 +63,19 @@ def _problem(code: str, message: str) -> Finding:
     return Finding(kind="error", code=code, message=message)
 
 
+def _several(natives: list[tuple[Picked, NativeSession]]) -> str:
+    """Why several picked sessions cannot be shown, and what picks one: more of an id, or,
+    for one id in several stores (a copy of a home beside it), the store to read."""
+    ids = sorted(s.id for _, s in natives)
+    if len(set(ids)) == 1:
+        stores = sorted({str(p.candidate.claim.path) for p, _ in natives})
+        where = f"{len(stores)} stores ({', '.join(stores)})"
+        return f"session {ids[0]} is in {where}; name the one to read as PATH"
+    shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+    advice = "pick one with --session ID (asf list shows them)"
+    return f"{len(ids)} sessions are selected ({shown}); {advice}"
+
+
 def convert_one(
     pm: AsfPluginManager,
     paths: Sequence[Path],
@@ -83,15 +97,7 @@ def convert_one(
         return None, problems
     natives = [(p, s) for p in picked for s in p.sessions]
     if len(natives) > 1:
-        ids = sorted(s.id for _, s in natives)
-        shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-        problems.append(
-            _problem(
-                SEVERAL,
-                f"{len(ids)} sessions are selected ({shown}); pick one with --session ID "
-                "(asf list shows them)",
-            )
-        )
+        problems.append(_problem(SEVERAL, _several(natives)))
         return None, problems
     chosen, native = natives[0]
     try:

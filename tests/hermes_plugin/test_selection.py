@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import sqlite3
 import sys
 from datetime import UTC, datetime, timedelta
@@ -190,6 +191,27 @@ def test_convert_to_stdout_and_show_from_stdin(
     code, out, err = _run(capsys, "convert", copy, "--session", "nope", "-o", "-")
     assert (code, out) == (ExitCode.NOTHING, "")
     assert "no session id starts with 'nope'" in err
+
+
+def test_one_id_in_two_copies_of_a_home_asks_for_the_store_not_more_of_the_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A home and a copy of it (a backup beside it) both hold fx-plain: show and convert
+    -o - of the whole id named both sessions and said 'pick one with --session ID', which no
+    --session can do; they say the stores, and naming one of them shows its session."""
+    example = next(home for home in HOMES if home.name == "hermes-0.19.0")
+    for name in ("home", "backup"):
+        shutil.copytree(example, tmp_path / name, ignore=shutil.ignore_patterns("*.db-*"))
+    stores = f"{tmp_path / 'backup' / 'state.db'}, {tmp_path / 'home' / 'state.db'}"
+    for command in (["show"], ["convert", "-o", "-"]):
+        code, out, err = _run(capsys, *command, tmp_path, "--session", "fx-plain")
+        assert (code, out) == (ExitCode.USAGE, "")
+        assert err == (
+            f"asf: session fx-plain is in 2 stores ({stores}); name the one to read as PATH\n"
+        )
+    code, out, _ = _run(capsys, "show", tmp_path / "home", "--session", "fx-plain")
+    assert code == ExitCode.OK
+    assert "(home fx-plain)" in out.splitlines()[0]
 
 
 def test_convert_to_stdout_refuses_what_only_a_report_gives(
