@@ -184,10 +184,10 @@ class Exporter:
         if to_dir:  # a directory made here is no more open than what is exported
             make_within(Path(str(self.output)), self.source)
         if self.is_dir and to_dir and not self.args.endpoint and self.args.jobs > 1:
-            self.spread(files)
+            codes = self.spread(files)
         else:
-            for path in files:
-                self.export_file(path, to_dir)
+            codes = [self._exported(path, to_dir) for path in files]
+        self.code = _overall(codes)
         if self.args.endpoint and self.output is None:
             out(f"sent {self.sent} trace(s), {self.spans} span(s), to {self.args.endpoint}")
         return self.code
@@ -224,6 +224,7 @@ class Exporter:
             if not self.is_dir:
                 raise Fail(f"{path}: no entries, nothing to export", ExitCode.NOTHING)
             self.say(f"{path}: no entries, nothing to export")
+            self.code = worst(self.code, ExitCode.NOTHING)
             return
         self.tree = SessionTree(session)
         for job in jobs:
@@ -245,17 +246,26 @@ class Exporter:
     def _left_out(self, failure: Fail, near: Path) -> None:
         self.say(f"{failure}; left out of the documents of {near}")
 
-    def spread(self, files: list[Path]) -> None:
+    def _exported(self, path: Path, to_dir: bool) -> ExitCode:
+        """One file exported in this process; its own exit code."""
+        self.code = ExitCode.OK
+        self.export_file(path, to_dir)
+        return self.code
+
+    def spread(self, files: list[Path]) -> list[ExitCode]:
         """A directory's files exported on worker processes; what each says is said in the
-        files' order, and the first :class:`Fail` stops the run, as one process would."""
+        files' order, and the first :class:`Fail` stops the run, as one process would; each
+        file's exit code."""
         from asf_core.cli.export_workers import export_files
 
+        codes = []
         for said, code, failed in export_files(self, files):
             for line in said:
                 self.say(line)
-            self.code = worst(self.code, code)
+            codes.append(code)
             if failed is not None:
                 raise Fail(failed, code)
+        return codes
 
     def export(self, view: PathView, job: _Job, to_dir: bool) -> None:
         chunks = self.document(view, job, to_dir)
@@ -375,6 +385,14 @@ def run_export(args: argparse.Namespace) -> ExitCode:
     if args.leaf is not None and args.all_leaves:
         raise Fail("--leaf and --all-leaves exclude each other")
     return Exporter(args).run()
+
+
+def _overall(codes: list[ExitCode]) -> ExitCode:
+    """A run's exit code from its files': nothing to export (4) only when no file had
+    anything; a file without entries beside exported ones is said, not a failure."""
+    if codes and all(code == ExitCode.NOTHING for code in codes):
+        return ExitCode.NOTHING
+    return worst(*(code for code in codes if code != ExitCode.NOTHING))
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -134,6 +134,20 @@ def test_nothing_to_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     code, _, err = _run(capsys, str(empty), "--to", "atif")
     assert code == 4
     assert "no entries" in err
+    # A directory whose every file has no entries exported nothing either, on one process
+    # or several; beside a file that exports, an empty one is said and the run succeeds.
+    _header_only(tmp_path / "also-empty.jsonl")
+    for jobs in ("1", "2"):
+        out_dir = tmp_path.parent / f"out-{jobs}"
+        code, _, err = _run(capsys, str(tmp_path), "--to", "atif", "-o", str(out_dir), "-j", jobs)
+        assert (code, err.count("no entries, nothing to export")) == (4, 2)
+    assert _run(capsys, str(tmp_path), "--to", "markdown")[0] == 4
+    shutil.copy(SESSIONS / "basic.jsonl", tmp_path / "basic.jsonl")
+    for jobs in ("1", "2"):
+        out_dir = tmp_path.parent / f"out-{jobs}"
+        code, _, err = _run(capsys, str(tmp_path), "--to", "atif", "-o", str(out_dir), "-j", jobs)
+        assert (code, err.count("no entries, nothing to export")) == (0, 2)
+        assert (out_dir / "basic.atif.json").is_file()
 
 
 def test_a_bad_file_in_a_directory_does_not_stop_the_others(
