@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-__all__ = ["ExitCode", "worst"]
+__all__ = ["ExitCode", "overall", "worst"]
 
 
 class ExitCode(IntEnum):
@@ -49,3 +49,11 @@ _SEVERITY = (
 def worst(*codes: ExitCode) -> ExitCode:
     """The most severe of ``codes`` (OK when none)."""
     return max(codes, key=_SEVERITY.index, default=ExitCode.OK)
+
+
+def overall(codes: list[ExitCode]) -> ExitCode:
+    """A run's code from its files' codes: nothing to work on (4) only when no file had
+    anything; a file with nothing beside ones that had something is said, not a failure."""
+    if codes and all(code == ExitCode.NOTHING for code in codes):
+        return ExitCode.NOTHING
+    return worst(*(code for code in codes if code != ExitCode.NOTHING))

@@ -22,13 +22,14 @@ from typing import TYPE_CHECKING, Any, Final
 from attrs import frozen
 
 from asf_core import json_chunks
+from asf_core.cli.exit_codes import overall
+from asf_core.cli.export_target import check_output
 from asf_core.cli.jobs import add_jobs_option
 from asf_core.cli.output import ExitCode, Fail, err, out, worst
 from asf_core.cli.path_args import a_path, path_text
 from asf_core.cli.redacting import JoinedSessions, redacted_file, redaction_for
 from asf_core.cli.show import resolve_leaf
 from asf_core.cli.streams import JSON_ESCAPE, encodable
-from asf_core.errors import OutputError
 from asf_core.export import SessionTree, atif_document, otel_request
 from asf_core.export.otel_wire import SendError, send
 from asf_core.export.paths import PathView
@@ -38,7 +39,6 @@ from asf_core.export.transcript_html import render_html
 from asf_core.export.transcript_text import render_markdown, render_text
 from asf_core.files import write_atomic
 from asf_core.pipeline.access import file_mode, make_within
-from asf_core.pipeline.inputs import Inputs
 from asf_core.reader import FormatError, read_session
 from asf_core.safe_text import json_safe, printable
 from asf_core.session_file import SessionFile
@@ -180,33 +180,17 @@ class Exporter:
         if self.target == "html" and to_stdout and not single:
             raise Fail("several HTML pages cannot share stdout: give -o DIR")
         if not to_stdout:
-            self.check_output(Path(str(self.output)))
+            check_output(Path(str(self.output)), self.source, to_dir=to_dir)
         if to_dir:  # a directory made here is no more open than what is exported
             make_within(Path(str(self.output)), self.source)
         if self.is_dir and to_dir and not self.args.endpoint and self.args.jobs > 1:
             codes = self.spread(files)
         else:
             codes = [self._exported(path, to_dir) for path in files]
-        self.code = _overall(codes)
+        self.code = overall(codes)
         if self.args.endpoint and self.output is None:
             out(f"sent {self.sent} trace(s), {self.spans} span(s), to {self.args.endpoint}")
         return self.code
-
-    def check_output(self, where: Path) -> None:
-        """Refuse, before anything is written, a file where a directory is needed, or a
-        document file that FILE is (links followed) or that is a session file beside it."""
-        if self.to_dir:
-            if where.exists() and not where.is_dir():
-                raise Fail(f"{where}: exists and is not a directory")
-            return
-        try:
-            Inputs.of([self.source]).check_write(where)
-        except OutputError as exc:
-            raise Fail(str(exc)) from exc
-        beside = where.name.endswith(".jsonl") and where.is_file()
-        if beside and where.resolve().parent == self.source.resolve().parent:
-            why = f"is a session file beside {self.source}, read for its sub-agents"
-            raise Fail(f"{where}: {why}; not written")
 
     def export_file(self, path: Path, to_dir: bool) -> None:
         """Export one file's documents; what is wrong with it is said (``self.say``), or
@@ -385,14 +369,6 @@ def run_export(args: argparse.Namespace) -> ExitCode:
     if args.leaf is not None and args.all_leaves:
         raise Fail("--leaf and --all-leaves exclude each other")
     return Exporter(args).run()
-
-
-def _overall(codes: list[ExitCode]) -> ExitCode:
-    """A run's exit code from its files': nothing to export (4) only when no file had
-    anything; a file without entries beside exported ones is said, not a failure."""
-    if codes and all(code == ExitCode.NOTHING for code in codes):
-        return ExitCode.NOTHING
-    return worst(*(code for code in codes if code != ExitCode.NOTHING))
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
