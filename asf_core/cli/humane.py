@@ -102,6 +102,14 @@ def _escaped(ch: str) -> int:
     return 4 if ord(ch) < 0x100 else 6 if ord(ch) < 0x10000 else 10
 
 
+def _shown(spelled: Callable[[str], bool] | None) -> Callable[[str], int]:
+    """The columns stdout shows a character in: its :func:`cell`, or its escape's where the
+    encoding cannot spell it."""
+    if spelled is None:
+        return cell
+    return lambda ch: cell(ch) if spelled(ch) else _escaped(ch)
+
+
 def columns(text: str) -> int:
     """The terminal columns ``text`` takes as stdout will show it: two for a wide or
     fullwidth character (CJK, most emoji), none for a combining mark, and an escape's for a
@@ -109,8 +117,7 @@ def columns(text: str) -> int:
     and fitted to what the terminal shows, not to their characters."""
     if text.isascii():
         return len(text)
-    spelled = _spelled(getattr(sys.stdout, "encoding", None) or "utf-8")
-    return sum(cell(ch) if spelled is None or spelled(ch) else _escaped(ch) for ch in text)
+    return sum(map(_shown(_spelled(getattr(sys.stdout, "encoding", None) or "utf-8")), text))
 
 
 def clip(text: str, width: int) -> str:
@@ -123,9 +130,10 @@ def clip(text: str, width: int) -> str:
     dots = "…" if spelled is None or spelled("…") else "..."
     if text.isascii():
         return text if len(text) <= width else text[: max(width - len(dots), 0)] + dots[:width]
+    width_of = _shown(spelled)
     used, cut = 0, None  # ``cut``: where the text stops if the ellipsis follows
     for n, ch in enumerate(text):
-        used += cell(ch) if spelled is None or spelled(ch) else _escaped(ch)
+        used += width_of(ch)
         if cut is None and used > width - len(dots):
             cut = n
         if used > width:
