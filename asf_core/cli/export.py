@@ -186,7 +186,7 @@ class Exporter:
         if self.is_dir and to_dir and not self.args.endpoint and self.args.jobs > 1:
             codes = self.spread(files)
         else:
-            codes = [self._exported(path, to_dir) for path in files]
+            codes = [self.export_one(path, to_dir) for path in files]
         self.code = overall(codes)
         if self.args.endpoint and self.output is None:
             out(f"sent {self.sent} trace(s), {self.spans} span(s), to {self.args.endpoint}")
@@ -230,7 +230,7 @@ class Exporter:
     def _left_out(self, failure: Fail, near: Path) -> None:
         self.say(f"{failure}; left out of the documents of {near}")
 
-    def _exported(self, path: Path, to_dir: bool) -> ExitCode:
+    def export_one(self, path: Path, to_dir: bool) -> ExitCode:
         """One file exported in this process; its own exit code."""
         self.code = ExitCode.OK
         self.export_file(path, to_dir)

@@ -40,13 +40,13 @@ def export_chunk(files: tuple[Path, ...], args: argparse.Namespace) -> list[Done
     try:
         for path in files:
             said: list[str] = []
-            export.say, export.code = said.append, ExitCode.OK
+            export.say = said.append
             try:
-                export.export_file(path, to_dir=True)
+                code = export.export_one(path, to_dir=True)
             except Fail as exc:
                 done.append((said, exc.code, str(exc)))
                 continue
-            done.append((said, export.code, None))
+            done.append((said, code, None))
     finally:
         export.say, export.code = kept
     return done
