@@ -6,8 +6,9 @@ import os
 import select
 import subprocess
 import time
+import unicodedata
 
-__all__ = ["read_terminal"]
+__all__ = ["read_terminal", "screen_columns"]
 
 
 def read_terminal(main_fd: int, proc: subprocess.Popen[bytes], seconds: float = 60) -> bytes:
@@ -29,3 +30,9 @@ def read_terminal(main_fd: int, proc: subprocess.Popen[bytes], seconds: float = 
             break
     os.close(main_fd)
     return b"".join(chunks)
+
+
+def screen_columns(line: str) -> int:
+    """How many columns a terminal gives ``line``: wide and fullwidth characters take two
+    (the tests' own count, not the one asf lays lines out with)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from fixture_homes import EXAMPLE, copy_home
+from terminal_output import screen_columns
 
 from asf_core.cli.main import ExitCode, main
 
@@ -93,13 +94,6 @@ def test_no_session_matches_only_after_a_pick(
     assert stderr == "asf: no session matches --min-rows 1\n"
 
 
-def _cells(line: str) -> int:
-    """The columns a terminal gives ``line``: wide and fullwidth characters take two."""
-    import unicodedata
-
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
-
-
 @pytest.mark.parametrize("columns", [None, "60", "100"])
 def test_a_wide_store_label_keeps_the_columns_in_line(
     columns: str | None,
@@ -122,8 +116,8 @@ def test_a_wide_store_label_keeps_the_columns_in_line(
     assert code == ExitCode.OK
     head, *lines = stdout.splitlines()
     assert any("工作" in line for line in lines)
-    title_at = _cells(head[: head.index("TITLE")])
+    title_at = screen_columns(head[: head.index("TITLE")])
     for line in lines:
         before, _ = line.rsplit("  ", 1)
-        assert _cells(before) + 2 == title_at, line
-        assert columns is None or _cells(line) <= int(columns), line
+        assert screen_columns(before) + 2 == title_at, line
+        assert columns is None or screen_columns(line) <= int(columns), line

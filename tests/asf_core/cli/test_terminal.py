@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from fixture_paths import ROOT
-from terminal_output import read_terminal
+from terminal_output import read_terminal, screen_columns
 
 from asf_core.cli.humane import clip
 from asf_core.formats import NativeSession, Selection
@@ -61,13 +61,6 @@ def test_list_fits_a_terminal(home: Path) -> None:
     assert any(line.rstrip().endswith("…") for line in lines)  # long titles are cut
 
 
-def _cells(line: str) -> int:
-    """How many columns a terminal gives ``line``: wide and fullwidth characters take two."""
-    import unicodedata
-
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
-
-
 def test_list_fits_a_terminal_with_wide_titles(home: Path, tmp_path: Path) -> None:
     """A title in Chinese or of emoji takes two columns a character: cut to fit all the same,
     not wrapped onto the next lines."""
@@ -84,7 +77,7 @@ def test_list_fits_a_terminal_with_wide_titles(home: Path, tmp_path: Path) -> No
     (wide,) = [line for line in lines if line.startswith("fx-tools ")]
     assert "文件和说明🙂" in wide
     assert wide.endswith("…")
-    assert [line for line in lines if _cells(line) > 80] == []
+    assert [line for line in lines if screen_columns(line) > 80] == []
 
 
 @pytest.mark.parametrize(
@@ -123,7 +116,7 @@ def test_a_text_transcript_underlines_its_title_as_wide_as_it_shows(
     assert main(argv) == 0
     title, rule, *_ = capsys.readouterr().out.splitlines()
     assert title == "Ünïcödé 日本 🚀"
-    assert rule == "=" * _cells(title) == "=" * 15
+    assert rule == "=" * screen_columns(title) == "=" * 15
 
 
 def test_show_markdown_in_a_terminal(home: Path) -> None:
