@@ -137,15 +137,7 @@ def _native(store: ClaudeStore, group: Group, read: bool) -> NativeSession:
             index, found = indexed(store, files.main, files.stem)
             findings += found
     elif files.agents or group.legacy:
-        findings.append(
-            Finding(
-                kind="stray",
-                message="sub-agent transcripts whose session file is missing: each is "
-                "converted as a session of its own",
-                unit=store.relative(store.project / files.stem),
-                session=files.stem,
-            )
-        )
+        findings.append(_without_session(store, files.stem))
     # Side files only when they are links to folders.
     linked = (store.project / files.stem, store.project / files.stem / SUBAGENTS)
     findings.extend(
@@ -182,6 +174,37 @@ def _native(store: ClaudeStore, group: Group, read: bool) -> NativeSession:
         findings=findings,
         native=Native(group=group, index=index, agents=agents, read=read),
     )
+
+
+def _without_session(store: ClaudeStore, stem: str) -> Finding:
+    """Why sub-agent transcripts convert as sessions of their own: their session file is
+    missing, or (a sub-agent's file named alone) it is there but was not named."""
+    named = store.path if store.is_file else None
+    found = None if named is None else session_file_of(named, stem)
+    if named is not None and found is not None:
+        return Finding(
+            kind="warning",
+            message="a sub-agent's transcript named on its own: converted as a session of "
+            f"its own, not as a sub-agent of {found} (name that file or its project "
+            "directory to convert them together)",
+            unit=store.relative(named),
+            session=stem,
+        )
+    return Finding(
+        kind="stray",
+        message="sub-agent transcripts whose session file is missing: each is "
+        "converted as a session of its own",
+        unit=store.relative(store.project / stem),
+        session=stem,
+    )
+
+
+def session_file_of(agent: Path, stem: str) -> Path | None:
+    """The session file a sub-agent's transcript belongs to, where it is: ``<stem>.jsonl``
+    beside it (an older CLI's project-level ``agent-*.jsonl``) or beside its session's folder
+    (``<stem>/subagents/...``)."""
+    places = [agent.parent, *(d.parent for d in agent.parents if d.name == stem)]
+    return next((p / f"{stem}.jsonl" for p in places if (p / f"{stem}.jsonl").is_file()), None)
 
 
 def _agent_indexes(group: Group) -> dict[Path, FileIndex]:

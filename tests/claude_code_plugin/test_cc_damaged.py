@@ -157,6 +157,29 @@ def test_subagent_without_its_session_file(
     assert list(report["files"]) == [name]
 
 
+@pytest.mark.parametrize("layout", ["subagents", "legacy"])
+def test_a_subagent_file_named_alone_beside_its_session_file_says_so(
+    layout: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its session file is there, only not named: the report said it was missing (a stray);
+    it names the session file and what to do instead (a warning: nothing is lost)."""
+    project = tmp_path / PROJECT
+    main = simple().write(project)
+    folder = project / SESSION / "subagents" if layout == "subagents" else project
+    alone = simple(Lines(agentId="abc1234", isSidechain=True)).write(folder, "agent-abc1234")
+    code, (report,) = _convert(capsys, alone, tmp_path / "o")
+    assert code == ExitCode.OK
+    assert report["strays"] == []
+    (finding,) = report["findings"]
+    assert finding["kind"] == "warning"
+    assert finding["message"] == (
+        "a sub-agent's transcript named on its own: converted as a session of its own, not "
+        f"as a sub-agent of {main} (name that file or its project directory to convert them "
+        "together)"
+    )
+    assert "missing" not in json.dumps(report)
+
+
 def test_legacy_project_level_subagent_is_linked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
