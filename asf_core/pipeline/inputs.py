@@ -8,6 +8,7 @@ by resolved path (links followed) and by inode (hard links, bind mounts), before
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -16,6 +17,10 @@ from attrs import frozen
 from asf_core.errors import OutputError
 
 __all__ = ["Inputs"]
+
+#: What is wrong with writing a path that is (or is in) what the run reads, and what to do.
+_CHANGE = "writing there would change it; name another path"
+_READ = f"which this run reads: {_CHANGE}"
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -41,15 +46,15 @@ class Inputs:
     stores: tuple[Path, ...]
     #: The PATH arguments, resolved (a folder searched, e.g. a Hermes home).
     named: tuple[Path, ...]
-    #: ``(device, inode)`` of every store and named path that exists.
-    inodes: frozenset[tuple[int, int]]
+    #: ``(device, inode)`` of every store and named path that exists, and that path.
+    inodes: dict[tuple[int, int], Path]
 
     @classmethod
     def of(cls, stores: Iterable[Path], named: Iterable[Path] = ()) -> Inputs:
         stores = tuple(_resolved(p) for p in stores)
         named = tuple(_resolved(p) for p in named)
-        found = (_identity(p) for p in (*stores, *named))
-        return cls(stores, named, frozenset(i for i in found if i is not None))
+        found = {_identity(p): p for p in reversed((*stores, *named))}
+        return cls(stores, named, {i: p for i, p in found.items() if i is not None})
 
     def _store_holding(self, path: Path) -> Path | None:
         """The store ``path`` is, or lies inside (a folder-shaped store), if any."""
@@ -78,9 +83,11 @@ class Inputs:
         store = self._store_holding(where)
         if store is None and named and where in self.named:
             store = where
-        identity = _identity(path)
-        if store is None and identity is not None and identity in self.inodes:
-            store = where
         if store is not None:
-            what = "is" if where == store else "is inside"
-            raise OutputError(f"{path}: {what} {store}, which is being read; not written")
+            if where == store and Path(os.path.normpath(path.absolute())) == where:
+                raise OutputError(f"{path}: this run reads it: {_CHANGE}")
+            linked = where == store  # through a link (to it, or to a folder above it)
+            raise OutputError(f"{path}: is {'a link to' if linked else 'inside'} {store}, {_READ}")
+        read = self.inodes.get(_identity(path) or (-1, -1))
+        if read is not None:  # the same file under another name
+            raise OutputError(f"{path}: is a hard link to {read} (the same file), {_READ}")

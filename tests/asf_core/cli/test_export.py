@@ -175,10 +175,13 @@ def test_a_document_is_never_written_over_what_the_export_reads(
     sibling = tmp_path / "runs.jsonl"
     shutil.copy(SESSIONS / "runs.jsonl", sibling)
     (tmp_path / "link.jsonl").symlink_to(path)
+    (tmp_path / "hard").hardlink_to(path)
     before = {p: p.read_bytes() for p in (path, sibling)}
+    change = "writing there would change it; name another path"
     for target, says in [
-        (path, "which is being read; not written"),
-        (tmp_path / "link.jsonl", "which is being read; not written"),
+        (path, f"this run reads it: {change}"),
+        (tmp_path / "link.jsonl", f"is a link to {path}, which this run reads: {change}"),
+        (tmp_path / "hard", f"is a hard link to {path} (the same file), which this run reads"),
         (sibling, "read for its sub-agents; not written"),
     ]:
         code, out, err = _run(capsys, str(path), "--to", "html", "-o", str(target))
