@@ -6,6 +6,7 @@ hook machinery, and so the host can type every hook call.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -145,11 +146,12 @@ class Selection:
     until: datetime | None = field(default=None, validator=_aware)
     #: One of these sources (exactly as the plugin spells them).
     sources: tuple[str, ...] = ()
-    #: A substring of the title, compared case-insensitively.
+    #: A substring of the title, compared case-insensitively and however its accents are
+    #: encoded (composed or not: NFC and NFD spell one title).
     title: str | None = None
     #: The working directory, or a directory above it (an absolute path, else ValueError).
     cwd: str | None = field(default=None, validator=_absolute)
-    #: A substring of the model, compared case-insensitively.
+    #: A substring of the model, compared as ``title`` is.
     model: str | None = None
     #: At least this many ``rows`` (not negative, else ValueError).
     min_rows: int | None = field(default=None, validator=_count)
@@ -175,9 +177,9 @@ class Selection:
             return False
         if self.sources and session.source not in self.sources:
             return False
-        if self.title is not None and self.title.casefold() not in (session.title or "").casefold():
+        if self.title is not None and not _contains(session.title, self.title):
             return False
-        if self.model is not None and self.model.casefold() not in (session.model or "").casefold():
+        if self.model is not None and not _contains(session.model, self.model):
             return False
         if self.cwd is not None and not _under(session.cwd, self.cwd):
             return False
@@ -190,6 +192,16 @@ class Selection:
             if self.until is not None and started >= self.until:
                 return False
         return not (rows and self.min_rows is not None and (session.rows or 0) < self.min_rows)
+
+
+def _folded(text: str) -> str:
+    """``text`` for a comparison blind to case and to how accents are encoded: a title typed
+    composed (NFC, most keyboards) finds one stored decomposed (NFD, macOS file names)."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", text).casefold())
+
+
+def _contains(text: str | None, wanted: str) -> bool:
+    return _folded(wanted) in _folded(text or "")
 
 
 def _under(cwd: str | None, directory: str) -> bool:

@@ -72,6 +72,9 @@ def selection_from(args: argparse.Namespace) -> Selection:
         until = parse_time(args.until, end=True) if args.until else None
     except ValueError as exc:
         raise Fail(str(exc)) from None
+    for option, text in (("--title", args.title), ("--model", args.model)):
+        if text is not None and not text.strip():  # "$UNSET": every session, or none
+            raise Fail(f"{option} needs some text to look for, not {text!r}")
     cwd = None
     if args.cwd:
         try:

@@ -6,16 +6,19 @@ from __future__ import annotations
 import io
 import json
 import sys
+import unicodedata
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fixture_homes import EXAMPLE
 from fixture_paths import CLAUDE_HOME, SHARED
 
 from asf_core.cli.humane import age
 from asf_core.cli.main import ExitCode, main
 from asf_core.cli.render import WIDTH, clip
+from asf_core.formats import NativeSession, Selection
 
 CLAUDE = CLAUDE_HOME / ".claude"
 PROJECTS = CLAUDE / "projects"
@@ -78,6 +81,41 @@ def test_cwd_is_compared_as_a_normalised_path(capsys: pytest.CaptureFixture[str]
     assert {s["id"] for s in picked} == {
         s["id"] for s in every if s["cwd"] == cwd or s["cwd"].startswith(cwd + "/")
     }
+
+
+def test_title_and_model_match_however_accents_are_encoded(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A title typed composed (NFC) finds one stored decomposed (NFD) and the other way
+    round; before, ``--title`` compared code points and found nothing."""
+    code, stdout, _ = _run(capsys, "list", EXAMPLE, "--json", "--title", "ÜNÏCÖDÉ")
+    assert code == ExitCode.OK
+    (found,) = [s for store in json.loads(stdout)["stores"] for s in store["sessions"]]
+    title = found["title"]
+    assert unicodedata.is_normalized("NFC", title)
+    for form in ("NFC", "NFD"):
+        typed = unicodedata.normalize(form, "ünïcödé")
+        code, stdout, _ = _run(capsys, "list", EXAMPLE, "--json", "--title", typed)
+        assert [s["id"] for st in json.loads(stdout)["stores"] for s in st["sessions"]] == [
+            found["id"]
+        ]
+    stored = Selection(title=unicodedata.normalize("NFC", "Café"), model="ÉTÉ")
+    as_nfd = {"title": unicodedata.normalize("NFD", "café noir"), "model": "été-1"}
+    assert stored.matches(NativeSession(id="s", native=None, **as_nfd))
+
+
+@pytest.mark.parametrize("option", ["--title", "--model"])
+@pytest.mark.parametrize("text", ["", "  "])
+def test_an_empty_title_or_model_is_a_usage_error(
+    option: str, text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--title "$UNSET"`` picked every session (a title contains ''), even those without
+    one: ``convert`` converted them all. It is refused, as an empty path is."""
+    for command in ("list", "convert", "show"):
+        argv = [command, EXAMPLE, option, text, *(["-o", "-"] if command == "convert" else [])]
+        code, stdout, err = _run(capsys, *argv)
+        assert (code, stdout) == (ExitCode.USAGE, "")
+        assert err == f"asf: {option} needs some text to look for, not {text!r}\n"
 
 
 def test_limit_converts_the_newest_session_of_all_stores(
