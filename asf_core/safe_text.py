@@ -94,10 +94,15 @@ def json_safe(document: str, *, terminal: bool = False) -> str:
 
 def cell(ch: str) -> int:
     """The columns a terminal gives one character: two for wide and fullwidth ones (CJK,
-    most emoji), none for combining marks and invisible format characters."""
+    most emoji), none for combining marks (every nonspacing one, of whatever combining class:
+    Thai and Devanagari vowel signs too), invisible format characters, and the vowels and
+    final consonants a Hangul syllable decomposes into (NFD), which join the initial
+    consonant's two columns."""
     if ch.isascii():
         return 1
-    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Me", "Cf"):
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+        return 0
+    if "\u1160" <= ch <= "\u11ff" or "\ud7b0" <= ch <= "\ud7ff":  # Hangul jamo V and T
         return 0
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
 

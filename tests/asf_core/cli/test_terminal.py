@@ -9,6 +9,7 @@ import pty
 import shutil
 import subprocess
 import sys
+import unicodedata
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -94,6 +95,13 @@ def test_list_fits_a_terminal_with_wide_titles(home: Path, tmp_path: Path) -> No
         ("e\u0301" * 4, 4, "e\u0301" * 4),  # a combining accent takes none
         ("a\u20dd" * 4, 4, "a\u20dd" * 4),  # nor does an enclosing mark
         ("👩\u200d💻", 4, "👩\u200d💻"),  # nor the joiner between two emoji
+        # Decomposed (NFD) text takes the columns its composed form takes: a Hangul
+        # syllable's vowel and final consonant join its initial's two columns, and a
+        # nonspacing mark of combining class 0 (Thai, Devanagari, kana's voicing) takes none.
+        (unicodedata.normalize("NFD", "한국어"), 6, unicodedata.normalize("NFD", "한국어")),
+        (unicodedata.normalize("NFD", "한국어"), 5, unicodedata.normalize("NFD", "한국…")),
+        ("สวัสดี", 4, "สวัสดี"),
+        (unicodedata.normalize("NFD", "がぎぐ"), 6, unicodedata.normalize("NFD", "がぎぐ")),
         ("abc", 0, ""),
         ("文件", 0, ""),
     ],
@@ -117,6 +125,35 @@ def test_a_text_transcript_underlines_its_title_as_wide_as_it_shows(
     title, rule, *_ = capsys.readouterr().out.splitlines()
     assert title == "Ünïcödé 日本 🚀"
     assert rule == "=" * screen_columns(title) == "=" * 15
+
+
+@pytest.mark.parametrize("title", ["한국어 세션 제목", "สวัสดีครับ", "Ünïcödé がぎ"])
+def test_a_decomposed_title_is_underlined_as_wide_as_it_shows(
+    title: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A title stored decomposed (NFD) is underlined as its composed form is: a Hangul
+    title's rule counted each syllable's vowel and final consonant as a column more, a Thai
+    one its vowel signs above the line."""
+    from asf_core.cli.main import main
+    from asf_core.model import Header, Info, Item
+    from asf_core.writer import SessionBuilder, session_lines
+
+    decomposed = unicodedata.normalize("NFD", title)
+    builder = SessionBuilder(Header(id="s", created_at="2026-01-01T00:00:00Z"))
+    builder.append(Info(ts="2026-01-01T00:00:00Z", name=decomposed))
+    text = {"type": "input_text", "text": "hi"}
+    message = {"type": "message", "role": "user", "content": [text]}
+    builder.append(Item(ts="2026-01-01T00:00:01Z", item=message))
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(session_lines(builder.header, builder.entries)))
+    assert main(["show", str(path), "--format", "text"]) == 0
+    shown, rule, *_ = capsys.readouterr().out.splitlines()
+    assert shown == decomposed
+    composed = unicodedata.normalize("NFC", title)
+    assert unicodedata.normalize("NFC", shown) == composed
+    wide = sum(2 if unicodedata.east_asian_width(c) == "W" else 1 for c in composed)
+    thai_marks = sum(1 for c in composed if unicodedata.category(c) == "Mn")
+    assert rule == "=" * (wide - thai_marks)
 
 
 def test_show_markdown_in_a_terminal(home: Path) -> None:
