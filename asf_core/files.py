@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Syncer",
     "can_write",
+    "folder_trouble",
     "open_regular",
     "read_regular",
     "remove_stale_temporaries",
@@ -102,6 +103,27 @@ def can_write(path: Path) -> None:
     probe = temporary_path(path)
     os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     probe.unlink()
+
+
+def folder_trouble(folder: Path) -> str | None:
+    """Why files cannot be written under ``folder`` (made where it is missing), as far as
+    can be told without writing anything, naming the folder that stops it (``folder`` or
+    the nearest one above it that exists: the one the user can change); None when nothing
+    stops it that can be seen."""
+    at = folder
+    while not os.path.lexists(at):
+        if at.parent == at:
+            return None
+        at = at.parent
+    made = "" if at == folder else f"cannot create {folder}: "
+    if not at.is_dir():
+        return f"{made}{at} is not a directory" if made else None  # -o FILE: said elsewhere
+    if os.access(at, os.W_OK | os.X_OK):
+        return None
+    with contextlib.suppress(OSError):
+        if os.statvfs(at).f_flag & os.ST_RDONLY:
+            return f"{made}cannot write in {at}: {os.strerror(errno.EROFS)}"
+    return f"{made}cannot write in {at}: {os.strerror(errno.EACCES)}"
 
 
 def writable(path: Path) -> None:

@@ -7,18 +7,23 @@ from pathlib import Path
 
 from asf_core.cli.output import Fail
 from asf_core.errors import OutputError
+from asf_core.files import folder_trouble
 from asf_core.pipeline.inputs import Inputs
 
 __all__ = ["check_output"]
 
 
 def check_output(where: Path, source: Path, *, to_dir: bool) -> None:
-    """Refuse (:class:`Fail`) a file where a directory is needed, or a document file that
+    """Refuse (:class:`Fail`) a file where a directory is needed, a folder that cannot be
+    written (or made), or a document file that
     ``source`` is (links followed) or that is a session file beside it, read for its
     sub-agents."""
+    if to_dir and where.exists() and not where.is_dir():
+        raise Fail(f"{where}: exists and is not a directory")
+    trouble = folder_trouble(where if to_dir else where.parent)
+    if trouble is not None:  # the folder the user can change, not a document deep inside
+        raise Fail(trouble)
     if to_dir:
-        if where.exists() and not where.is_dir():
-            raise Fail(f"{where}: exists and is not a directory")
         return
     try:
         Inputs.of([source]).check_write(where)

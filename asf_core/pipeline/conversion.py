@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from asf_core.errors import OutputError, PluginError
-from asf_core.files import Syncer, can_write
+from asf_core.files import Syncer, can_write, folder_trouble
 from asf_core.flush_process import Flushing
 from asf_core.formats import (
     Finding,
@@ -296,6 +296,9 @@ def convert_paths(
     found = find_stores(pm, paths, format)
     inputs = Inputs.of([c.claim.path for c in found.stores], paths)
     inputs.check_output_dir(out_dir)
+    closed = folder_trouble(out_dir) if found.stores else None
+    if closed is not None:  # said of the folder the user can change, before any store
+        raise OutputError(closed)
     target = _report_target(report_file, inputs) if report_file is not None else None
     problems = list(found.problems)
     run = RunReport(output=str(out_dir))

@@ -23,6 +23,7 @@ from unprivileged import run_unprivileged
 from asf_core import hookimpl
 from asf_core.cli.main import main
 from asf_core.errors import OutputError
+from asf_core.files import folder_trouble
 from asf_core.formats import Claim, ConvertedSession, NativeSession
 from asf_core.layout import (
     FINGERPRINTS_NAME,
@@ -259,6 +260,52 @@ def test_a_report_its_folder_cannot_take_is_refused_before_converting(
     assert done.stderr == f"asf: {report}: Permission denied\n"
     assert not out.exists()
     assert list(closed.iterdir()) == []
+
+
+def test_an_output_folder_that_cannot_be_written_is_named_not_a_file_deep_in_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-o`` in a folder closed to the user named the first session file asf tried deep
+    inside it (``cannot write ro/hermes/<store>/default/<...>.jsonl``); it names the folder
+    the user can change, before anything is converted or exported, and makes nothing."""
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o555)
+    converted = tmp_path / "asf"
+    assert _convert(capsys, _store(tmp_path, {"id": "one", "cwd": "/p"}), "-o", converted) == (
+        0,
+        "",
+    )
+    env = {**os.environ, "ASF_PLUGINS": "hermes"}
+    deeper = closed / "new" / "deeper"
+    for argv, said in [
+        (["convert", str(EXAMPLE), "-o", str(closed)], ""),
+        (["convert", str(EXAMPLE), "-o", str(deeper)], f"cannot create {deeper}: "),
+        (["export", str(converted), "--to", "text", "-o", str(closed)], ""),
+        (
+            ["export", str(converted), "--to", "atif", "-o", str(deeper)],
+            f"cannot create {deeper}: ",
+        ),
+    ]:
+        done = run_unprivileged([*ASF, *argv], env)
+        assert (done.returncode, done.stdout) == (2, ""), done.stderr
+        assert done.stderr == f"asf: {said}cannot write in {closed}: Permission denied\n"
+        assert list(closed.iterdir()) == []
+
+
+def test_folder_trouble_names_a_read_only_file_system(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert folder_trouble(tmp_path / "a" / "b") is None
+    monkeypatch.setattr(os, "access", lambda *_: False)
+    flags = os.statvfs_result((0,) * 8 + (os.ST_RDONLY, 0, 0))
+    monkeypatch.setattr(os, "statvfs", lambda _: flags)
+    assert folder_trouble(tmp_path / "a") == (
+        f"cannot create {tmp_path / 'a'}: cannot write in {tmp_path}: Read-only file system"
+    )
+    (tmp_path / "f").write_text("")
+    assert folder_trouble(tmp_path / "f" / "x") == (
+        f"cannot create {tmp_path / 'f' / 'x'}: {tmp_path / 'f'} is not a directory"
+    )
 
 
 def test_report_through_a_link_goes_to_the_file_it_names(
