@@ -26,7 +26,7 @@ from asf_core.cli.exit_codes import overall
 from asf_core.cli.export_target import check_output
 from asf_core.cli.jobs import add_jobs_option
 from asf_core.cli.output import ExitCode, Fail, err, out, worst
-from asf_core.cli.path_args import a_path, path_text
+from asf_core.cli.path_args import path_text
 from asf_core.cli.redacting import JoinedSessions, redacted_file, redaction_for
 from asf_core.cli.show import resolve_leaf
 from asf_core.cli.streams import JSON_ESCAPE, encodable
@@ -362,6 +362,12 @@ def _encoded(chunks: Iterable[str]) -> Iterator[bytes]:
 
 def run_export(args: argparse.Namespace) -> ExitCode:
     """The ``asf export`` command."""
+    if args.path == "-":  # documents are named after FILE; its sub-agents lie beside it
+        raise Fail(
+            "export reads a FILE or DIR, not stdin ('-'): write the session to a file first "
+            "(asf convert ... -o DIR), or name a file called '-' as ./-"
+        )
+    args.path = Path(args.path)
     if args.to != "otel" and (args.content or args.endpoint):
         raise Fail("--content and --endpoint apply to --to otel only")
     if args.leaf is not None and args.path.is_dir():
@@ -380,7 +386,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "an OpenTelemetry trace (OTLP/JSON), or a Markdown, HTML or plain-text transcript. "
         "Sub-agent sessions are looked for among the files beside each one.",
     )
-    export.add_argument("path", type=a_path, metavar="FILE|DIR")
+    export.add_argument("path", type=path_text, metavar="FILE|DIR")
     export.add_argument(
         "--to", required=True, choices=sorted(_EXTENSIONS), help="what to export to"
     )

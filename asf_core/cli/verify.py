@@ -7,31 +7,57 @@ data a reader would get wrong.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections import Counter
 from pathlib import Path
 
+import attrs
+
 from asf_core.cli.jobs import add_jobs_option
 from asf_core.cli.output import ExitCode, Fail, out, out_json
-from asf_core.cli.path_args import a_path
+from asf_core.cli.path_args import path_text
 from asf_core.cli.render import short
-from asf_core.verify.session import check_path
+from asf_core.reader import FormatError, parse_session
+from asf_core.verify.session import Finding, check_path, verify_session
 
 __all__ = ["add_parser", "run_verify"]
 
 
+#: The path that means stdin, and how findings name it.
+STDIN, STDIN_NAME = "-", "stdin"
+
+
+def _stdin() -> list[Finding]:
+    """The findings of the ASF lines on stdin (no file beside them: sub-agent sessions and
+    sidecar blobs are not looked for)."""
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+    try:
+        session = parse_session(data)
+    except FormatError as exc:
+        found = [Finding(code="unreadable", message=f"not an ASF session file: {exc}")]
+    else:
+        found = verify_session(session)
+    return [attrs.evolve(f, path=STDIN_NAME) for f in found]
+
+
 def run_verify(args: argparse.Namespace) -> ExitCode:
     """The ``asf verify`` command."""
-    path: Path = args.path
-    if not path.exists():
-        raise Fail(f"{path}: no such file or directory")
-    checked = check_path(path, jobs=args.jobs)
-    files, findings = checked.files, checked.findings
+    path = Path(args.path)  # as given: "./-" names a file called "-"
+    if args.path == STDIN:
+        files, findings = 1, _stdin()
+    else:
+        if not path.exists():
+            raise Fail(f"{path}: no such file or directory")
+        checked = check_path(path, jobs=args.jobs)
+        files, findings = checked.files, checked.findings
     if not files:
         root = [f.message for f in findings if f.code == "unsearchable" and f.path == str(path)]
         if root:
             raise Fail(f"{path}: {root[0]}")
         raise Fail(f"{path}: no *.jsonl session files under it", ExitCode.NOTHING)
     severities = Counter(f.severity for f in findings)
+    is_dir = args.path != STDIN and path.is_dir()
+    name = STDIN_NAME if args.path == STDIN else str(path)
     if args.json:
         out_json(
             {
@@ -54,17 +80,17 @@ def run_verify(args: argparse.Namespace) -> ExitCode:
         )
     else:
         for f in findings:
-            where = f"{f.path or path}:{f.line}" if f.line else (f.path or str(path))
+            where = f"{f.path or name}:{f.line}" if f.line else (f.path or name)
             entry = f" (entry {short(f.entry)})" if f.entry else ""
             out(f"{where}: {f.severity}: {f.code}: {f.message}{entry}")
         verdict = "ok" if severities["error"] == 0 else "FAILED"
         counts = ", ".join(
             f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in sorted(severities.items())
         )
-        counted = [] if not path.is_dir() else [f"{files} file{'s' if files != 1 else ''}"]
+        counted = [] if not is_dir else [f"{files} file{'s' if files != 1 else ''}"]
         detail = "; ".join([*counted, *([counts] if counts else [])])
-        out(f"{path}: {verdict}" + (f" ({detail})" if detail else ""))
-    if not path.is_dir() and any(f.code == "unreadable" for f in findings):
+        out(f"{name}: {verdict}" + (f" ({detail})" if detail else ""))
+    if not is_dir and any(f.code == "unreadable" for f in findings):
         return ExitCode.USAGE
     return ExitCode.PROBLEMS if severities["error"] else ExitCode.OK
 
@@ -76,7 +102,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Verify one session file or every *.jsonl file under a directory. Exit 1 "
         "when any error is found; warnings alone exit 0.",
     )
-    verify.add_argument("path", type=a_path, metavar="FILE|DIR")
+    verify.add_argument(
+        "path", type=path_text, metavar="FILE|DIR|-", help="'-': one ASF session read from stdin"
+    )
     verify.add_argument("--json", action="store_true", help="machine-readable output")
     add_jobs_option(verify, "verify a directory's files")
     verify.set_defaults(run=run_verify, plugins=False)

@@ -700,7 +700,7 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
         (["list", ""], "PATH"),
         (["convert", "", "-o", "out"], "PATH"),
         (["show", ""], "PATH"),
-        (["verify", ""], "FILE|DIR"),
+        (["verify", ""], "FILE|DIR|-"),
         (["export", "", "--to", "atif"], "FILE|DIR"),
         (["export", "basic.jsonl", "--to", "markdown", "-o", ""], "-o/--output"),
         (["export", ".", "--to", "text", "-o", ""], "-o/--output"),
