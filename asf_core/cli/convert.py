@@ -7,7 +7,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from asf_core.cli.humane import flat, plural
 from asf_core.cli.jobs import add_jobs_option
@@ -216,6 +216,18 @@ def run_convert(args: argparse.Namespace, pm: AsfPluginManager) -> ExitCode:
     return troubles.code
 
 
+def failed(args: argparse.Namespace, message: str) -> dict[str, Any] | None:
+    """The ``--json`` document of a run refused before converting anything, and why; none
+    for ``-o -``, whose stdout is for a session's lines (and which refuses ``--json``)."""
+    if str(args.output) == STDOUT:
+        return None
+    from asf_core.pipeline.report import RunReport
+
+    run = RunReport(output=str(args.output))
+    run.errors = [message]
+    return run.to_json()
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "convert",
@@ -261,4 +273,4 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--report", type=a_path, metavar="FILE", help="also write the run's report here")
     add_selection_options(p)
     add_jobs_option(p, "convert")
-    p.set_defaults(run=run_convert)
+    p.set_defaults(run=run_convert, failed=failed)

@@ -171,4 +171,4 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="machine-readable output: every store and its sessions with all their facts",
     )
     add_selection_options(lst)
-    lst.set_defaults(run=run_list)
+    lst.set_defaults(run=run_list, failed=lambda _, message: {"stores": [], "errors": [message]})

@@ -184,11 +184,13 @@ def _run(argv: Sequence[str] | None) -> ExitCode:
     from asf_core.cli.exit_codes import ExitCode
     from asf_core.cli.output import Fail, err
 
+    parsed: argparse.Namespace | ExitCode | None = None
     try:
         parsed = _parse(argv)
         code = parsed if isinstance(parsed, ExitCode) else _dispatch(parsed)
         sys.stdout.flush()
     except Fail as exc:
+        _failed_json(parsed, str(exc))
         err(str(exc))
         code = exc.code
     except OSError as exc:
@@ -202,6 +204,18 @@ def _run(argv: Sequence[str] | None) -> ExitCode:
         _silence_stdout()
         code = ExitCode.USAGE
     return code
+
+
+def _failed_json(parsed: argparse.Namespace | ExitCode | None, message: str) -> None:
+    """With ``--json``, a command that stops on an expected error still prints one JSON
+    document, of its usual shape, empty but for ``errors`` (each command's ``failed``): a
+    program reading stdout gets the document it parses, and why it is empty."""
+    failed: Callable[[Any, str], dict[str, Any] | None] | None = getattr(parsed, "failed", None)
+    document = failed(parsed, message) if failed and getattr(parsed, "json", False) else None
+    if document is not None:
+        from asf_core.cli.output import out_json
+
+        out_json(document, plain=True)
 
 
 def _cwd_gone(exc: OSError) -> bool:

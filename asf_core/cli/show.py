@@ -110,6 +110,7 @@ def run_show(args: argparse.Namespace) -> ExitCode:
                 "leaf": leaf,
                 "context": context,
                 "problems": problems,
+                "errors": [],
             },
             plain=True,
         )
@@ -148,6 +149,20 @@ def _print_tree(session: SessionFile, path: str, width: int | None) -> None:
         )
 
 
+def failed(args: argparse.Namespace, message: str) -> dict[str, Any]:
+    """The ``--json`` document of a run that found no session to show, and why."""
+    return {
+        "header": None,
+        "entries": [],
+        "resume_leaf": None,
+        "leaves": [],
+        "leaf": None,
+        "context": None,
+        "problems": [],
+        "errors": [message],
+    }
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     show = sub.add_parser(
         "show",
@@ -182,4 +197,4 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     show.add_argument("--plugin", metavar="NAME", help="read a store with this format plugin")
     show.add_argument("--json", action="store_true", help="machine-readable output")
     add_selection_options(show)
-    show.set_defaults(run=run_show, plugins=False)
+    show.set_defaults(run=run_show, plugins=False, failed=failed)

@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -76,6 +77,7 @@ def run_verify(args: argparse.Namespace) -> ExitCode:
                     }
                     for f in findings
                 ],
+                "errors": [],
             }
         )
     else:
@@ -95,6 +97,19 @@ def run_verify(args: argparse.Namespace) -> ExitCode:
     return ExitCode.PROBLEMS if severities["error"] else ExitCode.OK
 
 
+def failed(args: argparse.Namespace, message: str) -> dict[str, Any]:
+    """The ``--json`` document of a run that stopped before verifying (a missing path, a
+    directory without session files): nothing verified, not ok, and why."""
+    return {
+        "path": args.path,
+        "files": 0,
+        "ok": False,
+        "counts": {},
+        "findings": [],
+        "errors": [message],
+    }
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     verify = sub.add_parser(
         "verify",
@@ -107,4 +122,4 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     verify.add_argument("--json", action="store_true", help="machine-readable output")
     add_jobs_option(verify, "verify a directory's files")
-    verify.set_defaults(run=run_verify, plugins=False)
+    verify.set_defaults(run=run_verify, plugins=False, failed=failed)
