@@ -34,6 +34,7 @@ __all__ = [
     "folder_trouble",
     "open_regular",
     "read_regular",
+    "remove_empty",
     "remove_stale_temporaries",
     "temporary_path",
     "writable",
@@ -94,15 +95,28 @@ def remove_stale_temporaries(folder: Path) -> int:
     return removed
 
 
-def can_write(path: Path) -> None:
+def can_write(path: Path) -> list[Path]:
     """Whether ``path`` can be written now, as :func:`write_atomic` will: its folder made and
     a temporary file created and removed there (``OSError`` when not), so that a run told
-    where to write last finds out first."""
+    where to write last finds out first. Returns the folders it made, outermost first."""
     writable(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    probe = temporary_path(path)
-    os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    probe.unlink()
+    missing = [p for p in path.parents if not p.exists()][::-1]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        probe = temporary_path(path)
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        probe.unlink()
+    except OSError:
+        remove_empty(missing)
+        raise
+    return missing
+
+
+def remove_empty(folders: Iterable[Path]) -> None:
+    """Remove ``folders`` (outermost first) that are still empty, innermost first."""
+    for folder in reversed(list(folders)):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def folder_trouble(folder: Path) -> str | None:

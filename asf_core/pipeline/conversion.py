@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from asf_core.errors import OutputError, PluginError
-from asf_core.files import Syncer, can_write, folder_trouble
+from asf_core.files import Syncer, can_write, folder_trouble, remove_empty
 from asf_core.flush_process import Flushing
 from asf_core.formats import (
     Finding,
@@ -299,33 +299,26 @@ def convert_paths(
     closed = folder_trouble(out_dir) if found.stores else None
     if closed is not None:  # said of the folder the user can change, before any store
         raise OutputError(closed)
-    target = _report_target(report_file, inputs) if report_file is not None else None
+    target, made = _report_target(report_file, inputs) if report_file is not None else (None, [])
     problems = list(found.problems)
     run = RunReport(output=str(out_dir))
     stores: list[tuple[Candidate, Selection, int | None]] = [
         (c, Selection(), None) for c in found.stores
     ]
-    if selection is not None and not selection.everything():
-        from asf_core.pipeline.picking import AMBIGUOUS_SESSION, NO_SESSION, pick
-
-        picked, trouble = pick(pm, found.stores, selection, unique=True)
-        problems += trouble
-        if any(p.code in (NO_SESSION, AMBIGUOUS_SESSION) for p in trouble):
-            picked = []  # a --session that names nothing (or too much): convert nothing
-        stores = [(p.candidate, p.selection, len(p.sessions)) for p in picked]
-    elif count:  # for progress only; a store that could not be listed says so later
-        # (a redacted conversion is not planned, and a pruning one does not trust the stamp)
-        from asf_core.pipeline.picking import pick
-
-        listed = [c for c in found.stores if redaction or prune or not _as_left(pm, c, out_dir)]
-        totals: dict[int, int | None] = {id(c): 0 for c in listed}
-        picked, _ = pick(pm, listed, Selection(), unique=True, counting=True)
-        totals.update((id(p.candidate), len(p.sessions)) for p in picked)
-        stores = [(c, Selection(), totals.get(id(c))) for c in found.stores]
     workers = UnitWorkers(processes)
     # The run's flushing process, when this process converts (see Flushing).
     flushing = Flushing(child=processes <= 1)
-    try:
+    try:  # from here an interrupt still writes --report: the picking may take a while
+        if selection is not None and not selection.everything():
+            from asf_core.pipeline.picking import AMBIGUOUS_SESSION, NO_SESSION, pick
+
+            picked, trouble = pick(pm, found.stores, selection, unique=True)
+            problems += trouble
+            if any(p.code in (NO_SESSION, AMBIGUOUS_SESSION) for p in trouble):
+                picked = []  # a --session that names nothing (or too much): convert nothing
+            stores = [(p.candidate, p.selection, len(p.sessions)) for p in picked]
+        elif count:  # for progress only; a store that could not be listed says so later
+            stores = _counted(pm, found.stores, out_dir, redaction is not None or prune)
         for candidate, wanted, total in stores:
             if on_store is not None:
                 on_store(candidate, total)
@@ -368,17 +361,33 @@ def convert_paths(
         except OSError as exc:
             why = f"cannot write {report_file}: {exc.strerror or exc}"
             problems.append(Finding(kind="error", code=OUTPUT, message=why))
+            remove_empty(made)  # made to hold it: not left behind empty
     return run, problems
 
 
-def _report_target(report: Path, inputs: Inputs) -> Path:
+def _counted(
+    pm: AsfPluginManager, stores: Sequence[Candidate], out_dir: Path, whole: bool
+) -> list[tuple[Candidate, Selection, int | None]]:
+    """Each store with its number of sessions, for progress (``whole``: every store is
+    listed; else one the last run left as it is now is not: a redacted conversion is not
+    planned, and a pruning one does not trust the stamp)."""
+    from asf_core.pipeline.picking import pick
+
+    listed = [c for c in stores if whole or not _as_left(pm, c, out_dir)]
+    totals: dict[int, int | None] = {id(c): 0 for c in listed}
+    picked, _ = pick(pm, listed, Selection(), unique=True, counting=True)
+    totals.update((id(p.candidate), len(p.sessions)) for p in picked)
+    return [(c, Selection(), totals.get(id(c))) for c in stores]
+
+
+def _report_target(report: Path, inputs: Inputs) -> tuple[Path, list[Path]]:
     """Where ``--report`` is written: the file it names (links followed), checked, and its
-    folder tried, before any store is converted."""
+    folder tried, before any store is converted; and the folders made for it."""
     inputs.check_write(report, named=True)
     try:
         target = report.resolve()
-        can_write(target)
+        made = can_write(target)
     except (OSError, RuntimeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise OutputError(f"{report}: {why}") from exc
-    return target
+    return target, made

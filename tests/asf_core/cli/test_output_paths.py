@@ -8,6 +8,7 @@ line before converting anything, or spells the name safely and goes on.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -306,6 +307,70 @@ def test_folder_trouble_names_a_read_only_file_system(
     assert folder_trouble(tmp_path / "f" / "x") == (
         f"cannot create {tmp_path / 'f' / 'x'}: {tmp_path / 'f'} is not a directory"
     )
+
+
+def test_a_run_that_fails_early_still_reports_why_in_its_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A PATH that does not exist or that no plugin recognises: the report is written (its
+    folder is not left empty), saying why nothing was converted, as ``--json`` prints it;
+    an earlier run's report in its place would say that run's story."""
+    report = tmp_path / "reports" / "run.json"
+    (tmp_path / "plain").mkdir()
+    for path, why, expected in [
+        (tmp_path / "missing", "no such file or directory", 2),
+        (tmp_path / "plain", "no format plugin recognises it", 4),
+    ]:
+        code, err = _convert(capsys, path, "-o", tmp_path / "out", "--report", report)
+        assert (code, err) == (expected, f"asf: {path}: {why}\n")
+        written = json.loads(report.read_text())
+        assert (written["stores"], written["errors"]) == ([], [f"{path}: {why}"])
+        assert not (tmp_path / "out").exists()
+
+
+def test_an_interrupt_while_picking_still_writes_the_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Picking sessions (listing every store) came before the part of the run an interrupt
+    ends cleanly: Ctrl-C then left --report's folder, made to try it, empty, and no report
+    though cli.md promises one for an interrupted run."""
+    from asf_core.pipeline import picking
+
+    def interrupted(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(picking, "pick", interrupted)
+    report = tmp_path / "reports" / "run.json"
+    code = main(
+        [
+            "convert",
+            str(_store(tmp_path)),
+            "--session",
+            "s0",
+            "-o",
+            str(tmp_path / "o"),
+            "--report",
+            str(report),
+        ]
+    )
+    assert (code, capsys.readouterr().err) == (130, "asf: interrupted\n")
+    assert json.loads(report.read_text())["interrupted"] is True
+
+
+def test_a_report_that_cannot_be_written_leaves_no_folder_made_for_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from asf_core.pipeline import conversion
+
+    def full(*_: object, **__: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(conversion, "write_report", full)
+    report = tmp_path / "new" / "reports" / "run.json"
+    code, err = _convert(capsys, tmp_path / "missing", "-o", tmp_path / "o", "--report", report)
+    assert code == 2
+    assert err.endswith(f"asf: cannot write {report}: No space left on device\n")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_report_through_a_link_goes_to_the_file_it_names(
