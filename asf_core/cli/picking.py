@@ -72,7 +72,8 @@ def selection_from(args: argparse.Namespace) -> Selection:
         until = parse_time(args.until, end=True) if args.until else None
     except ValueError as exc:
         raise Fail(str(exc)) from None
-    for option, text in (("--title", args.title), ("--model", args.model)):
+    texts = [("--title", args.title), ("--model", args.model)]
+    for option, text in [*texts, *(("--session", s) for s in args.session)]:
         if text is not None and not text.strip():  # "$UNSET": every session, or none
             raise Fail(f"{option} needs some text to look for, not {text!r}")
     cwd = None
@@ -82,7 +83,7 @@ def selection_from(args: argparse.Namespace) -> Selection:
         except RuntimeError:  # "~" with no home directory to stand for
             raise Fail(f"--cwd {args.cwd}: no home directory for ~ ($HOME is unset)") from None
     return Selection(
-        ids=tuple(s.strip() for s in args.session if s.strip()),
+        ids=tuple(s.strip() for s in args.session),
         since=since,
         until=until,
         sources=tuple(args.source),

@@ -66,9 +66,10 @@ def test_until_a_date_includes_that_whole_day(capsys: pytest.CaptureFixture[str]
 def test_a_session_id_is_read_without_surrounding_blanks(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """An id pasted with a space around it still names its session; a blank one names none."""
+    """An id pasted with a space around it still names its session (a blank one is refused:
+    see below)."""
     wanted = _listed(capsys)[-1]["id"]
-    picked = _listed(capsys, "--session", f" {wanted} ", "--session", " ")
+    picked = _listed(capsys, "--session", f" {wanted} ")
     assert [s["id"] for s in picked] == [wanted]
 
 
@@ -104,13 +105,14 @@ def test_title_and_model_match_however_accents_are_encoded(
     assert stored.matches(NativeSession(id="s", native=None, **as_nfd))
 
 
-@pytest.mark.parametrize("option", ["--title", "--model"])
+@pytest.mark.parametrize("option", ["--title", "--model", "--session"])
 @pytest.mark.parametrize("text", ["", "  "])
-def test_an_empty_title_or_model_is_a_usage_error(
+def test_an_empty_title_model_or_session_is_a_usage_error(
     option: str, text: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``--title "$UNSET"`` picked every session (a title contains ''), even those without
-    one: ``convert`` converted them all. It is refused, as an empty path is."""
+    one: ``convert`` converted them all; ``--session "$UNSET"`` was dropped as blank, so it
+    picked every session too. Each is refused, as an empty path is."""
     for command in ("list", "convert", "show"):
         argv = [command, EXAMPLE, option, text, *(["-o", "-"] if command == "convert" else [])]
         code, stdout, err = _run(capsys, *argv)
