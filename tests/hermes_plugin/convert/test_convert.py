@@ -25,7 +25,7 @@ from hermes_reader_messages import as_messages
 
 from asf_core.context import context_at
 from asf_core.formats import ConvertedSession, Finding
-from asf_core.model import Custom
+from asf_core.model import Compaction, Custom
 from asf_core.reader import SessionFile, read_session
 from asf_core.verify.session import verify_path
 from asf_core.writer import write_session
@@ -280,6 +280,20 @@ def test_a_continuation_folds_at_the_first_row_hermes_reads(
     ]
     assert f"state.db:messages/{fold}" in folds
     assert "state.db:messages/34" not in folds
+
+
+def test_a_continuation_opening_with_a_system_row_folds_at_it(tmp_path: Path) -> None:
+    """A system row (a gateway's note) is context Hermes' reader returns: a continuation whose
+    first row is one is summarised from it."""
+    converted = _edited_release(tmp_path, ("UPDATE messages SET role = 'system' WHERE id = 34", ()))
+    (summary,) = [
+        entry.summary
+        for session in converted.files.values()
+        for entry in session.entries
+        if isinstance(entry, Compaction) and entry.unknown["hermes"]["row"].endswith("/34")
+    ]
+    assert summary is not None
+    assert (summary["type"], summary["role"]) == ("message", "system")
 
 
 def test_rows_kept_aside_are_counted_by_their_reason(converted: Converted) -> None:
