@@ -75,6 +75,11 @@ _CACHED: JSON = {"type": "input_text", "text": "a", "cache_control": {"type": "e
 _CITED: JSON = {"type": "output_text", "text": "a", "annotations": [{"type": "url_citation"}]}
 _REASONING: list[JSON] = [{"type": "reasoning", "id": "rs_1", "summary": []}]
 _ENCRYPTED: list[JSON] = [{**_REASONING[0], "content": [{"type": "reasoning_text", "text": "t"}]}]
+_USER_ITEM: JSON = {
+    "type": "message",
+    "role": "user",
+    "content": [{"type": "input_text", "text": "Hi"}],
+}
 _CODEX_MESSAGE: list[JSON] = [
     {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi"}]}
 ]
@@ -131,6 +136,12 @@ _CARRIED: list[tuple[dict[str, Any], list[str]]] = [
     (
         {"role": "assistant", "content": "Hi", "codex_message_items": _dumps(_CODEX_MESSAGE)},
         ["codex_message_items"],
+    ),
+    # Hermes' reader ignores the reasoning columns of other roles: never carried, even when
+    # one holds the row's own item.
+    (
+        {"role": "user", "content": "Hi", "codex_reasoning_items": _dumps([_USER_ITEM])},
+        ["content"],
     ),
     (
         {
