@@ -237,6 +237,10 @@ def test_hidden_rows_and_verbatim_items_of_other_types() -> None:
     rendered = _render(role="assistant", content="", codex_message_items=_dumps(search))
     assert _member(rendered, 0)["part"] == "item"
     assert _principal(rendered)["carried"] == ["codex_message_items"]
+    # A damaged item whose type is no text (an array here) is an "item" too.
+    odd = [{"type": ["message"], "content": "Hi"}]
+    rendered = _render(role="assistant", content="", codex_message_items=_dumps(odd))
+    assert _member(rendered, 0)["part"] == "item"
 
 
 def test_a_summary_row_opens_a_compaction_with_its_first_item_only() -> None:
