@@ -131,6 +131,7 @@ _KEPT = [
     {"type": "image_url", "image_url": {"url": "https://x/a.png"}, "cache_control": {}},
     {"type": "image_url", "image_url": {"url": "https://x/a.png", "format": "png"}},
     {"type": "image_url", "image_url": {"detail": "low"}},
+    {"type": "image_url", "image_url": {"url": 7}},  # an input_image's url is text
     {"type": "image_url", "image_url": None},
     {"type": "input_audio", "input_audio": {"data": "UklG", "format": "wav"}},
     {"type": "input_text", "text": "already Responses", "cache_control": {"type": "ephemeral"}},
