@@ -132,6 +132,8 @@ _KEPT = [
     {"type": "image_url", "image_url": {"url": "https://x/a.png", "format": "png"}},
     {"type": "image_url", "image_url": {"detail": "low"}},
     {"type": "image_url", "image_url": {"url": 7}},  # an input_image's url is text
+    # Already a Responses part, with a member the renamed part has no room for.
+    {"type": "input_image", "image_url": "https://x/a.png", "file_id": "file-1"},
     {"type": "image_url", "image_url": None},
     {"type": "input_audio", "input_audio": {"data": "UklG", "format": "wav"}},
     {"type": "input_text", "text": "already Responses", "cache_control": {"type": "ephemeral"}},
