@@ -113,6 +113,11 @@ _CARRIED: list[tuple[dict[str, Any], list[str]]] = [
         ["reasoning_details"],
     ),
     ({"role": "assistant", "content": "", "reasoning_details": '[{"type":"x"}]'}, []),
+    # Hermes writes empty details as NULL: an empty array is no reasoning, kept as stored.
+    (
+        {"role": "assistant", "content": "", "reasoning": "why", "reasoning_details": "[]"},
+        ["reasoning"],
+    ),
     (
         {"role": "assistant", "content": "", "reasoning": RawText(b"why \xff")},
         [],
