@@ -1,6 +1,7 @@
 """Assistant rows of shapes the fixtures lack, written by Hermes' own ``SessionDB``: empty
 ``reasoning`` beside ``reasoning_content``, a call id used again in a later turn, an
-``api_content`` that is not the cleaned text, a reply cut at its length limit. The context the
+``api_content`` that is not the cleaned text and an empty one, a reply cut at its length
+limit. The context the
 converted file rebuilds is what the rule makes of Hermes' reader output, and each shape is
 checked as ``docs/formats/hermes.md`` (sections 3.2 to 3.4) states it."""
 
@@ -43,6 +44,9 @@ def _write(db_path: Path) -> list[dict[str, Any]]:
         # Hermes mints call ids from name and arguments: a later turn may reuse one.
         db.append_message("s", "assistant", "", tool_calls=[_CALL], finish_reason="tool_calls")
         db.append_message("s", "tool", "b.txt", tool_call_id="call_1")
+        # An empty api_content is none (Hermes' reader leaves it out): the text is the content.
+        db.append_message("s", "user", "and now?", api_content="")
+        db.append_message("s", "assistant", "Nothing.", api_content="", finish_reason="stop")
         db.append_message(
             "s", "assistant", "a.txt, b.txt", api_content="  a.txt, b.txt\n", finish_reason="length"
         )
@@ -79,6 +83,9 @@ def test_assistant_rows_read_as_hermes_reads_them(tmp_path: Path) -> None:
     calls = [i["call_id"] for i in context.items if i["type"] == "function_call"]
     assert calls == ["call_1", "hermes_4_0"]  # unique in the file, the stored id kept aside
     reasoning, message = context.items[1], context.items[-1]
+    asked, told = context.items[-3:-1]
+    assert asked["content"] == [{"type": "input_text", "text": "and now?"}]
+    assert told["content"] == [{"type": "output_text", "text": "Nothing.", "annotations": []}]
     # Empty reasoning text is no summary; the empty-text check is on reasoning, not content.
     assert reasoning == {
         "type": "reasoning",
