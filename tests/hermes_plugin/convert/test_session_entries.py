@@ -159,6 +159,15 @@ def test_an_auxiliary_tasks_usage_row_counts_its_calls() -> None:
     assert "encoded" not in member
 
 
+def test_a_token_cell_that_is_no_integer_counts_no_tokens() -> None:
+    """A counter Hermes declares INTEGER NOT NULL but holding text (a foreign writer's) counts
+    none; the cell stays in ``columns`` as stored, the row converts."""
+    entry = usage_entry(_session(), columns_of({**_USAGE, "input_tokens": "n/a"}), TS)
+    usage = entry.data["usage"]
+    assert (usage["input_tokens"], usage["output_tokens"], usage["total_tokens"]) == (0, 300, 300)
+    assert entry.unknown["hermes"]["columns"]["input_tokens"] == "n/a"
+
+
 @pytest.mark.parametrize(
     "row",
     [{**_USAGE, "task": ""}, {k: v for k, v in _USAGE.items() if k != "task"}],
