@@ -36,8 +36,8 @@ class OpenCall(NamedTuple):
 class CallBook:
     """The calls of one file: ids used anywhere in it, and the calls open on the current path.
 
-    ``keep_native`` never invents an id for a repeat (the rule applied to one conversation
-    alone, where the test compares native ids).
+    ``keep_native`` never invents an id: every call keeps its native id, repeated or empty
+    (the rule applied to one conversation alone, where the test compares native ids).
     """
 
     keep_native: bool = False
@@ -50,7 +50,7 @@ class CallBook:
     def add(self, call: ToolCall, invent: Callable[[], str], uid: str | None = None) -> str:
         """Register a call in context and return its ASF ``call_id``."""
         native = call.pairing_id()
-        if native and (self.keep_native or native not in self.used):
+        if self.keep_native or (native and native not in self.used):
             call_id = native
         else:
             call_id = invent()

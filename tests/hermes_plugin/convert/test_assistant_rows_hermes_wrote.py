@@ -12,7 +12,7 @@ from typing import Any
 
 from hermes_reader_messages import as_messages
 
-from asf_core.context import context_at
+from asf_core.context import Context, context_at
 from asf_core.formats import ConvertedSession
 from asf_core.model import Item, Response
 from asf_core.reader import read_session
@@ -56,8 +56,9 @@ def _write(db_path: Path) -> list[dict[str, Any]]:
     return reader
 
 
-def test_assistant_rows_read_as_hermes_reads_them(tmp_path: Path) -> None:
-    reader = _write(tmp_path / "state.db")
+def _context(tmp_path: Path) -> tuple[list[dict[str, Any]], Context, Response]:
+    """The converted session's context at its last row's response: its items, each invented
+    call id named by the stored id its entry keeps, the context, and the response."""
     handle = HermesHandle(tmp_path / "state.db")
     try:
         (converted,) = [c for c in convert_store(handle.store) if isinstance(c, ConvertedSession)]
@@ -78,6 +79,12 @@ def test_assistant_rows_read_as_hermes_reads_them(tmp_path: Path) -> None:
         {**i, "call_id": native[i["call_id"]]} if i.get("call_id") in native else i
         for i in context.items
     ]
+    return items, context, leaf
+
+
+def test_assistant_rows_read_as_hermes_reads_them(tmp_path: Path) -> None:
+    reader = _write(tmp_path / "state.db")
+    items, context, leaf = _context(tmp_path)
     # The rule applied to Hermes' reader output keeps each native id, repeated or not.
     assert items == conversation_items(as_messages(reader))
     calls = [i["call_id"] for i in context.items if i["type"] == "function_call"]
@@ -97,3 +104,24 @@ def test_assistant_rows_read_as_hermes_reads_them(tmp_path: Path) -> None:
         {"type": "output_text", "text": "  a.txt, b.txt\n", "annotations": []}
     ]
     assert (leaf.status, leaf.incomplete) == ("incomplete", {"reason": "max_output_tokens"})
+
+
+def test_calls_without_an_id_read_as_hermes_reads_them(tmp_path: Path) -> None:
+    """Calls a provider sent without ids (Hermes stores them as given): each gets an id of
+    its own in the file, and the rule applied to Hermes' reader output names each by its
+    native id, the empty one, as the converted file's entries do."""
+    import hermes_state
+
+    call = {"type": "function", "function": {"name": "terminal", "arguments": "{}"}}
+    db = hermes_state.SessionDB(db_path=tmp_path / "state.db")
+    try:
+        db.create_session("s", "cli", model="m-1")
+        db.append_message("s", "user", "run it twice")
+        db.append_message("s", "assistant", "", tool_calls=[call, call], finish_reason="stop")
+        reader: list[dict[str, Any]] = db.get_messages_as_conversation("s")
+    finally:
+        db.close()
+    items, context, _ = _context(tmp_path)
+    assert [i["call_id"] for i in context.items[1:]] == ["hermes_2_0", "hermes_2_1"]
+    assert items == conversation_items(as_messages(reader))
+    assert [i["call_id"] for i in items[1:]] == ["", ""]
