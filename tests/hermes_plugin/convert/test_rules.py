@@ -413,3 +413,17 @@ def test_item_id_from_the_bridge_of_the_native_id() -> None:
     item = call_item(call, call.pairing_id())
     assert (item["call_id"], item["id"]) == ("call_A", "fc_A")
     assert "id" not in call_item(_call(id="call_C"), "call_C")
+
+
+def test_arguments_are_the_stored_text_even_empty() -> None:
+    """A call's arguments are the text stored, an empty one too (a no-argument call some
+    providers send); only a call with no arguments member at all (or null) has ``{}``."""
+
+    def arguments(function: dict[str, Any]) -> str:
+        call = ToolCall.from_json({"id": "call_1", "type": "function", "function": function})
+        return str(call_item(call, "call_1")["arguments"])
+
+    assert arguments({"name": "f", "arguments": ""}) == ""
+    assert arguments({"name": "f", "arguments": '{"a": 1}'}) == '{"a": 1}'
+    assert arguments({"name": "f"}) == "{}"
+    assert arguments({"name": "f", "arguments": None}) == "{}"
