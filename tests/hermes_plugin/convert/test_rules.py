@@ -128,6 +128,7 @@ def test_content_shapes() -> None:
 _KEPT = [
     {"type": "text", "text": "cached", "cache_control": {"type": "ephemeral"}},
     {"type": "text", "text": None},
+    {"type": "text"},  # no text at all
     {"type": "image_url", "image_url": {"url": "https://x/a.png"}, "cache_control": {}},
     {"type": "image_url", "image_url": {"url": "https://x/a.png", "format": "png"}},
     {"type": "image_url", "image_url": {"detail": "low"}},
@@ -151,6 +152,7 @@ def test_a_part_of_no_exactly_known_shape_is_kept_as_written(part: dict[str, Any
     [
         {"type": "text", "text": "cached", "cache_control": {"type": "ephemeral"}},
         {"type": "text", "text": ["not", "text"]},
+        {"type": "text"},
         {"type": "refusal", "refusal": "no"},
     ],
 )
