@@ -104,6 +104,8 @@ _CARRIED: list[tuple[dict[str, Any], list[str]]] = [
         ["content", "tool_calls"],
     ),
     ({"role": "assistant", "content": "", "tool_calls": json.dumps([CALL], indent=1)}, []),
+    # No call (Hermes writes NULL for none; "[]" is a foreign writer's): no entry holds it.
+    ({"role": "assistant", "content": "ok", "tool_calls": "[]"}, ["content"]),
     (
         {"role": "assistant", "content": "ok", "reasoning": "why", "reasoning_content": ""},
         ["content", "reasoning", "reasoning_content"],
