@@ -15,9 +15,8 @@ __all__ = ["check_output"]
 
 def check_output(where: Path, source: Path, *, to_dir: bool) -> None:
     """Refuse (:class:`Fail`) a file where a directory is needed, a folder that cannot be
-    written (or made), or a document file that
-    ``source`` is (links followed) or that is a session file beside it, read for its
-    sub-agents."""
+    written (or made), or a document file that ``source`` is (links followed) or that is a
+    session file beside it, read for its sub-agents."""
     if to_dir and where.exists() and not where.is_dir():
         raise Fail(f"{where}: exists and is not a directory")
     trouble = folder_trouble(where if to_dir else where.parent)
