@@ -16,7 +16,7 @@ from typing import Any
 import hermes_columns
 import pytest
 from hermes_columns import columns_of, to_json
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from hermes_plugin.schema import CONTENT_PREFIX, EPOCH_MAX
@@ -185,6 +185,8 @@ calls = st.fixed_dictionaries(
 
 
 @given(st.lists(calls | json_scalars, max_size=5))
+# The same id twice (as call_id and id, and both halves of a bridge id): named once.
+@example([{"id": "a", "call_id": "a", "response_item_id": "a|a"}])
 def test_tool_calls_array(entries: list[JsonValue]) -> None:
     decoded = decode_tool_calls(json.dumps(entries))
     assert decoded.error is None
