@@ -59,3 +59,16 @@ def test_a_pipe_named_state_db_is_never_opened(tmp_path: Path) -> None:
     assert _returns_soon(lambda: sniff.wal_format(pipe)) is False
     assert _returns_soon(lambda: sniff.is_sqlite(pipe)) is False
     assert _returns_soon(lambda: sniff.problem(pipe)) == "not a regular file"
+
+
+def test_a_database_whose_path_has_uri_characters_is_read_where_it_is(tmp_path: Path) -> None:
+    """``?``, ``#`` and ``%`` in a folder's name are the path's own, not a URI's query,
+    fragment or escape: the schema is read from the file there (and from no other)."""
+    import hermes_state
+
+    folder = tmp_path / "a?mode=memory#b%41"
+    folder.mkdir()
+    db = folder / "state.db"
+    hermes_state.SessionDB(db_path=db).close()
+    assert sniff.hermes_schema(db) is True
+    assert sorted(p.name for p in tmp_path.iterdir()) == [folder.name]
