@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("slow") is not None:
             item.add_marker(skip)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """SIGINT delivered to the processes the tests start, however the suite was started. A
+    shell ignores it for what it starts with ``&`` (no job control), children inherit that,
+    and asf rightly keeps a signal it was started ignoring (``asf_core.cli.signals``): the
+    tests that interrupt a run would see every SIGINT lost. A handler here becomes the
+    default in each child at ``exec``; a test that wants it ignored says so in its child."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
