@@ -21,7 +21,7 @@ from hermes_plugin.schema import (
     MARKER_DELEGATE,
     MARKER_RESET,
 )
-from hermes_plugin.source.columns import Cell, RawText, cell_text
+from hermes_plugin.source.columns import Cell, RawText, cell_text, json_cell_text
 from hermes_plugin.source.decode import (
     NULL_CONTENT,
     decode_content,
@@ -30,7 +30,7 @@ from hermes_plugin.source.decode import (
     decode_json_column,
     describe,
 )
-from hermes_plugin.source.jsontext import JsonValue, why_not
+from hermes_plugin.source.jsontext import JsonValue, parse, why_not
 from hermes_plugin.source.toolcalls import ToolCalls, decode_tool_calls
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "lenient_text",
     "model_config",
     "platform_id",
+    "reply_json",
     "source",
     "string",
     "text",
@@ -217,6 +218,29 @@ def json_object(note: Note, column: str) -> Hook:
     return hook
 
 
+#: What is noted of a BLOB read as JSON (Hermes writes JSON columns as text).
+_BLOB_READ = "a BLOB; read as the JSON text its bytes spell, as Hermes' reader reads it"
+
+
+def reply_json(note: Note, column: str) -> Hook:
+    """An assistant's JSON column that Hermes' conversation reader parses with ``json.loads``
+    (``reasoning_details``, ``codex_reasoning_items``, ``codex_message_items``): as
+    :func:`json`, and a BLOB read as the JSON text its bytes spell, as ``json.loads`` reads
+    bytes (the session's ``model_config``, which Hermes hands on as bytes, stays unread)."""
+    read = json(note, column)
+
+    def hook(cell: Cell, tp: Any) -> JsonValue:
+        if type(cell) is not bytes:
+            value: JsonValue = read(cell, tp)
+            return value
+        text = json_cell_text(cell)
+        value, ok = (None, False) if text is None else parse(text)
+        note(column, _BLOB_READ if ok else "a BLOB that spells no JSON text")
+        return value if ok else None
+
+    return hook
+
+
 def model_config(note: Note, column: str) -> Hook:
     """``model_config``: a JSON object whose markers name other sessions."""
     read = json_object(note, column)
@@ -244,6 +268,8 @@ def tool_calls(note: Note, column: str) -> Hook:
             note(column, f"{len(calls.bad)} entries are not objects")
         elif calls.single:
             note(column, "a single object, not an array; read as a list of one")
+        if type(cell) is bytes and cell and calls.error is None:
+            note(column, _BLOB_READ)
         return calls
 
     return hook

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import builtins
+import json
 import math
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -28,6 +29,7 @@ __all__ = [
     "cell_text",
     "fetch_rows",
     "index_of",
+    "json_cell_text",
     "text_cell",
 ]
 
@@ -116,6 +118,18 @@ def cell_text(value: Cell) -> str | None:
     if isinstance(value, str):
         return value
     return None
+
+
+def json_cell_text(value: Cell) -> str | None:
+    """The text ``json.loads`` reads in a cell: a text cell's, or a BLOB's bytes decoded as
+    ``json.loads`` decodes bytes (UTF-8, or UTF-16 or UTF-32 told by their first bytes);
+    None for any other cell, and for bytes that spell no text (where ``json.loads`` raises)."""
+    if type(value) is bytes:
+        try:
+            return value.decode(json.detect_encoding(value), "surrogatepass")
+        except UnicodeDecodeError:
+            return None
+    return cell_text(value)
 
 
 def index_of(names: Iterable[str]) -> dict[str, builtins.int]:

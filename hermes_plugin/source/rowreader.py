@@ -48,12 +48,9 @@ _MESSAGE_TEXTS = (
     "message_uid",
     "tool_call_uid",
 )
-_MESSAGE_JSON = (
-    "reasoning_details",
-    "codex_reasoning_items",
-    "codex_message_items",
-    "absorbed_message_uids",
-)
+#: JSON columns Hermes' conversation reader parses with ``json.loads`` (a BLOB too).
+_REPLY_JSON = ("reasoning_details", "codex_reasoning_items", "codex_message_items")
+_MESSAGE_JSON = ("absorbed_message_uids",)
 
 
 def make_converter(
@@ -134,6 +131,7 @@ def message_hooks(note: hooks.Note) -> dict[str, tuple[str, hooks.Hook]]:
         "display_metadata": col("display_metadata", hooks.display_metadata),
         "timestamp": col("timestamp", hooks.time, True),
         **{name: col(name, hooks.text) for name in _MESSAGE_TEXTS},
+        **{name: col(name, hooks.reply_json) for name in _REPLY_JSON},
         **{name: col(name, hooks.json) for name in _MESSAGE_JSON},
         "platform_message_id": col("platform_message_id", hooks.platform_id),
         "tool_call_uids": col("tool_call_uids", hooks.json_object),

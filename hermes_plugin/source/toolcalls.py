@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from hermes_plugin.source.columns import Cell, cell_text
+from hermes_plugin.source.columns import Cell, json_cell_text
 from hermes_plugin.source.jsontext import JsonValue, compact, parse, why_not
 
 __all__ = ["NO_CALLS", "Function", "ToolCall", "ToolCalls", "decode_tool_calls", "result_aliases"]
@@ -162,14 +162,15 @@ NO_CALLS = ToolCalls()
 def decode_tool_calls(value: Cell) -> ToolCalls:
     """Read a ``tool_calls`` cell: a JSON array of calls.
 
-    NULL and ``''`` hold no calls. A single object is read as a list of one,
-    as Hermes' ``_as_list`` does.
+    NULL and ``''`` (and an empty BLOB) hold no calls. A single object is read as a list of
+    one, as Hermes' ``_as_list`` does. A BLOB (Hermes never writes one) holds the JSON text
+    its bytes spell, as ``json.loads`` reads bytes in Hermes' reader.
     """
-    if value is None or value == "":
+    if value is None or value == "" or value == b"":
         return NO_CALLS
-    text = cell_text(value)
+    text = json_cell_text(value)
     if text is None:
-        return ToolCalls(error="not text")
+        return ToolCalls(error="a BLOB that spells no text" if type(value) is bytes else "not text")
     decoded, ok = parse(text)
     if not ok:
         return ToolCalls(error=why_not(text))
