@@ -26,7 +26,7 @@ from asf_core.cli.exit_codes import overall
 from asf_core.cli.export_target import check_output
 from asf_core.cli.jobs import add_jobs_option
 from asf_core.cli.output import ExitCode, Fail, err, out, worst
-from asf_core.cli.path_args import path_text
+from asf_core.cli.path_args import STDIN, path_text
 from asf_core.cli.redacting import JoinedSessions, redacted_file, redaction_for
 from asf_core.cli.show import resolve_leaf
 from asf_core.cli.streams import JSON_ESCAPE, encodable
@@ -362,7 +362,7 @@ def _encoded(chunks: Iterable[str]) -> Iterator[bytes]:
 
 def run_export(args: argparse.Namespace) -> ExitCode:
     """The ``asf export`` command."""
-    if args.path == "-":  # documents are named after FILE; its sub-agents lie beside it
+    if args.path == STDIN:  # documents are named after FILE; its sub-agents lie beside it
         raise Fail(
             "export reads a FILE or DIR, not stdin ('-'): write the session to a file first "
             "(asf convert ... -o DIR), or name a file called '-' as ./-"

@@ -9,7 +9,6 @@ no ASF header).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +16,7 @@ from attrs import frozen
 
 from asf_core.cli.exit_codes import worst
 from asf_core.cli.output import ExitCode, Fail, Troubles, exit_code_for
+from asf_core.cli.path_args import STDIN, read_stdin
 from asf_core.cli.picking import selection_from
 from asf_core.cli.redacting import JoinedSessions, joined_ids, redacted_file, redaction_for
 from asf_core.reader import FormatError, SessionFile, parse_session, read_session
@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from asf_core.redaction import SessionRedaction
 
 __all__ = ["Shown", "load"]
-
-STDIN = "-"
 
 
 @frozen(kw_only=True)
@@ -85,9 +83,8 @@ def _reads_as_asf(path: Path) -> bool:
 
 
 def _stdin() -> SessionFile:
-    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
     try:
-        return parse_session(data, path=Path(STDIN))
+        return parse_session(read_stdin(), path=Path(STDIN))
     except FormatError as exc:
         raise Fail(f"stdin: not an ASF session file: {exc}") from exc
 

@@ -7,7 +7,6 @@ data a reader would get wrong.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ import attrs
 
 from asf_core.cli.jobs import add_jobs_option
 from asf_core.cli.output import ExitCode, Fail, out, out_json
-from asf_core.cli.path_args import path_text
+from asf_core.cli.path_args import STDIN, path_text, read_stdin
 from asf_core.cli.render import short
 from asf_core.reader import FormatError, parse_session
 from asf_core.verify.session import Finding, check_path, verify_session
@@ -24,16 +23,15 @@ from asf_core.verify.session import Finding, check_path, verify_session
 __all__ = ["add_parser", "run_verify"]
 
 
-#: The path that means stdin, and how findings name it.
-STDIN, STDIN_NAME = "-", "stdin"
+#: How findings name stdin.
+STDIN_NAME = "stdin"
 
 
 def _stdin() -> list[Finding]:
     """The findings of the ASF lines on stdin (no file beside them: sub-agent sessions and
     sidecar blobs are not looked for)."""
-    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
     try:
-        session = parse_session(data)
+        session = parse_session(read_stdin())
     except FormatError as exc:
         found = [Finding(code="unreadable", message=f"not an ASF session file: {exc}")]
     else:
