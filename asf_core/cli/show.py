@@ -103,6 +103,7 @@ def run_show(args: argparse.Namespace) -> ExitCode:
             }
         out_json(
             {
+                **_NOTHING_SHOWN,
                 "header": header_to_json(session.header),
                 "entries": [entry_to_json(e) for e in session.entries],
                 "resume_leaf": session.resume_leaf(),
@@ -110,7 +111,6 @@ def run_show(args: argparse.Namespace) -> ExitCode:
                 "leaf": leaf,
                 "context": context,
                 "problems": problems,
-                "errors": [],
             },
             plain=True,
         )
@@ -149,18 +149,22 @@ def _print_tree(session: SessionFile, path: str, width: int | None) -> None:
         )
 
 
+#: The ``--json`` document's members, as a run that shows no session has them.
+_NOTHING_SHOWN: dict[str, Any] = {
+    "header": None,
+    "entries": [],
+    "resume_leaf": None,
+    "leaves": [],
+    "leaf": None,
+    "context": None,
+    "problems": [],
+    "errors": [],
+}
+
+
 def failed(args: argparse.Namespace, message: str) -> dict[str, Any]:
     """The ``--json`` document of a run that found no session to show, and why."""
-    return {
-        "header": None,
-        "entries": [],
-        "resume_leaf": None,
-        "leaves": [],
-        "leaf": None,
-        "context": None,
-        "problems": [],
-        "errors": [message],
-    }
+    return {**_NOTHING_SHOWN, "errors": [message]}
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

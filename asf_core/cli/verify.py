@@ -58,26 +58,7 @@ def run_verify(args: argparse.Namespace) -> ExitCode:
     is_dir = args.path != STDIN and path.is_dir()
     name = STDIN_NAME if args.path == STDIN else str(path)
     if args.json:
-        out_json(
-            {
-                "path": str(path),
-                "files": files,
-                "ok": severities["error"] == 0,
-                "counts": dict(sorted(severities.items())),
-                "findings": [
-                    {
-                        "path": f.path,
-                        "line": f.line,
-                        "severity": f.severity,
-                        "code": f.code,
-                        "entry": f.entry,
-                        "message": f.message,
-                    }
-                    for f in findings
-                ],
-                "errors": [],
-            }
-        )
+        out_json(_document(str(path), files, findings, []))
     else:
         for f in findings:
             where = f"{f.path or name}:{f.line}" if f.line else (f.path or name)
@@ -95,17 +76,33 @@ def run_verify(args: argparse.Namespace) -> ExitCode:
     return ExitCode.PROBLEMS if severities["error"] else ExitCode.OK
 
 
+def _document(path: str, files: int, findings: list[Finding], errors: list[str]) -> dict[str, Any]:
+    """The ``--json`` document: ok when no error stopped the run and none was found."""
+    severities = Counter(f.severity for f in findings)
+    return {
+        "path": path,
+        "files": files,
+        "ok": not errors and severities["error"] == 0,
+        "counts": dict(sorted(severities.items())),
+        "findings": [
+            {
+                "path": f.path,
+                "line": f.line,
+                "severity": f.severity,
+                "code": f.code,
+                "entry": f.entry,
+                "message": f.message,
+            }
+            for f in findings
+        ],
+        "errors": errors,
+    }
+
+
 def failed(args: argparse.Namespace, message: str) -> dict[str, Any]:
     """The ``--json`` document of a run that stopped before verifying (a missing path, a
     directory without session files): nothing verified, not ok, and why."""
-    return {
-        "path": args.path,
-        "files": 0,
-        "ok": False,
-        "counts": {},
-        "findings": [],
-        "errors": [message],
-    }
+    return _document(args.path, 0, [], [message])
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
