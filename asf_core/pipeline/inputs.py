@@ -53,8 +53,12 @@ class Inputs:
     def of(cls, stores: Iterable[Path], named: Iterable[Path] = ()) -> Inputs:
         stores = tuple(_resolved(p) for p in stores)
         named = tuple(_resolved(p) for p in named)
-        found = {_identity(p): p for p in reversed((*stores, *named))}
-        return cls(stores, named, {i: p for i, p in found.items() if i is not None})
+        inodes: dict[tuple[int, int], Path] = {}
+        for path in (*stores, *named):  # the first of one file's names, a store's first
+            identity = _identity(path)
+            if identity is not None:
+                inodes.setdefault(identity, path)
+        return cls(stores, named, inodes)
 
     def _store_holding(self, path: Path) -> Path | None:
         """The store ``path`` is, or lies inside (a folder-shaped store), if any."""
@@ -88,6 +92,7 @@ class Inputs:
                 raise OutputError(f"{path}: this run reads it: {_CHANGE}")
             linked = where == store  # through a link (to it, or to a folder above it)
             raise OutputError(f"{path}: is {'a link to' if linked else 'inside'} {store}, {_READ}")
-        read = self.inodes.get(_identity(path) or (-1, -1))
+        identity = _identity(path)
+        read = None if identity is None else self.inodes.get(identity)
         if read is not None:  # the same file under another name
             raise OutputError(f"{path}: is a hard link to {read} (the same file), {_READ}")
