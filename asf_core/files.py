@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import os
 import re
 import stat
@@ -100,7 +101,7 @@ def can_write(path: Path) -> list[Path]:
     a temporary file created and removed there (``OSError`` when not), so that a run told
     where to write last finds out first. Returns the folders it made, outermost first."""
     writable(path)
-    missing = [p for p in path.parents if not p.exists()][::-1]
+    missing = [*itertools.takewhile(lambda p: not p.exists(), path.parents)][::-1]  # to make
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         probe = temporary_path(path)
