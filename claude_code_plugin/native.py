@@ -20,7 +20,7 @@ from asf_core.formats import Finding, NativeSession
 from asf_core.ids import IdError, migrate_ts
 from claude_code_plugin.handle import ClaudeStore, Group
 from claude_code_plugin.source.index import FileIndex, index_file
-from claude_code_plugin.source.layout import SUBAGENTS
+from claude_code_plugin.source.layout import SUBAGENTS, SUFFIX
 
 __all__ = ["Native", "index_findings", "indexed", "native_sessions", "when"]
 
@@ -179,15 +179,14 @@ def _native(store: ClaudeStore, group: Group, read: bool) -> NativeSession:
 def _without_session(store: ClaudeStore, stem: str) -> Finding:
     """Why sub-agent transcripts convert as sessions of their own: their session file is
     missing, or (a sub-agent's file named alone) it is there but was not named."""
-    named = store.path if store.is_file else None
-    found = None if named is None else session_file_of(named, stem)
-    if named is not None and found is not None:
+    found = _session_file_of(store.path, stem) if store.is_file else None
+    if found is not None:
         return Finding(
             kind="warning",
             message="a sub-agent's transcript named on its own: converted as a session of "
             f"its own, not as a sub-agent of {found} (name that file or its project "
             "directory to convert them together)",
-            unit=store.relative(named),
+            unit=store.relative(store.path),
             session=stem,
         )
     return Finding(
@@ -199,12 +198,12 @@ def _without_session(store: ClaudeStore, stem: str) -> Finding:
     )
 
 
-def session_file_of(agent: Path, stem: str) -> Path | None:
+def _session_file_of(agent: Path, stem: str) -> Path | None:
     """The session file a sub-agent's transcript belongs to, where it is: ``<stem>.jsonl``
     beside it (an older CLI's project-level ``agent-*.jsonl``) or beside its session's folder
     (``<stem>/subagents/...``)."""
     places = [agent.parent, *(d.parent for d in agent.parents if d.name == stem)]
-    return next((p / f"{stem}.jsonl" for p in places if (p / f"{stem}.jsonl").is_file()), None)
+    return next((f for p in places if (f := p / f"{stem}{SUFFIX}").is_file()), None)
 
 
 def _agent_indexes(group: Group) -> dict[Path, FileIndex]:
