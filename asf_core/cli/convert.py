@@ -223,9 +223,7 @@ def failed(args: argparse.Namespace, message: str) -> dict[str, Any] | None:
         return None
     from asf_core.pipeline.report import RunReport
 
-    run = RunReport(output=str(args.output))
-    run.errors = [message]
-    return run.to_json()
+    return RunReport(output=str(args.output), errors=[message]).to_json()
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
