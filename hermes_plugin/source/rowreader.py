@@ -50,7 +50,6 @@ _MESSAGE_TEXTS = (
 )
 #: JSON columns Hermes' conversation reader parses with ``json.loads`` (a BLOB too).
 _REPLY_JSON = ("reasoning_details", "codex_reasoning_items", "codex_message_items")
-_MESSAGE_JSON = ("absorbed_message_uids",)
 
 
 def make_converter(
@@ -132,7 +131,7 @@ def message_hooks(note: hooks.Note) -> dict[str, tuple[str, hooks.Hook]]:
         "timestamp": col("timestamp", hooks.time, True),
         **{name: col(name, hooks.text) for name in _MESSAGE_TEXTS},
         **{name: col(name, hooks.reply_json) for name in _REPLY_JSON},
-        **{name: col(name, hooks.json) for name in _MESSAGE_JSON},
+        "absorbed_message_uids": col("absorbed_message_uids", hooks.json),
         "platform_message_id": col("platform_message_id", hooks.platform_id),
         "tool_call_uids": col("tool_call_uids", hooks.json_object),
         "active": col("active", hooks.flag, True),
