@@ -73,7 +73,8 @@ def selection_from(args: argparse.Namespace) -> Selection:
     except ValueError as exc:
         raise Fail(str(exc)) from None
     texts = [("--title", args.title), ("--model", args.model)]
-    for option, text in [*texts, *(("--session", s) for s in args.session)]:
+    texts += [("--session", s) for s in args.session]
+    for option, text in texts:
         if text is not None and not text.strip():  # "$UNSET": every session, or none
             raise Fail(f"{option} needs some text to look for, not {text!r}")
     cwd = None
