@@ -6,6 +6,7 @@ A plugin's own error (:class:`~asf_core.formats.StoreError`: the input is damage
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from asf_core.pipeline.host import Candidate
 
-__all__ = ["AmbiguousFormat", "OutputError", "PluginError", "one_line"]
+__all__ = ["AmbiguousFormat", "OutputError", "PluginError", "cannot_write", "one_line", "unmade"]
 
 
 def one_line(exc: BaseException, *, with_type: bool = True) -> str:
@@ -22,6 +23,26 @@ def one_line(exc: BaseException, *, with_type: bool = True) -> str:
     if not with_type:
         return text
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def unmade(path: Path, exc: OSError) -> str | None:
+    """The folder above ``path`` that ``exc`` failed to make, when that is what failed and
+    it is the top one missing (its own folder is there): making the folders is a write's
+    first step, and that folder is the one to name (``-o /proc/x`` cannot be made; no file
+    deep inside it is to blame)."""
+    failed = exc.filename
+    if not isinstance(failed, str) or not failed or os.path.lexists(failed):
+        return None
+    made = Path(failed)
+    return failed if made in path.parents and made.parent.is_dir() else None
+
+
+def cannot_write(path: Path, exc: OSError) -> str:
+    """Why ``path`` was not written, as one line naming the folder that could not be made
+    (:func:`unmade`) or else the file."""
+    why = exc.strerror or str(exc)
+    folder = unmade(path, exc)
+    return f"cannot create {folder}: {why}" if folder else f"cannot write {path}: {why}"
 
 
 class PluginError(Exception):

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from asf_core.errors import OutputError, PluginError
+from asf_core.errors import OutputError, PluginError, unmade
 from asf_core.files import Syncer, can_write, folder_trouble, remove_empty
 from asf_core.flush_process import Flushing
 from asf_core.formats import (
@@ -384,10 +384,13 @@ def _report_target(report: Path, inputs: Inputs) -> tuple[Path, list[Path]]:
     """Where ``--report`` is written: the file it names (links followed), checked, and its
     folder tried, before any store is converted; and the folders made for it."""
     inputs.check_write(report, named=True)
+    target = report
     try:
         target = report.resolve()
         made = can_write(target)
     except (OSError, RuntimeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise OutputError(f"{report}: {why}") from exc
+        folder = unmade(target, exc) if isinstance(exc, OSError) else None
+        said = f"cannot create {folder}: {why}" if folder else f"{report}: {why}"
+        raise OutputError(said) from exc
     return target, made

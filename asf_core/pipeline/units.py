@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from attrs import frozen
 
-from asf_core.errors import OutputError, PluginError
+from asf_core.errors import OutputError, PluginError, cannot_write
 from asf_core.files import write_if_changed_stat
 from asf_core.formats import (
     ConvertedSession,
@@ -130,7 +130,7 @@ def write_session(
     try:  # stamped as written: not what another run may have renamed into place since
         size, status = write_if_changed_stat(path, lines)
     except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise OutputError(cannot_write(path, exc)) from exc
     return Written(
         name=session.name,
         file=relative.as_posix(),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -291,6 +292,33 @@ def test_an_output_folder_that_cannot_be_written_is_named_not_a_file_deep_in_it(
         assert (done.returncode, done.stdout) == (2, ""), done.stderr
         assert done.stderr == f"asf: {said}cannot write in {closed}: Permission denied\n"
         assert list(closed.iterdir()) == []
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self").is_dir() or os.geteuid() != 0, reason="needs Linux's /proc, as root"
+)
+def test_an_output_folder_the_system_will_not_make_is_named_not_a_file_deep_in_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder the permissions allow but the file system will not make (root may write in
+    ``/proc``, whose ``mkdir`` says no such file) was found only when the first session file
+    deep inside it was written, and that file was named: the folder is named, for ``-o`` of
+    convert and of export (to a folder or a file) and for ``--report``. (Another user finds
+    ``/proc`` closed before anything is converted: the test above.)"""
+    converted = tmp_path / "asf"
+    assert _convert(capsys, _store(tmp_path, {"id": "one", "cwd": "/p"}), "-o", converted)[0] == 0
+    (session,) = converted.rglob("*.jsonl")
+    top = Path(f"/proc/asf-test-{os.getpid()}-missing")
+    env = {**os.environ, "ASF_PLUGINS": "hermes"}
+    for argv in [
+        ["convert", str(EXAMPLE), "-o", str(top / "out")],
+        ["export", str(converted), "--to", "markdown", "-o", str(top / "md")],
+        ["export", str(session), "--to", "atif", "-o", str(top / "s.json")],
+        ["convert", str(EXAMPLE), "-o", str(tmp_path / "o"), "--report", str(top / "r.json")],
+    ]:
+        done = subprocess.run([*ASF, *argv], env=env, capture_output=True, text=True, check=False)
+        said = f"asf: cannot create {top}: No such file or directory\n"
+        assert (done.returncode, done.stdout, done.stderr) == (2, "", said), argv
 
 
 def test_folder_trouble_names_a_read_only_file_system(
