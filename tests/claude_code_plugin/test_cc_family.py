@@ -1,0 +1,156 @@
+"""A session and its sub-agents (docs/formats/claude-code.md §6): which call or compaction
+links each transcript, and what happens when nothing or something odd does."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from cc_helpers import NS, PROJECTS, convert, line_entries, reports_in, sessions_in
+from cc_synth import SESSION, Lines, simple
+
+from asf_core.model import Compaction, Entry
+from asf_core.reader import SessionFile
+from asf_core.verify.session import verify_path
+
+PROJECT = "-home-u-proj"
+#: The shared F6 (a short session, no compaction) and F4 (F1's compaction helper).
+F6 = PROJECTS / "-home-marco-projects-spotter" / "55604662-cf2a-4331-851a-ec234028f8ca.jsonl"
+F4 = (
+    PROJECTS
+    / "-home-USER-projects-spotter-worktrees-spotter-a0y"
+    / "fa812bfe-b295-4cca-9c2f-fdf01028cb46"
+    / "subagents"
+    / "agent-acompact-70d8e7.jsonl"
+)
+
+
+def _converted(tmp_path: Path) -> dict[str, SessionFile]:
+    out = tmp_path / "out"
+    assert convert([tmp_path / PROJECT], out) == 0
+    assert [f for f in verify_path(out) if f.severity != "info"] == []
+    return sessions_in(out)
+
+
+def _links(session: SessionFile) -> list[Entry]:
+    return [e for e in session.entries if e.unknown.get(NS, {}).get("derived") == "link"]
+
+
+def test_a_compaction_helper_hanging_from_no_line_of_its_session_is_linked_at_the_end(
+    tmp_path: Path,
+) -> None:
+    """F4 beside a session whose lines it does not hang from (F6, no compaction): nothing
+    places it, so it is a child linked from the session's end, like any unlinked
+    transcript; finding no line to anchor it is no crash."""
+    project = tmp_path / PROJECT
+    project.mkdir()
+    main = shutil.copy(F6, project)
+    agents = project / F6.stem / "subagents"
+    agents.mkdir(parents=True)
+    shutil.copy(F4, agents)
+    sessions = _converted(tmp_path)
+    session, helper = sessions[F6.stem], sessions[f"{F6.stem}.agent-acompact-70d8e7"]
+    assert helper.header.parent_session == session.header.id
+    assert helper.header.spawned_by is None
+    assert session.entries[-1] is _links(session)[-1]
+    assert session.entries[-1].session == helper.header.id  # type: ignore[attr-defined]
+    assert session.entries[-1].call_id is None  # type: ignore[attr-defined]
+    assert Path(main).read_bytes() == F6.read_bytes()
+
+
+def _compacted(boundaries: list[str | None]) -> tuple[Lines, str, list[int]]:
+    """A prompt and answer (the helper's anchor), then a compact boundary per entry of
+    ``boundaries`` (its ``logicalParentUuid``: the answer's uuid for "anchor", the prompt's
+    for "prompt", none for None), each followed by its summary and a new prompt. Returns the
+    lines, the anchor's uuid and each summary's line number."""
+    s = Lines()
+    u = s.user(None, "hello")
+    a = s.text(u, "msg_1", "Hi.")
+    named = {"anchor": a, "prompt": u}
+    summaries = []
+    for logical in boundaries:
+        more = {} if logical is None else {"logicalParentUuid": named[logical]}
+        b = s.system(None, "compact_boundary", compactMetadata={"preTokens": 10}, **more)
+        summary = s.user(b, "This session is being continued.", isCompactSummary=True)
+        summaries.append(len(s.objects))
+        s.user(summary, "go on")
+    return s, a, summaries
+
+
+def _with_helper(s: Lines, anchor: str, project: Path) -> None:
+    s.write(project)
+    helper = Lines(agentId="acompact-1", isSidechain=True)
+    req = helper.user(anchor, "Summarise the conversation.")
+    helper.text(req, "msg_h", "This session is being continued.")
+    helper.write(project / s.session / "subagents", "agent-acompact-1")
+
+
+def _compaction_parents(session: SessionFile, number: int) -> tuple[object, ...]:
+    (entry,) = line_entries(session, number)
+    assert isinstance(entry, Compaction)
+    return tuple(entry.parents)
+
+
+def test_a_helper_is_linked_from_the_boundary_naming_its_anchor(tmp_path: Path) -> None:
+    """Two compactions below the answer the helper's request hangs from: the first boundary
+    names the prompt as what it followed, the second the answer. The helper summarised for
+    the second (its ``logicalParentUuid`` is the helper's anchor), not the first one written
+    after the anchor."""
+    s, anchor, (first, second) = _compacted(["prompt", "anchor"])
+    _with_helper(s, anchor, tmp_path / PROJECT)
+    sessions = _converted(tmp_path)
+    session, helper = sessions[SESSION], sessions[f"{SESSION}.agent-acompact-1"]
+    leaf = helper.resume_leaf()
+    assert _compaction_parents(session, first) == ()
+    (parent,) = _compaction_parents(session, second)
+    assert (parent.session, parent.entry) == (helper.header.id, leaf)  # type: ignore[attr-defined]
+    (link,) = _links(session)
+    at = session.entries.index(link)
+    assert session.entries[at - 1].unknown[NS]["line"] == second - 1  # right after its boundary
+
+
+def test_a_boundary_without_a_logical_parent_takes_the_helper_above_it(tmp_path: Path) -> None:
+    """A boundary naming no ``logicalParentUuid``: the helper's compaction is the first
+    boundary after the line its request hangs from; its summary lists the helper's last
+    entry, and the link follows the boundary (not the session's end)."""
+    s, anchor, (summary,) = _compacted([None])
+    _with_helper(s, anchor, tmp_path / PROJECT)
+    sessions = _converted(tmp_path)
+    session, helper = sessions[SESSION], sessions[f"{SESSION}.agent-acompact-1"]
+    (parent,) = _compaction_parents(session, summary)
+    assert parent.entry == helper.resume_leaf()  # type: ignore[attr-defined]
+    (link,) = _links(session)
+    at = session.entries.index(link)
+    assert session.entries[at - 1].unknown[NS]["line"] == summary - 1
+    assert session.entries[-1] is not link
+
+
+def _spawning(agent: str, spawns: str, call: str) -> Lines:
+    """A sub-agent transcript whose Task call's result names ``spawns`` as its agent."""
+    s = Lines(agentId=agent, isSidechain=True)
+    u = s.user(None, "delegate")
+    c = s.call(u, "msg_1", call, name="Task")
+    r = s.result(c, call, "done", toolUseResult={"agentId": spawns, "status": "completed"})
+    s.text(r, "msg_2", "Done.")
+    return s
+
+
+def test_sub_agents_spawning_each_other_are_cut_loose_once(tmp_path: Path) -> None:
+    """Damaged files where two sub-agents' Task results name each other: the loop is cut
+    where it is found, at the first transcript (by name), which hangs from the session's
+    end; the other stays the child of the call naming it. Each converts once, no crash."""
+    project = tmp_path / PROJECT
+    simple().write(project)
+    agents = project / SESSION / "subagents"
+    _spawning("loop1", "loop2", "toolu_1").write(agents, "agent-loop1")
+    _spawning("loop2", "loop1", "toolu_2").write(agents, "agent-loop2")
+    sessions = _converted(tmp_path)
+    session = sessions[SESSION]
+    one, two = (sessions[f"{SESSION}.agent-loop{n}"] for n in (1, 2))
+    assert (one.header.parent_session, one.header.spawned_by) == (session.header.id, None)
+    assert (two.header.parent_session, two.header.spawned_by) == (one.header.id, "toolu_1")
+    assert [link.session for link in _links(session)] == [one.header.id]  # type: ignore[attr-defined]
+    assert session.entries[-1] is _links(session)[-1]
+    assert [link.session for link in _links(one)] == [two.header.id]  # type: ignore[attr-defined]
+    (report,) = reports_in(tmp_path / "out")
+    assert len(report["files"]) == 3
