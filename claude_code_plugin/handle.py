@@ -14,6 +14,7 @@ from attrs import frozen
 
 from asf_core.formats import StoreError, readable_store
 from claude_code_plugin.source.layout import (
+    SUBAGENTS,
     SessionFiles,
     first_session_id,
     is_agent_file,
@@ -33,6 +34,17 @@ class Group:
     legacy: tuple[Path, ...] = ()
 
 
+def _project_of(file: Path) -> Path:
+    """The project directory of a transcript named alone: its folder, or for a sub-agent's
+    under ``<session>/subagents/`` (workflow agents nest deeper) the folder holding the
+    session's, as listing the project places it (its headers and names then agree)."""
+    if is_agent_file(file):
+        for folder in file.absolute().parents:
+            if folder.name == SUBAGENTS and folder.parent != folder.parent.parent:
+                return folder.parent.parent
+    return file.parent
+
+
 class ClaudeStore:
     """A Claude Code store, read-only: a project directory, or one transcript file."""
 
@@ -40,7 +52,7 @@ class ClaudeStore:
         self.path = path
         self.is_file = readable_store(path)
         #: The project directory the session files are in (named after a working directory).
-        self.project = path.parent if self.is_file else path
+        self.project = _project_of(path) if self.is_file else path
         #: Its name, as headers give it: the folder's own, however the path was typed (``.``,
         #: a file's name alone, a link of another name).
         self.project_name = self.project.resolve().name
@@ -56,10 +68,12 @@ class ClaudeStore:
 
     def relative(self, path: Path) -> str:
         """A file's name as units and headers give it: relative to the project directory."""
-        try:
-            return path.relative_to(self.project).as_posix()
-        except ValueError:
-            return path.name
+        for form in (path, path.absolute()):
+            try:
+                return form.relative_to(self.project).as_posix()
+            except ValueError:
+                continue
+        return path.name
 
     def layout(self) -> tuple[list[Group], list[Path]]:
         """The store's sessions (sorted by id) and the files that are not converted.

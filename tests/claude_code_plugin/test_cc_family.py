@@ -154,3 +154,34 @@ def test_sub_agents_spawning_each_other_are_cut_loose_once(tmp_path: Path) -> No
     assert [link.session for link in _links(one)] == [two.header.id]  # type: ignore[attr-defined]
     (report,) = reports_in(tmp_path / "out")
     assert len(report["files"]) == 3
+
+
+def _header_and_entries(out: Path, name: str) -> tuple[object, list[Entry]]:
+    session = sessions_in(out)[name]
+    return session.header, session.entries
+
+
+def test_a_sub_agent_named_alone_is_placed_in_its_project(tmp_path: Path) -> None:
+    """A sub-agent's transcript under ``<session>/subagents/`` given on its own belongs to
+    the project directory above its session's folder: its header names that project and
+    the file under it, as converting the project does (it named ``subagents`` and the bare
+    file). A nested workflow agent whose session file is missing is the same session, id
+    and all, whether it or its project is named."""
+    alone = PROJECTS / F4.parent.parent.parent.name / F4.parent.parent.name / "subagents"
+    agent = alone / "agent-a93ccab.jsonl"
+    assert convert([agent], tmp_path / "one") == 0
+    (report,) = reports_in(tmp_path / "one")
+    assert report["store"] == {"kind": "file", "project": F4.parent.parent.parent.name}
+    (session,) = sessions_in(tmp_path / "one").values()
+    assert session.header.unknown[NS]["file"] == f"{F4.parent.parent.name}/subagents/{agent.name}"
+    assert session.header.unknown[NS]["project"] == F4.parent.parent.parent.name
+    nested = tmp_path / PROJECT / SESSION / "subagents" / "workflows" / "run1"
+    written = simple(Lines(agentId="wf1", isSidechain=True)).write(nested, "agent-wf1")
+    assert convert([tmp_path / PROJECT], tmp_path / "all") == 0
+    assert convert([written], tmp_path / "alone") == 0
+    name = f"{SESSION}.workflows.run1.agent-wf1"
+    whole = _header_and_entries(tmp_path / "all", name)
+    assert _header_and_entries(tmp_path / "alone", name) == whole
+    assert whole[0].unknown[NS]["file"] == (  # type: ignore[attr-defined]
+        f"{SESSION}/subagents/workflows/run1/agent-wf1.jsonl"
+    )
