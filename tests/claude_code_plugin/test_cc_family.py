@@ -77,11 +77,17 @@ def _compacted(boundaries: list[str | None]) -> tuple[Lines, str, list[int]]:
     return s, a, summaries
 
 
-def _with_helper(s: Lines, anchor: str, project: Path) -> None:
+def _with_helper(s: Lines, anchor: str, project: Path, *earlier: str) -> None:
+    """The helper's transcript: hook output hanging from ``earlier`` lines of the session,
+    then its request hanging from ``anchor`` (as F4's lines hang from F1's)."""
     s.write(project)
     helper = Lines(agentId="acompact-1", isSidechain=True)
-    req = helper.user(anchor, "Summarise the conversation.")
-    helper.text(req, "msg_h", "This session is being continued.")
+    own = (f"00000000-0000-4000-9000-{n:012d}" for n in range(len(earlier) + 2))
+    for uid in earlier:
+        hook = "<system-reminder>hook output</system-reminder>"
+        helper.user(uid, hook, isMeta=True, uuid=next(own))
+    req = helper.user(anchor, "Summarise the conversation.", uuid=next(own))
+    helper.text(req, "msg_h", "This session is being continued.", uuid=next(own))
     helper.write(project / s.session / "subagents", "agent-acompact-1")
 
 
@@ -107,6 +113,24 @@ def test_a_helper_is_linked_from_the_boundary_naming_its_anchor(tmp_path: Path) 
     (link,) = _links(session)
     at = session.entries.index(link)
     assert session.entries[at - 1].unknown[NS]["line"] == second - 1  # right after its boundary
+
+
+def test_a_helper_hanging_from_several_lines_summarised_after_the_latest(
+    tmp_path: Path,
+) -> None:
+    """A helper whose lines hang from the first compaction's line and from a later one (its
+    request's) wrote the summary of the compaction that followed the later line."""
+    s, anchor, (first, _) = _compacted(["anchor", "anchor"])
+    later = s.text(s.objects[-1]["uuid"], "msg_9", "Later.")
+    b = s.system(None, "compact_boundary", logicalParentUuid=later)
+    summary = s.user(b, "This session is being continued.", isCompactSummary=True)
+    s.user(summary, "go on")
+    _with_helper(s, later, tmp_path / PROJECT, anchor)
+    sessions = _converted(tmp_path)
+    session, helper = sessions[SESSION], sessions[f"{SESSION}.agent-acompact-1"]
+    assert _compaction_parents(session, first) == ()
+    (parent,) = _compaction_parents(session, len(s.objects) - 1)
+    assert parent.entry == helper.resume_leaf()  # type: ignore[attr-defined]
 
 
 def test_a_boundary_without_a_logical_parent_takes_the_helper_above_it(tmp_path: Path) -> None:
