@@ -34,6 +34,28 @@ def test_a_link_in_a_session_folders_place_is_not_walked(tmp_path: Path) -> None
     assert store_stamp(project) != first
 
 
+def test_every_session_folder_is_walked(tmp_path: Path) -> None:
+    """A session's folder is walked whether it is named by a uuid, holds ``subagents/`` or
+    has its session file beside it: a session file named otherwise, and sub-agents whose
+    session file is missing (the listing converts both), change the stamp when a file in
+    their folder does."""
+    project = tmp_path / PROJECT
+    simple(Lines(session="renamed")).write(project)
+    (project / "renamed" / "tool-results").mkdir(parents=True)
+    orphan = simple(Lines(agentId="a1", isSidechain=True))
+    agent = orphan.write(project / OTHER / "subagents", "agent-a1")
+    seen = {store_stamp(project)}
+    for change in (
+        lambda: (project / "renamed" / "tool-results" / "r1.txt").write_text("x"),
+        lambda: agent.write_bytes(agent.read_bytes() + orphan.bytes()[:10]),
+    ):
+        change()
+        now = store_stamp(project)
+        assert now is not None
+        assert now not in seen
+        seen.add(now)
+
+
 def test_a_session_folder_that_cannot_be_listed_gives_no_stamp(tmp_path: Path) -> None:
     """A folder under a session's directory closed to the user: what is in it cannot be
     known, so the store has no stamp (it is converted as usual, not taken as unchanged)."""
