@@ -93,8 +93,9 @@ _TEXT = {"type": "text", "text": "This session is being continued."}
         [{**_TEXT, "cache_control": {"type": "ephemeral"}}],
         [{"type": "document", "text": "This session is being continued."}],
         [{"type": "text", "text": ["not", "a", "string"]}],
+        [_TEXT, "This session is being continued."],
     ],
-    ids=["with-an-image", "text-with-more", "another-type", "text-not-a-string"],
+    ids=["with-an-image", "text-with-more", "another-type", "text-not-a-string", "not-a-block"],
 )
 def test_a_summary_a_compaction_cannot_hold_is_a_user_line(tmp_path: Path, summary: Any) -> None:
     """A compaction's summary holds plain texts only: any other summary's blocks become
