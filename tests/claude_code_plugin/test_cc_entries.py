@@ -106,6 +106,16 @@ def test_a_summary_a_compaction_cannot_hold_is_a_user_line(tmp_path: Path, summa
     assert [e.type for e in entries] == ["item"] * len(summary)
 
 
+def test_a_summary_with_no_blocks_is_kept_whole(tmp_path: Path) -> None:
+    """An empty content list holds no summary and no message: the line is one ``custom``
+    entry, not a compaction with nothing in it."""
+    session = _converted(tmp_path, _summarised([]))
+    assert [e for e in session.entries if isinstance(e, Compaction)] == []
+    (entry,) = line_entries(session, 4)
+    assert entry.type == "custom"
+    assert entry.data["object"]["message"]["content"] == []  # type: ignore[attr-defined]
+
+
 def test_a_summary_without_its_boundary_is_a_user_line(tmp_path: Path) -> None:
     """Without a boundary there is no point to cut the context at."""
     session = _converted(tmp_path, _summarised("This session is being continued.", boundary=False))
@@ -133,7 +143,14 @@ def test_a_result_for_a_renamed_call_keeps_the_native_id(tmp_path: Path) -> None
 
 @pytest.mark.parametrize(
     ("meta", "tokens"),
-    [({"trigger": "auto", "preTokens": 155000}, 155000), ("auto", None), (["auto"], None)],
+    [
+        ({"trigger": "auto", "preTokens": 155000}, 155000),
+        ("auto", None),
+        (["auto"], None),
+        ({"preTokens": "155000"}, None),
+        ({"preTokens": 155000.0}, None),
+        ({"preTokens": True}, None),
+    ],
 )
 def test_pre_tokens_only_from_a_metadata_object(meta: Any, tokens: int | None) -> None:
     line = {"type": "system", "subtype": "compact_boundary", "compactMetadata": meta}
