@@ -113,7 +113,7 @@ def test_a_summary_with_no_blocks_is_kept_whole(tmp_path: Path) -> None:
     assert [e for e in session.entries if isinstance(e, Compaction)] == []
     (entry,) = line_entries(session, 4)
     assert entry.type == "custom"
-    assert entry.data["object"]["message"]["content"] == []  # type: ignore[attr-defined]
+    assert entry.data["object"]["message"]["content"] == []
 
 
 def test_a_summary_without_its_boundary_is_a_user_line(tmp_path: Path) -> None:
