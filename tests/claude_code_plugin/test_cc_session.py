@@ -36,14 +36,19 @@ def test_an_unreadable_line_is_kept_without_its_newline(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("old", "new"),
-    [(b"-000000000002", b"-000000000009"), (b'"type": "assistant"', b'"type": "assistanx"')],
-    ids=["uuid", "type"],
+    [
+        (b"-000000000002", b"-000000000009"),
+        (b'"type": "assistant"', b'"type": "assistanx"'),
+        (b'"type": "assistant"', b'"type": "assistant '),
+    ],
+    ids=["uuid", "type", "no-longer-json"],
 )
 def test_a_line_rewritten_at_its_size_between_passes_stops_the_store(
     tmp_path: Path, old: bytes, new: bytes
 ) -> None:
     """A line rewritten in place between the two passes, its size kept but its ``uuid`` or
-    ``type`` changed: the second pass does not convert what the first did not index."""
+    ``type`` changed, or no longer JSON: the second pass does not convert what the first did
+    not index."""
     path = simple().write(tmp_path / PROJECT)
     pm = plugins.make_plugin_manager()
     discovery = host.discover(pm, tmp_path / PROJECT)
