@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cc_helpers import context_texts, convert, line_entries, sessions_in
-from cc_synth import Lines, simple
+from cc_helpers import NS, context_texts, convert, converted, line_entries, sessions_in
+from cc_synth import CWD, Lines, simple
 
 from asf_core import plugins
 from asf_core.formats import NativeSession, StoreError
@@ -86,3 +86,106 @@ def test_a_preserved_head_on_another_branch_is_not_kept(tmp_path: Path) -> None:
     (at,) = line_entries(session, len(s.objects) - 2)
     assert compaction.first_kept == at.id
     assert context_texts(session) == ["user:This session is being continued.", "user:and now?"]
+
+
+def _derived(session: object, kind: str) -> list[int]:
+    """The line numbers of the derived entries of ``kind`` (``env``, ``config``)."""
+    return [
+        e.unknown[NS]["line"]
+        for e in session.entries  # type: ignore[attr-defined]
+        if e.unknown.get(NS, {}).get("derived") == kind
+    ]
+
+
+def test_leaving_a_branch_restores_its_environment(tmp_path: Path) -> None:
+    """A branch run in another folder (an ``env`` entry before its first line), then a
+    rewind to the first answer, back in the session's folder: the rewound branch never saw
+    the other folder, so it needs no ``env`` entry of its own."""
+    s = Lines()
+    a1 = s.text(s.user(None, "hi"), "msg_1", "hello")
+    s.common = {**s.common, "cwd": "/home/u/other"}
+    s.text(s.user(a1, "in the other folder"), "msg_2", "there")
+    s.common = {**s.common, "cwd": CWD}
+    s.text(s.user(a1, "back here"), "msg_3", "here")  # a rewind: the live branch
+    session = converted(tmp_path, s)
+    assert _derived(session, "env") == [3]
+    assert context_texts(session) == [
+        "user:hi",
+        "assistant:hello",
+        "user:back here",
+        "assistant:here",
+    ]
+
+
+def test_a_branch_within_a_branch_then_the_live_one(tmp_path: Path) -> None:
+    """Rewinds at two depths: a branch given up holds a rewind of its own, and the live
+    branch starts from the first answer. Written depth first, the live branch last, its
+    first entry hanging from the first response (the deeper branch point left behind)."""
+    s = Lines()
+    a1 = s.text(s.user(None, "first"), "msg_1", "one")
+    a2 = s.text(s.user(a1, "second"), "msg_2", "two")
+    s.text(s.user(a2, "third"), "msg_3", "three")
+    s.text(s.user(a2, "third again"), "msg_4", "three again")  # rewound inside
+    s.text(s.user(a1, "second again"), "msg_5", "two again")  # rewound to the top: live
+    session = converted(tmp_path, s)
+    assert context_texts(session) == [
+        "user:first",
+        "assistant:one",
+        "user:second again",
+        "assistant:two again",
+    ]
+    (prompt,) = line_entries(session, 9)
+    (response,) = [
+        e
+        for e in session.entries
+        if e.type == "response" and e.response_id == "msg_1"  # type: ignore[attr-defined]
+    ]
+    assert prompt.parent == response.id
+
+
+def test_a_preserved_head_of_several_blocks_is_kept_whole(tmp_path: Path) -> None:
+    """The first message a compaction kept holds two text blocks (two items): the context
+    starts again at its first item, so both are in it."""
+    s = Lines(version="2.1.226")
+    old = s.text(s.user(None, "old request"), "msg_1", "old answer")
+    head = s.user(old, [{"type": "text", "text": "keep this"}, {"type": "text", "text": "too"}])
+    tail = s.text(head, "msg_2", "kept answer")
+    anchor = "5c42641c-3b0b-41b3-97b7-822914a30b8e"
+    boundary = s.system(None, "compact_boundary", logicalParentUuid=tail)
+    kept = {"headUuid": head, "anchorUuid": anchor, "tailUuid": tail}
+    s.objects[-1]["compactMetadata"] = {"trigger": "manual", "preservedSegment": kept}
+    s.user(boundary, "This session is being continued.", isCompactSummary=True, uuid=anchor)
+    s.user(anchor, "and now?")
+    session = converted(tmp_path, s)
+    assert context_texts(session) == [
+        "user:This session is being continued.",
+        "user:keep this",
+        "user:too",
+        "assistant:kept answer",
+        "user:and now?",
+    ]
+
+
+def test_a_replayed_call_on_a_branch_given_up_binds_nothing_after_it(tmp_path: Path) -> None:
+    """A call's result answered twice (a replay): the second starts a branch, on which the
+    call id comes again (renamed ``toolu_x-2``). Back on the live branch, the first result
+    answers the first call (``toolu_x``), not the replay left behind."""
+    s = Lines()
+    call = s.call(s.user(None, "go"), "msg_1", "toolu_x")
+    done = s.text(s.result(call, "toolu_x", "one"), "msg_2", "done")
+    again = s.result(call, "toolu_x", "one")  # answered again: a branch
+    s.result(s.call(again, "msg_3", "toolu_x"), "toolu_x", "two")
+    s.text(s.user(done, "and then?"), "msg_4", "then this")  # the live branch goes on
+    session = converted(tmp_path, s)
+    (first,) = line_entries(session, 3)
+    assert first.item["call_id"] == "toolu_x"
+    (replayed,) = line_entries(session, 7)
+    assert replayed.item["call_id"] == "toolu_x-2"
+    assert context_texts(session) == [
+        "user:go",
+        "call:toolu_x",
+        "out:toolu_x",
+        "assistant:done",
+        "user:and then?",
+        "assistant:then this",
+    ]
