@@ -89,7 +89,7 @@ def test_a_preserved_head_on_another_branch_is_not_kept(tmp_path: Path) -> None:
 
 
 def _derived(session: object, kind: str) -> list[int]:
-    """The line numbers of the derived entries of ``kind`` (``env``, ``config``)."""
+    """The line numbers of the derived entries of ``kind`` (``env``, ``model``)."""
     return [
         e.unknown[NS]["line"]
         for e in session.entries  # type: ignore[attr-defined]
@@ -189,3 +189,14 @@ def test_a_replayed_call_on_a_branch_given_up_binds_nothing_after_it(tmp_path: P
         "user:and then?",
         "assistant:then this",
     ]
+
+
+def test_a_second_root_starts_with_nothing_in_force(tmp_path: Path) -> None:
+    """A prompt written with no parent after a conversation starts a new root: nothing of
+    the first root's path is in force on it, so its first response says its model again."""
+    s = Lines()
+    s.text(s.user(None, "first"), "msg_1", "one")
+    s.text(s.user(None, "a new root"), "msg_2", "two")
+    session = converted(tmp_path, s)
+    assert _derived(session, "model") == [2, 4]
+    assert context_texts(session) == ["user:a new root", "assistant:two"]
