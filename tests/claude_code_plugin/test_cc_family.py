@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from cc_helpers import NS, PROJECTS, convert, line_entries, reports_in, sessions_in
+from cc_helpers import NS, PROJECTS, Converted, convert, line_entries, reports_in, sessions_in
 from cc_synth import SESSION, Lines, simple
 
 from asf_core.model import Compaction, Entry
@@ -209,3 +209,43 @@ def test_a_sub_agent_named_alone_is_placed_in_its_project(tmp_path: Path) -> Non
     assert whole[0].unknown[NS]["file"] == (  # type: ignore[attr-defined]
         f"{SESSION}/subagents/workflows/run1/agent-wf1.jsonl"
     )
+
+
+def test_an_empty_sub_agent_transcript_is_said_and_not_written(tmp_path: Path) -> None:
+    """A sub-agent's transcript of 0 bytes (created, never written) is no session: a
+    warning names it, and only the session file is converted."""
+    project = tmp_path / PROJECT
+    simple().write(project)
+    agents = project / SESSION / "subagents"
+    agents.mkdir(parents=True)
+    (agents / "agent-empty1.jsonl").write_bytes(b"")
+    sessions = _converted(tmp_path)
+    assert list(sessions) == [SESSION]
+    (report,) = reports_in(tmp_path / "out")
+    (finding,) = [f for f in report["findings"] if f["kind"] == "warning"]
+    assert finding["message"] == "empty sub-agent transcript: nothing to convert"
+    assert finding["unit"] == f"{SESSION}/subagents/agent-empty1.jsonl"
+
+
+def test_the_report_counts_every_line_of_the_shared_files(converted: Converted) -> None:
+    """Each project's report sums its files' lines as the shared README counts them: F1 to
+    F4 (1881 + 116 + 98 + 15 lines, of which F1's 27 file-history-snapshot and 1
+    queue-operation lines are bookkeeping; 157 + 11 + 9 + 1 API responses), F5 to F7
+    (96 + 15 + 39; 3 + 1 + 3 snapshots and 2 queue-operations; 12 + 1 + 4 responses) and F8
+    (5 lines, 2 queue-operations and 1 last-prompt; 1 response)."""
+    counts = {r["store"]["project"]: r["counts"] for r in reports_in(converted.out)}
+    expected = {
+        F4.parent.parent.parent.name: (2110, 2082, 28, 178),
+        F6.parent.name: (150, 141, 9, 17),
+        "-tmp-agent-history-real-agent-claude-workspace": (5, 2, 3, 1),
+    }
+    assert set(counts) == set(expected)
+    for project, (lines, transcript, bookkeeping, responses) in expected.items():
+        assert counts[project] == {
+            "lines": lines,
+            "transcript_lines": transcript,
+            "bookkeeping_lines": bookkeeping,
+            "unreadable_lines": 0,
+            "responses": responses,
+            "branches": 0,
+        }
