@@ -249,3 +249,23 @@ def test_the_report_counts_every_line_of_the_shared_files(converted: Converted) 
             "responses": responses,
             "branches": 0,
         }
+
+
+def test_every_transcript_after_an_older_clis_copy_is_linked(tmp_path: Path) -> None:
+    """An older CLI's project-level copy of an agent's transcript (``~2``) comes before
+    another project-level agent (by name): the copy hangs from the session's end, and so
+    does the agent after it; no transcript is left out."""
+    project = tmp_path / PROJECT
+    simple().write(project)
+    copied = simple(Lines(agentId="a1", isSidechain=True))
+    copied.write(project / SESSION / "subagents", "agent-a1")
+    copied.write(project, "agent-a1")
+    simple(Lines(agentId="b2", isSidechain=True)).write(project, "agent-b2")
+    sessions = _converted(tmp_path)
+    names = [f"{SESSION}.agent-a1", f"{SESSION}.agent-a1~2", f"{SESSION}.agent-b2"]
+    assert sorted(sessions) == [SESSION, *names]
+    session = sessions[SESSION]
+    for name in names:
+        assert sessions[name].header.parent_session == session.header.id
+    linked = {link.session for link in _links(session)}  # type: ignore[attr-defined]
+    assert linked == {sessions[name].header.id for name in names}

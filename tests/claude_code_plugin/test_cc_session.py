@@ -6,7 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cc_helpers import NS, context_texts, convert, converted, line_entries, sessions_in
+from cc_helpers import (
+    NS,
+    context_texts,
+    convert,
+    converted,
+    line_entries,
+    reports_in,
+    sessions_in,
+)
 from cc_synth import CWD, Lines, simple
 
 from asf_core import plugins
@@ -19,7 +27,8 @@ PROJECT = "-home-u-proj"
 
 def test_an_unreadable_line_is_kept_without_its_newline(tmp_path: Path) -> None:
     """A damaged line in the middle of a file: its ``custom`` entry holds the line's text
-    exactly, without the newline ending it (which belongs to the file, not the line)."""
+    exactly, without the newline ending it (which belongs to the file, not the line), and
+    the report counts it unreadable, apart from the transcript lines."""
     s = simple()
     path = s.write(tmp_path / PROJECT)
     lines = path.read_bytes().split(b"\n")
@@ -32,6 +41,9 @@ def test_an_unreadable_line_is_kept_without_its_newline(tmp_path: Path) -> None:
         "unreadable": entry.data["unreadable"],
         "text": '{"type": "assistant", "uuid": ',
     }
+    (report,) = reports_in(tmp_path / "out")
+    counted = ("lines", "transcript_lines", "bookkeeping_lines", "unreadable_lines")
+    assert [report["counts"][key] for key in counted] == [len(s.objects), len(s.objects) - 1, 0, 1]
 
 
 @pytest.mark.parametrize(
