@@ -65,6 +65,24 @@ def test_default_is_the_users_own(clean_env: pytest.MonkeyPatch, tmp_path: Path)
     assert plugin.discover(None) is None
 
 
+def test_nothing_found_names_where_claude_code_keeps_sessions(
+    clean_env: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No path named and no session where Claude Code keeps them: the error says where
+    that is (``~/.claude/projects``, or ``$CLAUDE_CONFIG_DIR/projects`` when set)."""
+    clean_env.setenv("HOME", str(tmp_path))
+    clean_env.setenv("ASF_PLUGINS", "claude-code")
+    for config, looked in ((None, tmp_path / ".claude"), (tmp_path / "cfg", tmp_path / "cfg")):
+        if config is not None:
+            clean_env.setenv("CLAUDE_CONFIG_DIR", str(config))
+        code, out, err = run(capsys, "list")
+        assert (code, out) == (ExitCode.NOTHING, "")
+        assert err == (
+            "asf: no stores found in the default locations "
+            f"(claude-code: {looked / 'projects'}); name a PATH\n"
+        )
+
+
 def test_copies_outside_claude_are_recognised_by_their_lines(tmp_path: Path) -> None:
     backup = tmp_path / "backup"
     shutil.copytree(A0Y, backup / "some-project")
