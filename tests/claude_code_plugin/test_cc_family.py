@@ -269,3 +269,19 @@ def test_every_transcript_after_an_older_clis_copy_is_linked(tmp_path: Path) -> 
         assert sessions[name].header.parent_session == session.header.id
     linked = {link.session for link in _links(session)}  # type: ignore[attr-defined]
     assert linked == {sessions[name].header.id for name in names}
+
+
+def test_an_older_clis_agent_without_its_session_file_converts_alone(tmp_path: Path) -> None:
+    """A project-level ``agent-<id>.jsonl`` (before CLI 2.1.2) whose session file is gone:
+    its lines' ``sessionId`` names the session it belongs to, which is read as a session
+    with no file; the transcript converts as a session of its own, and the report says so."""
+    project = tmp_path / PROJECT
+    simple(Lines(agentId="old1", isSidechain=True)).write(project, "agent-old1")
+    sessions = _converted(tmp_path)
+    (report,) = reports_in(tmp_path / "out")
+    assert list(sessions) == [f"{SESSION}.agent-old1"]
+    (session,) = sessions.values()
+    assert session.header.parent_session is None
+    assert session.header.unknown[NS]["file"] == "agent-old1.jsonl"
+    (stray,) = report["strays"]
+    assert "session file is missing" in stray["message"]
