@@ -233,7 +233,9 @@ def test_the_report_counts_every_line_of_the_shared_files(converted: Converted) 
     queue-operation lines are bookkeeping; 157 + 11 + 9 + 1 API responses), F5 to F7
     (96 + 15 + 39; 3 + 1 + 3 snapshots and 2 queue-operations; 12 + 1 + 4 responses) and F8
     (5 lines, 2 queue-operations and 1 last-prompt; 1 response)."""
-    counts = {r["store"]["project"]: r["counts"] for r in reports_in(converted.out)}
+    reports = reports_in(converted.out)
+    assert {r["store"]["kind"] for r in reports} == {"project"}
+    counts = {r["store"]["project"]: r["counts"] for r in reports}
     expected = {
         F4.parent.parent.parent.name: (2110, 2082, 28, 178),
         F6.parent.name: (150, 141, 9, 17),
@@ -285,3 +287,18 @@ def test_an_older_clis_agent_without_its_session_file_converts_alone(tmp_path: P
     assert session.header.unknown[NS]["file"] == "agent-old1.jsonl"
     (stray,) = report["strays"]
     assert "session file is missing" in stray["message"]
+
+
+def test_an_older_clis_agent_file_naming_no_session_is_its_own(tmp_path: Path) -> None:
+    """A project-level ``agent-<id>.jsonl`` left empty names no session in its lines: it
+    is a session of its own, named by the file, and said to be empty; the project's other
+    session converts as ever."""
+    project = tmp_path / PROJECT
+    simple().write(project)
+    (project / "agent-void1.jsonl").write_bytes(b"")
+    sessions = _converted(tmp_path)
+    assert list(sessions) == [SESSION]
+    (report,) = reports_in(tmp_path / "out")
+    (finding,) = [f for f in report["findings"] if f["kind"] == "warning"]
+    assert (finding["session"], finding["unit"]) == ("agent-void1", "agent-void1.jsonl")
+    assert finding["message"] == "empty sub-agent transcript: nothing to convert"
