@@ -291,3 +291,31 @@ def test_a_subagent_is_linked_to_the_call_that_spawned_it() -> None:
     s.result(again, "toolu_2", "done again", toolUseResult={"agentId": "a1"})
     index = index_lines(raw_lines(io.BytesIO(s.bytes())))
     assert index.spawns == {"a1": "toolu_1"}
+
+
+def test_a_response_line_hanging_from_an_earlier_line_of_it_continues_it(
+    tmp_path: Path,
+) -> None:
+    """Lines of one response (one ``message.id``) where a later block hangs from the first
+    line rather than the one before it, after another of its lines was written: still one
+    response, not a branch; its calls' results follow it."""
+    s = Lines()
+    first = s.text(s.user(None, "look at both"), "msg_1", "Looking.")
+    one = s.call(first, "msg_1", "toolu_a")
+    two = s.call(first, "msg_1", "toolu_b")  # from the response's first line, not from `one`
+    s.result(one, "toolu_a", "a")
+    r = s.result(two, "toolu_b", "b")
+    s.text(r, "msg_2", "Both seen.")
+    session = converted(tmp_path, s)
+    (report,) = reports_in(tmp_path / "out")
+    assert report["counts"]["branches"] == 0
+    assert report["counts"]["responses"] == 2
+    assert context_texts(session) == [
+        "user:look at both",
+        "assistant:Looking.",
+        "call:toolu_a",
+        "call:toolu_b",
+        "out:toolu_a",
+        "out:toolu_b",
+        "assistant:Both seen.",
+    ]
