@@ -302,3 +302,23 @@ def test_an_older_clis_agent_file_naming_no_session_is_its_own(tmp_path: Path) -
     (finding,) = [f for f in report["findings"] if f["kind"] == "warning"]
     assert (finding["session"], finding["unit"]) == ("agent-void1", "agent-void1.jsonl")
     assert finding["message"] == "empty sub-agent transcript: nothing to convert"
+
+
+def test_an_unlinked_sub_agent_is_linked_at_the_end_of_the_live_branch(tmp_path: Path) -> None:
+    """The session was rewound (the live branch is not the first one written) and holds a
+    sub-agent nothing names: its link comes after the live branch's last entry, the file's
+    last, not at the end of the branch given up."""
+    s = Lines()
+    a1 = s.text(s.user(None, "first"), "msg_1", "one")
+    s.text(s.user(a1, "second"), "msg_2", "two")
+    s.text(s.user(a1, "second again"), "msg_3", "two again")
+    s.write(tmp_path / PROJECT)
+    orphan = simple(Lines(agentId="lone1", isSidechain=True))
+    orphan.write(tmp_path / PROJECT / SESSION / "subagents", "agent-lone1")
+    sessions = _converted(tmp_path)
+    session = sessions[SESSION]
+    (link,) = _links(session)
+    assert session.entries[-1] is link
+    assert link.session == sessions[f"{SESSION}.agent-lone1"].header.id  # type: ignore[attr-defined]
+    assert session.entries[-2].unknown[NS]["derived"] == "response"
+    assert session.entries[-2].response_id == "msg_3"  # type: ignore[attr-defined]
