@@ -319,3 +319,42 @@ def test_a_response_line_hanging_from_an_earlier_line_of_it_continues_it(
         "out:toolu_b",
         "assistant:Both seen.",
     ]
+
+
+def test_a_bookkeeping_line_follows_the_conversation_not_a_late_hook(tmp_path: Path) -> None:
+    """After a rewind, a hook's ``progress`` line hangs from the branch given up (hooks hang
+    from whatever was current), then a bookkeeping line is written: it has no place of its
+    own and goes where the conversation was last seen, the live branch, as the file's last
+    entry."""
+    s = Lines()
+    a1 = s.text(s.user(None, "first"), "msg_1", "one")
+    old = s.text(s.user(a1, "second"), "msg_2", "two")
+    s.text(s.user(a1, "second again"), "msg_3", "two again")
+    s.progress(old)
+    s.raw({"type": "file-history-snapshot", "messageId": "m", "snapshot": {}})
+    session = converted(tmp_path, s)
+    last = session.entries[-1]
+    assert last.unknown[NS]["line"] == len(s.objects)
+    assert last.id == session.resume_leaf()
+    assert context_texts(session) == [
+        "user:first",
+        "assistant:one",
+        "user:second again",
+        "assistant:two again",
+    ]
+
+
+def test_a_file_opening_with_a_compaction_starts_from_its_summary(tmp_path: Path) -> None:
+    """A file whose first line is a compact boundary (what it compacted is not in the file)
+    and whose second is the summary below it: a compaction, the context starting there."""
+    s = Lines()
+    b = s.system(None, "compact_boundary", logicalParentUuid="0" * 8 + SESSION[8:])
+    summary = s.user(b, "This session is being continued.", isCompactSummary=True)
+    s.text(s.user(summary, "go on"), "msg_1", "going")
+    session = converted(tmp_path, s)
+    assert [e.type for e in session.entries if e.unknown[NS].get("line") == 2] == ["compaction"]
+    assert context_texts(session) == [
+        "user:This session is being continued.",
+        "user:go on",
+        "assistant:going",
+    ]
