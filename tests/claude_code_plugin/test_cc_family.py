@@ -322,3 +322,18 @@ def test_an_unlinked_sub_agent_is_linked_at_the_end_of_the_live_branch(tmp_path:
     assert link.session == sessions[f"{SESSION}.agent-lone1"].header.id  # type: ignore[attr-defined]
     assert session.entries[-2].unknown[NS]["derived"] == "response"
     assert session.entries[-2].response_id == "msg_3"  # type: ignore[attr-defined]
+
+
+def test_a_one_line_session_links_its_sub_agent_after_its_prompt(tmp_path: Path) -> None:
+    """A session file holding only its first prompt (interrupted at once) and a sub-agent
+    nothing names: the link hangs from the prompt, on its one branch, not as a root."""
+    s = Lines()
+    s.user(None, "start")
+    s.write(tmp_path / PROJECT)
+    simple(Lines(agentId="lone1", isSidechain=True)).write(
+        tmp_path / PROJECT / SESSION / "subagents", "agent-lone1"
+    )
+    session = _converted(tmp_path)[SESSION]
+    prompt, link = session.entries
+    assert link is _links(session)[0]
+    assert link.parent == prompt.id
