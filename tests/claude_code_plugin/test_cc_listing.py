@@ -74,6 +74,7 @@ def test_times_are_the_earliest_and_latest_not_the_first_and_last_lines(
     the earliest ``timestamp``, ended the latest; a side-chain response is not counted."""
     s = simple()
     s.objects[2]["timestamp"] = "2026-02-27T09:00:00.000Z"
+    s.objects[3]["timestamp"] = "2026-03-09T09:00:00.000Z"  # later than every line after it
     s.text(s.objects[-1]["uuid"], "msg_side", "aside", isSidechain=True)
     s.write(tmp_path / PROJECT)
     (session,) = _listed(capsys, tmp_path / PROJECT)

@@ -246,6 +246,16 @@ def test_subagents_are_linked_subsessions(converted: Converted) -> None:
         ]
         assert output.item["output"][0]["text"] == last_text.item["content"][0]["text"]
         assert child.header.unknown[NS]["subagent_type"] == "Explore"
+        # The spawning call's description is the sub-agent's, as the call's input gives it.
+        (call,) = [
+            e
+            for e in session.entries
+            if e.type == "item"
+            and e.item["type"] == "function_call"
+            and e.item["call_id"] == link.call_id
+        ]
+        given = json.loads(call.item["arguments"])["description"]
+        assert child.header.unknown[NS]["description"] == given
 
 
 def test_header_carries_cwd_branch_version(converted: Converted) -> None:
