@@ -337,3 +337,25 @@ def test_a_one_line_session_links_its_sub_agent_after_its_prompt(tmp_path: Path)
     prompt, link = session.entries
     assert link is _links(session)[0]
     assert link.parent == prompt.id
+
+
+def test_a_call_whose_result_names_no_agent_is_linked_by_its_progress(tmp_path: Path) -> None:
+    """A Task call whose result carries no ``toolUseResult.agentId`` (interrupted, say)
+    while its ``agent_progress`` lines name the agent (``data.agentId`` under the call's
+    ``parentToolUseID``): the sub-agent is spawned by that call; hook progress lines, which
+    name no agent, link nothing."""
+    s = Lines()
+    c = s.call(s.user(None, "delegate"), "msg_1", "toolu_task", name="Task")
+    p = s.progress(c, parentToolUseID="toolu_task")
+    p = s.progress(
+        p, data={"type": "agent_progress", "agentId": "prog1"}, parentToolUseID="toolu_task"
+    )
+    s.text(s.result(c, "toolu_task", "[Request interrupted by user]"), "msg_2", "Stopped.")
+    s.write(tmp_path / PROJECT)
+    simple(Lines(agentId="prog1", isSidechain=True)).write(
+        tmp_path / PROJECT / SESSION / "subagents", "agent-prog1"
+    )
+    sessions = _converted(tmp_path)
+    child = sessions[f"{SESSION}.agent-prog1"]
+    assert child.header.spawned_by == "toolu_task"
+    assert child.header.parent_session == sessions[SESSION].header.id

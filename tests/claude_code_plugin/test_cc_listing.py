@@ -422,3 +422,17 @@ def test_sub_agent_lines_hanging_from_the_session_are_not_missing_parents(
     (report,) = reports_in(tmp_path / "o")
     missing = [f for f in report["findings"] if "is not in the file" in f["message"]]
     assert [f["unit"] for f in missing] == [f"{SESSION}/subagents/agent-acompact-1.jsonl:3"]
+
+
+def test_a_prompt_of_several_text_blocks_is_titled_by_them_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A typed prompt sent as text blocks (an image between them, as pasting one makes) is
+    titled by its texts, one line each."""
+    s = Lines()
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "i"}}
+    blocks = [{"type": "text", "text": "what is this"}, image, {"type": "text", "text": "and why"}]
+    s.text(s.user(None, blocks), "msg_1", "A cat.")
+    s.write(tmp_path / PROJECT)
+    (session,) = _listed(capsys, tmp_path / PROJECT)
+    assert session["title"] == "what is this\nand why"
