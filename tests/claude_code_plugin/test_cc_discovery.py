@@ -268,3 +268,22 @@ def test_registered_as_a_third_party_plugin() -> None:
     assert points["claude-code"].value == "claude_code_plugin.plugin"
     records = {r.name: r for r in plugins.make_plugin_manager().records()}
     assert records["claude-code"].status == "ok"
+
+
+def test_a_file_of_titles_only_is_claude_codes(tmp_path: Path) -> None:
+    """CLI 1.0 opened a session's file with ``summary`` lines (a title and the ``leafUuid``
+    of the conversation it names): a copy holding only those, under any name, is still
+    recognised as Claude Code's."""
+    titles = tmp_path / "titles.jsonl"
+    line = {"type": "summary", "summary": "Fix the parser", "leafUuid": SESSION}
+    titles.write_text(json.dumps(line) + "\n")
+    assert _claimed(titles) == [(titles, 0.9)]
+
+
+def test_only_the_projects_folder_of_claude_is_trusted(tmp_path: Path) -> None:
+    """Another folder under ``.claude`` holding folders of JSONL files that are not Claude
+    Code's (an editor's, a tool's logs) is judged by their lines, not claimed blindly."""
+    other = tmp_path / ".claude" / "ide"
+    (other / "logs").mkdir(parents=True)
+    (other / "logs" / "events.jsonl").write_text('{"event": "open", "file": "a.py"}\n')
+    assert _claimed(other) == []
