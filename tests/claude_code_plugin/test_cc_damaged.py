@@ -48,6 +48,7 @@ def test_truncated_last_line_of_a_live_session(
     (stray,) = report["strays"]
     assert stray["unit"] == f"{SESSION}.jsonl:{len(s.objects)}"
     assert stray["data"]["truncated"] is True
+    assert stray["message"].startswith("truncated last line, kept as raw text in a custom entry")
     first = sessions_in(tmp_path / "o1")[SESSION]
     tail = first.entries[-1]
     assert tail.type == "custom"
