@@ -170,3 +170,18 @@ def context_texts(session: SessionFile, leaf: str | None = None) -> list[str]:
         else:
             out.append(kind)
     return out
+
+
+def read_project(project: Path) -> tuple[Any, Any, Any, list[Any]]:
+    """A project opened as a run opens it, its sessions read and not yet converted: the
+    plugin manager, the Claude Code candidate, its store and the native sessions (for tests
+    that change the files between the passes)."""
+    from asf_core import plugins
+    from asf_core.formats import NativeSession
+    from asf_core.pipeline import host
+
+    pm = plugins.make_plugin_manager()
+    (candidate,) = [c for c in host.discover(pm, project).candidates if c.plugin == "claude-code"]
+    store = host.open_store(pm, candidate)
+    natives = [s for s in host.read(pm, candidate.plugin, store) if isinstance(s, NativeSession)]
+    return pm, candidate, store, natives

@@ -10,13 +10,12 @@ from pathlib import Path
 from types import FrameType
 
 import pytest
-from cc_helpers import NS, PROJECTS, context_texts, reports_in, run, sessions_in
+from cc_helpers import NS, PROJECTS, context_texts, read_project, reports_in, run, sessions_in
 from cc_rebuild import rebuild
 from cc_synth import SESSION, Lines, kitchen_sink, simple
 
-from asf_core import plugins
 from asf_core.cli.main import ExitCode
-from asf_core.formats import NativeSession, StoreError
+from asf_core.formats import StoreError
 from asf_core.pipeline import host
 from asf_core.verify.session import verify_path
 from claude_code_plugin.convert import units
@@ -206,11 +205,7 @@ def test_file_changed_while_converting_is_a_clear_error(tmp_path: Path) -> None:
     """The file is rewritten between reading and converting: the store stops with the
     input's error, no traceback, no partial file."""
     path = simple().write(tmp_path / PROJECT)
-    pm = plugins.make_plugin_manager()
-    discovery = host.discover(pm, tmp_path / PROJECT)
-    (candidate,) = [c for c in discovery.candidates if c.plugin == "claude-code"]
-    store = host.open_store(pm, candidate)
-    natives = [s for s in host.read(pm, candidate.plugin, store) if isinstance(s, NativeSession)]
+    pm, candidate, store, natives = read_project(tmp_path / PROJECT)
     path.write_bytes(b'{"type": "user"}\n')  # rewritten, shorter
     (converted,) = list(host.convert(pm, candidate.plugin, store, natives))
     with pytest.raises(StoreError, match="changed while being converted"):

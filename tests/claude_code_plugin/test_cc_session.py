@@ -12,13 +12,13 @@ from cc_helpers import (
     convert,
     converted,
     line_entries,
+    read_project,
     reports_in,
     sessions_in,
 )
 from cc_synth import CWD, Lines, simple
 
-from asf_core import plugins
-from asf_core.formats import NativeSession, StoreError
+from asf_core.formats import StoreError
 from asf_core.model import Compaction
 from asf_core.pipeline import host
 
@@ -62,11 +62,7 @@ def test_a_line_rewritten_at_its_size_between_passes_stops_the_store(
     ``type`` changed, or no longer JSON: the second pass does not convert what the first did
     not index."""
     path = simple().write(tmp_path / PROJECT)
-    pm = plugins.make_plugin_manager()
-    discovery = host.discover(pm, tmp_path / PROJECT)
-    (candidate,) = [c for c in discovery.candidates if c.plugin == "claude-code"]
-    store = host.open_store(pm, candidate)
-    natives = [s for s in host.read(pm, candidate.plugin, store) if isinstance(s, NativeSession)]
+    pm, candidate, store, natives = read_project(tmp_path / PROJECT)
     data = path.read_bytes()
     assert len(old) == len(new)
     assert old in data
