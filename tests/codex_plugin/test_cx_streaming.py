@@ -5,6 +5,7 @@ a file rewritten meanwhile (shorter, or byte for byte in place) stops the rollou
 
 from __future__ import annotations
 
+import gc
 import json
 import tracemalloc
 from pathlib import Path
@@ -51,10 +52,30 @@ def _rollout(turns: int) -> list[JSON]:
     return lines
 
 
-def _peak(root: Path, turns: int) -> tuple[int, int]:
+def _compacted_turns(turns: int) -> list[JSON]:
+    """A thread of ``turns`` turns, each a tool call and its long output, each turn then
+    compacted to a replacement history holding that output again (and an open call)."""
+    lines = [_line(0, "session_meta", {"id": THREAD, "timestamp": "2026-03-01T10:00:00Z"})]
+    for n in range(turns):
+        user = {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "go"}],
+        }
+        call = {"type": "function_call", "call_id": f"c{n}", "name": "shell", "arguments": "{}"}
+        output = {"type": "function_call_output", "call_id": f"c{n}", "output": "y" * OUTPUT}
+        lines += [_line(n, "response_item", item) for item in (user, call, output)]
+        history = [user, call, output]
+        lines.append(_line(n, "compacted", {"message": "", "replacement_history": history}))
+    open_call = {"type": "function_call", "call_id": "open", "name": "shell", "arguments": "{}"}
+    lines.append(_line(turns, "response_item", open_call))
+    return lines
+
+
+def _peak(root: Path, turns: int, shape: Any = _rollout) -> tuple[int, int]:
     """The peak of traced memory while the hook converts a rollout of ``turns`` turns and
     its entries are consumed one by one; and how many there were."""
-    write_rollout(root / ".codex" / ROLLOUT, list(_rollout(turns)))
+    write_rollout(root / ".codex" / ROLLOUT, list(shape(turns)))
     store = CodexStore(root / ".codex" / "sessions")
     sessions = list(native_sessions(store, read_files=True))
     entries = 0
@@ -83,6 +104,39 @@ def test_memory_does_not_follow_the_rollout(tmp_path: Path) -> None:
     # a line (its entry's id, an item's brief and place), not a tenth of the outputs added.
     assert big < small * 1.5, (small, big)
     assert big - small < 120 * OUTPUT / 10, (small, big)
+
+
+def test_replacement_histories_are_not_held(tmp_path: Path) -> None:
+    """A compaction's replacement history is read again from its line when a rule needs it;
+    the settings the path keeps for the next checkpoint hold none of its items (each of these
+    holds a 20 kB output: 120 more held would be 2.4 MB; what grows is the compaction
+    entries' own settings, about 2 kB each)."""
+    _peak(tmp_path / "warm", 4, _compacted_turns)
+    small, small_entries = _peak(tmp_path / "small", 40, _compacted_turns)
+    big, big_entries = _peak(tmp_path / "big", 160, _compacted_turns)
+    assert big_entries > 3.5 * small_entries
+    assert big - small < 120 * OUTPUT / 4, (small, big)
+
+
+def test_nothing_stays_after_a_conversion(tmp_path: Path) -> None:
+    """What a conversion keeps of its calls (their briefs, each call id given) goes with it:
+    converting a rollout of 2,000 calls leaves no more memory in use than before."""
+    lines = [_line(0, "session_meta", {"id": THREAD, "timestamp": "2026-03-01T10:00:00Z"})]
+    for n in range(2000):
+        call = {"type": "function_call", "call_id": f"k{n}", "name": "s", "arguments": "{}"}
+        lines.append(_line(n, "response_item", call))
+        lines.append(_line(n, "response_item", {**call, "type": "function_call_output"}))
+    write_rollout(tmp_path / ".codex" / ROLLOUT, lines)
+    _session(tmp_path)  # warm: the modules loaded
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        assert len(list(_session(tmp_path).entries)) == 4001
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert after - before < 100_000, (before, after)
 
 
 def _session(root: Path) -> ConvertedSession:
