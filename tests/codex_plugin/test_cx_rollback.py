@@ -1,0 +1,45 @@
+"""Rollbacks on the live path, each checked against the oracle (FORMAT-NOTES §8) and for the
+shape the mapping gives them (docs/formats/codex.md §4): where the rollback's entry hangs,
+and what it counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cx_helpers import context_items, convert, reports_in, sessions_in, write_rollout
+from cx_oracle import rebuild
+from cx_synth import Rollout, _msg
+
+from asf_core.model import Compaction, Custom
+from asf_core.reader import SessionFile
+
+THREAD = "0199aaaa-0000-7000-8000-0000000000f1"
+ROLLOUT = f"sessions/2026/03/01/rollout-2026-03-01T10-00-00-{THREAD}.jsonl"
+
+
+def _converted(root: Path, lines: list[Any]) -> tuple[SessionFile, dict[str, int]]:
+    source = write_rollout(root / ".codex" / ROLLOUT, lines)
+    assert convert([root / ".codex"], root / "out") == 0
+    (session,) = sessions_in(root / "out").values()
+    assert context_items(session) == rebuild(source)
+    (report,) = reports_in(root / "out")
+    return session, report["counts"]
+
+
+def test_a_rollback_with_no_turn_to_drop_changes_nothing(tmp_path: Path) -> None:
+    """Only Codex's own context messages so far: the rollback drops nothing, so its entry
+    is an event kept below the last item, no fold, and the report counts no rollback."""
+    rollout = Rollout(THREAD)
+    rollout.meta(THREAD)
+    rollout.item(_msg("developer", "<permissions instructions>sandboxed"))
+    rollout.item(_msg("user", "<environment_context>cwd</environment_context>"))
+    rollout.rollback(1)
+    rollout.item(_msg("user", "now the real prompt"))
+    session, counts = _converted(tmp_path, rollout.lines)
+    assert counts["rollbacks"] == 0
+    assert not [e for e in session.entries if isinstance(e, Compaction)]
+    by_line = {e.unknown["codex"]["line"]: e for e in session.entries}
+    assert isinstance(by_line[4], Custom)
+    assert by_line[4].parent == by_line[3].id
+    assert by_line[5].parent == by_line[4].id
