@@ -43,3 +43,22 @@ def test_a_rollback_with_no_turn_to_drop_changes_nothing(tmp_path: Path) -> None
     assert isinstance(by_line[4], Custom)
     assert by_line[4].parent == by_line[3].id
     assert by_line[5].parent == by_line[4].id
+
+
+def test_a_rollback_of_no_turns_after_a_compaction_changes_nothing(tmp_path: Path) -> None:
+    """``num_turns`` 0, -1 (no ``u32``: Codex's loader skips the line) or not a number, after
+    a remote compaction: no rollback, the context stays the replacement history and what
+    follows it (rebuilding from the top would bring back the turns compacted away)."""
+    rollout = Rollout(THREAD)
+    rollout.meta(THREAD)
+    rollout.turn(["say", "call"], True)
+    rollout.turn(["say"], False)
+    rollout.remote(1, False)
+    for turns in (0, -1, "2", 1.0, True):
+        rollout.event("thread_rolled_back", num_turns=turns)
+    session, counts = _converted(tmp_path, rollout.lines)
+    assert counts["rollbacks"] == 0
+    assert len([e for e in session.entries if isinstance(e, Compaction)]) == 1
+    items = context_items(session)
+    assert [i.get("role") for i in items] == ["assistant", "developer", "user", None]
+    assert items[-1]["type"] == "compaction"
