@@ -1,0 +1,44 @@
+"""Single lines of odd but readable shape, each mapped as docs/formats/codex.md §3 says and
+rebuilt, equal, from its entries (§6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cx_helpers import convert, rebuilt_lines, reports_in, sessions_in, source_lines, write_rollout
+
+from asf_core.model import Config
+from asf_core.reader import SessionFile
+
+THREAD = "0199aaaa-0000-7000-8000-0000000000f2"
+ROLLOUT = f"sessions/2026/03/01/rollout-2026-03-01T10-00-00-{THREAD}.jsonl"
+JSON = dict[str, Any]
+
+
+def _line(kind: str, payload: Any, second: int = 0) -> JSON:
+    return {"timestamp": f"2026-03-01T10:00:{second:02d}.000Z", "type": kind, "payload": payload}
+
+
+def _meta(**members: Any) -> JSON:
+    return _line("session_meta", {"id": THREAD, "timestamp": "2026-03-01T10:00:00Z", **members})
+
+
+def _converted(root: Path, lines: list[Any]) -> tuple[SessionFile, JSON]:
+    source = write_rollout(root / ".codex" / ROLLOUT, lines)
+    assert convert([root / ".codex"], root / "out") == 0
+    (session,) = sessions_in(root / "out").values()
+    assert rebuilt_lines(session) == source_lines(source)
+    (report,) = reports_in(root / "out")
+    return session, report
+
+
+def test_base_instructions_without_a_text_stay_in_the_header_line(tmp_path: Path) -> None:
+    """``base_instructions`` without a string ``text`` gives no instructions; the line is
+    kept whole (nothing ``moved``), so it is rebuilt as written."""
+    for n, base in enumerate(({}, {"text": None}, {"text": 5, "kind": "x"}, "You are Codex.")):
+        session, _ = _converted(tmp_path / str(n), [_meta(base_instructions=base)])
+        (config,) = session.entries
+        assert isinstance(config, Config)
+        assert config.instructions is None
+        assert config.unknown["codex"] == {"line": 1, "object": _meta(base_instructions=base)}
