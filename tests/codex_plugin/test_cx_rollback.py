@@ -62,3 +62,26 @@ def test_a_rollback_of_no_turns_after_a_compaction_changes_nothing(tmp_path: Pat
     items = context_items(session)
     assert [i.get("role") for i in items] == ["assistant", "developer", "user", None]
     assert items[-1]["type"] == "compaction"
+
+
+def test_a_rollback_past_an_empty_compaction_keeps_renamed_call_ids(tmp_path: Path) -> None:
+    """A compaction to nothing, then a rollback reaching back past it: Codex's resume rebuilds
+    the turns before it, which the path holds no more, so they come back as a fold (made
+    from the lines read again), a repeated call id there renamed as its entries have it."""
+    rollout = Rollout(THREAD)
+    rollout.meta(THREAD)
+    call = {"type": "function_call", "name": "x", "arguments": "{}", "call_id": "c"}
+    output = {"type": "function_call_output", "call_id": "c", "output": "ok"}
+    for item in (_msg("user", "one"), call, output, call, output, _msg("user", "two")):
+        rollout.item(item)
+    rollout.put("compacted", {"message": "", "replacement_history": []})
+    rollout.item(_msg("user", "three"))
+    rollout.rollback(2)
+    source = write_rollout(tmp_path / ".codex" / ROLLOUT, rollout.lines)
+    assert convert([tmp_path / ".codex"], tmp_path / "out") == 0
+    (session,) = sessions_in(tmp_path / "out").values()
+    items = context_items(session)
+    assert [i.get("call_id") for i in items] == [None, "c", "c", "c-2", "c-2"]
+    native = [{**i, "call_id": "c"} if "call_id" in i else i for i in items]
+    assert native == rebuild(source)
+    assert isinstance(session.entries[-1], Compaction)
