@@ -8,7 +8,7 @@ from typing import Any
 
 from cx_helpers import convert, rebuilt_lines, reports_in, sessions_in, source_lines, write_rollout
 
-from asf_core.model import Config
+from asf_core.model import Config, Response
 from asf_core.reader import SessionFile
 
 THREAD = "0199aaaa-0000-7000-8000-0000000000f2"
@@ -42,3 +42,30 @@ def test_base_instructions_without_a_text_stay_in_the_header_line(tmp_path: Path
         assert isinstance(config, Config)
         assert config.instructions is None
         assert config.unknown["codex"] == {"line": 1, "object": _meta(base_instructions=base)}
+
+
+def test_token_counts_keep_only_integer_usage(tmp_path: Path) -> None:
+    """A ``token_count`` event's ``last_token_usage`` gives the response's usage; a count
+    that is not an integer (a string, a float, a bool) is left out, and with none left the
+    event is no response but a kept event."""
+    usage = {
+        "input_tokens": 1200,
+        "cached_input_tokens": 1000,
+        "output_tokens": "30",
+        "reasoning_output_tokens": 2.5,
+        "total_tokens": True,
+    }
+    odd = {"input_tokens": "1", "output_tokens": 1.0, "total_tokens": False}
+    lines = [
+        _meta(),
+        _line("turn_context", {"model": "gpt-5"}, 1),
+        _line("event_msg", {"type": "token_count", "info": {"last_token_usage": usage}}, 2),
+        _line("event_msg", {"type": "token_count", "info": {"last_token_usage": odd}}, 3),
+    ]
+    session, _ = _converted(tmp_path, lines)
+    kinds = [e.type for e in session.entries]
+    assert kinds == ["config", "config", "response", "custom"]
+    response = session.entries[2]
+    assert isinstance(response, Response)
+    assert response.model == "gpt-5"
+    assert response.usage == {"input_tokens": 1200, "input_tokens_details": {"cached_tokens": 1000}}
