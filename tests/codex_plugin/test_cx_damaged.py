@@ -117,6 +117,8 @@ def test_damaged_lines_are_strays_and_kept(data: st.DataObject) -> None:
             assert rebuilt[n] == (raw if n in unreadable else _readable(raw))
         strays = {int(s["unit"].rsplit(":", 1)[1]) for s in report["strays"]}
         assert strays == unreadable
+        assert report["counts"]["unreadable_lines"] == len(unreadable)
+        assert report["counts"]["lines"] == len(expected)
 
 
 def test_truncated_last_line_is_said(tmp_path: Path) -> None:
