@@ -59,8 +59,9 @@ class Step:
     brief: Brief | None = None
     key: int = -1
     #: A fold's items (its summary, then its pins), or the key of the compaction line whose
-    #: replacement history they are.
-    fold: list[JSON] | int | None = None
+    #: replacement history they are; what a rollback leaves of the path is its steps, so
+    #: that a call there left without an output is answered ``aborted`` as elsewhere.
+    fold: list[Step | JSON] | int | None = None
     #: A compaction line's replacement history: where Codex's resume may start.
     base: bool = False
     #: A legacy compaction's summary: its fold is rebuilt from the history before it.
@@ -76,7 +77,7 @@ class Cut:
     from a new root."""
 
     parent: str | None
-    fold: list[JSON] | None = None
+    fold: list[Step | JSON] | None = None
     empty: bool = False
 
 
@@ -136,7 +137,7 @@ class LivePath:
         self.steps.append(Step(len(self.path) - 1, line, _shared(brief(item)), key))
 
     def add_fold(
-        self, entry: Entry, items: list[JSON], line: int, *, key: int = -1, **how: Any
+        self, entry: Entry, items: list[Step | JSON], line: int, *, key: int = -1, **how: Any
     ) -> None:
         """A fold to ``items`` (``key``: its line's, when they are its replacement history);
         ``how``: ``base``, ``legacy`` or ``turns`` (see :class:`Step`)."""
@@ -144,14 +145,19 @@ class LivePath:
         fold = key if key >= 0 else list(items)
         self.steps.append(Step(len(self.path) - 1, line, fold=fold, **how))
 
-    def fold_items(self, step: Step) -> list[JSON]:
+    def fold_items(self, step: Step) -> list[Step | JSON]:
         """A fold's items, read again from its line when it is a replacement history."""
         if not isinstance(step.fold, int):
             return list(step.fold or ())
         items = self.fetch(step.fold).get("replacement_history")
         if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
             raise StoreError("a compaction line changed while being converted; run again")
-        return items
+        return list[Step | JSON](items)
+
+    def folded_at(self) -> int:
+        """The place on the path of the last fold (-1: none, or a new root): the steps
+        after it are the history's own entries, those before it at most pieces of a fold."""
+        return next((s.at for s in reversed(self.steps) if s.fold is not None), -1)
 
     def entry(self, step: Step) -> str:
         """The id of the entry of a step on the path."""
@@ -228,7 +234,7 @@ class LivePath:
         out: list[Step | JSON] = []
         for step in steps:
             if step.fold is not None:
-                out = list[Step | JSON](self.fold_items(step))
+                out = self.fold_items(step)
             elif step.brief is not None:
                 out.append(step)
         return out
@@ -253,7 +259,7 @@ class LivePath:
         base = self._resume_base(turns)
         history: list[Step | JSON] = []
         if base >= 0:
-            history = list[Step | JSON](self.fold_items(self.steps[base]))
+            history = self.fold_items(self.steps[base])
         for step in self.steps[base + 1 :]:  # replacement histories here are dropped turns'
             if step.brief is not None:
                 history.append(step)
@@ -273,7 +279,7 @@ class LivePath:
                 return Cut(self.path[held.at - 1] if held.at > 0 else None)
         if not left:
             return Cut(None, empty=True)
-        return Cut(self.tip, fold=[self.item(p) for p in left])
+        return Cut(self.tip, fold=left)
 
 
 def _setting(entry: Entry) -> Entry:

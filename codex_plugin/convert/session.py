@@ -150,9 +150,11 @@ class _Conversion:
             return item, member
         return {**item, "call_id": ours}, {**member, "call_id": native}
 
-    def fold(self, items: list[JSON], before: str, member: JSON, **how: Any) -> None:
-        """A compaction leaving ``items``, right after ``before`` (the entry of its line,
-        which holds no item: the first kept, so nothing above the fold stays in context)."""
+    def fold(self, pieces: list[Step | JSON], before: str, member: JSON, **how: Any) -> None:
+        """A compaction leaving ``pieces`` (items, or steps of the path standing for theirs),
+        right after ``before`` (the entry of its line, which holds no item: the first kept,
+        so nothing above the fold stays in context)."""
+        items = [self.live.item(piece) for piece in pieces]
         entry = Compaction(
             ts=self.ts,
             first_kept=before,
@@ -161,7 +163,7 @@ class _Conversion:
             config=self.live.settings() or None,
             unknown={NS: member},
         )
-        self.live.add_fold(entry, items, member["line"], **how)
+        self.live.add_fold(entry, pieces, member["line"], **how)
 
     def line(self, line: Line) -> None:
         self.counts["lines"] += 1
@@ -226,7 +228,9 @@ class _Conversion:
             items = legacy_history(self.live.turn_texts(self.live.history()), message)
             before = self.custom(line, {"object": obj})
             self.counts["compactions"] += 1
-            self.fold(items, before, {"line": line.number, "derived": "legacy"}, legacy=message)
+            self.fold(
+                list(items), before, {"line": line.number, "derived": "legacy"}, legacy=message
+            )
             return
         if not isinstance(history, list) or not all(isinstance(i, dict) for i in history):
             self.custom(line, {"object": obj})  # Codex cannot read it either: no effect
@@ -239,7 +243,7 @@ class _Conversion:
         rest = {k: v for k, v in payload.items() if k != "replacement_history"}
         data = {"object": {**obj, "payload": rest}, "moved": "payload.replacement_history"}
         before = self.custom(line, data)
-        self.fold(history, before, {"line": line.number}, base=True, key=line.offset)
+        self.fold(list(history), before, {"line": line.number}, base=True, key=line.offset)
 
     def event(self, line: Line, obj: JSON, payload: JSON) -> None:
         kind = payload.get("type")
@@ -276,10 +280,16 @@ class _Conversion:
 
     def finish(self) -> list[int]:
         """Leave outputs whose call is not in the history out of the context (an ``omit``
-        at the end of the path); the lines of the calls left without an output."""
+        at the end of the path: those of its entries after the last fold); the lines of the
+        calls left without an output (a fold's too)."""
         history = self.live.history()
         briefs = self.live.briefs(history)
-        orphans = [self.live.entry(p) for n in unasked(briefs) if isinstance(p := history[n], Step)]
+        after = self.live.folded_at()
+        orphans = [
+            self.live.entry(p)
+            for n in unasked(briefs)
+            if isinstance(p := history[n], Step) and p.at > after
+        ]
         if orphans:
             member = {"derived": "omit", "line": self.live.steps[-1].line}
             self.live.add(Config(ts=self.ts, omit={"items": orphans}, unknown={NS: member}))

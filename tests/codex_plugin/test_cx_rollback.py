@@ -85,3 +85,23 @@ def test_a_rollback_past_an_empty_compaction_keeps_renamed_call_ids(tmp_path: Pa
     native = [{**i, "call_id": "c"} if "call_id" in i else i for i in items]
     assert native == rebuild(source)
     assert isinstance(session.entries[-1], Compaction)
+
+
+def test_a_call_left_open_in_a_rollback_fold_is_answered_aborted(tmp_path: Path) -> None:
+    """A rollback past a compaction to nothing brings back a call that never got its output:
+    Codex answers it ``aborted`` before sending (notes §8 step 4), in the fold as anywhere;
+    one answered after the rollback is not."""
+    rollout = Rollout(THREAD)
+    rollout.meta(THREAD)
+    open_call = {"type": "function_call", "name": "x", "arguments": "{}", "call_id": "open"}
+    late = {**open_call, "call_id": "late"}
+    for item in (_msg("user", "one"), open_call, late, _msg("user", "two")):
+        rollout.item(item)
+    rollout.put("compacted", {"message": "", "replacement_history": []})
+    rollout.item(_msg("user", "three"))
+    rollout.rollback(2)
+    rollout.item({"type": "function_call_output", "call_id": "late", "output": "done"})
+    session, counts = _converted(tmp_path, rollout.lines)
+    assert counts["aborted_calls"] == 1
+    outputs = [(i["call_id"], i["output"]) for i in context_items(session) if "output" in i]
+    assert outputs == [("open", "aborted"), ("late", "done")]
