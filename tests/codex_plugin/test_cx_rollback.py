@@ -103,5 +103,22 @@ def test_a_call_left_open_in_a_rollback_fold_is_answered_aborted(tmp_path: Path)
     rollout.item({"type": "function_call_output", "call_id": "late", "output": "done"})
     session, counts = _converted(tmp_path, rollout.lines)
     assert counts["aborted_calls"] == 1
+    assert counts["rollbacks"] == 1
     outputs = [(i["call_id"], i["output"]) for i in context_items(session) if "output" in i]
     assert outputs == [("open", "aborted"), ("late", "done")]
+
+
+def test_a_rollback_after_a_legacy_compaction_without_a_summary(tmp_path: Path) -> None:
+    """A legacy compaction whose ``message`` is missing or no string keeps the user turns
+    and ``(no summary available)``; a rollback after it drops the turn after it from that,
+    not from the turns the compaction replaced."""
+    for n, payload in enumerate(({}, {"message": None}, {"message": 7})):
+        rollout = Rollout(THREAD)
+        rollout.meta(THREAD)
+        rollout.turn(["say", "call"], True)
+        rollout.turn(["say"], False)
+        rollout.put("compacted", payload)
+        rollout.turn(["reason", "say"], False)
+        rollout.rollback(1)
+        _, counts = _converted(tmp_path / str(n), rollout.lines)
+        assert counts["rollbacks"] == 1
