@@ -42,7 +42,7 @@ _ROLLOUT: Final = re.compile(r"rollout-.*\.jsonl")
 #: The most of a first line read to judge a file (a session header holds Codex's whole
 #: base instructions: tens of kilobytes); a longer first line is judged on its start.
 _SNIFF_BYTES: Final = 1 << 22
-#: Blank or unreadable lines skipped before the first judgeable one.
+#: The lines read for a judgeable one (a JSON object): blank and damaged ones are skipped.
 _SNIFF_LINES: Final = 8
 #: The envelope kinds a rollout line has.
 KINDS: Final = frozenset(
@@ -119,7 +119,8 @@ def sniff(path: Path) -> bool | None:
                     value = parse(data)
                 except (JsonError, RecursionError, ValueError):
                     continue
-                return _codex_line(value)
+                if isinstance(value, dict):  # JSON but no object: a damaged line too
+                    return _codex_line(value)
     except (OSError, ValueError):
         return None
     return None

@@ -162,6 +162,21 @@ def test_files_by_name_and_content(tmp_path: Path) -> None:
     assert _claims(binary) == []
 
 
+def test_a_damaged_first_line_is_passed_over(tmp_path: Path) -> None:
+    """Up to seven lines that cannot be read (not JSON, or JSON but no object: what
+    ``read`` keeps as strays) are passed over to judge a rollout by its first readable line,
+    as a file and in a folder of rollouts; an eighth leaves nothing judged."""
+    for n, damage in enumerate((b"null", b"[1, 2]", b'"text"', b"7", b"{not json")):
+        for lost in (1, 7):
+            folder = tmp_path / f"{n}-{lost}"
+            named = write_rollout(folder / ROLLOUT, [*[damage] * lost, META])
+            assert _claims(named) == [(named, 1.0)]
+            assert _claims(folder) == [(folder, 0.9)]
+        named = write_rollout(tmp_path / f"{n}-8" / ROLLOUT, [*[damage] * 8, META])
+        assert _claims(named) == [(named, 0.2)]
+        assert _claims(named.parent) == []
+
+
 def test_other_formats_are_not_claimed(tmp_path: Path) -> None:
     if CLAUDE_HOME.is_dir():
         assert _claims(CLAUDE_HOME) == []
