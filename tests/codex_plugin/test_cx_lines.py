@@ -47,7 +47,7 @@ def test_base_instructions_without_a_text_stay_in_the_header_line(tmp_path: Path
 def test_token_counts_keep_only_integer_usage(tmp_path: Path) -> None:
     """A ``token_count`` event's ``last_token_usage`` gives the response's usage; a count
     that is not an integer (a string, a float, a bool) is left out, and with none left the
-    event is no response but a kept event."""
+    event is no response but a kept event, as is another event carrying such a usage."""
     usage = {
         "input_tokens": 1200,
         "cached_input_tokens": 1000,
@@ -61,10 +61,11 @@ def test_token_counts_keep_only_integer_usage(tmp_path: Path) -> None:
         _line("turn_context", {"model": "gpt-5"}, 1),
         _line("event_msg", {"type": "token_count", "info": {"last_token_usage": usage}}, 2),
         _line("event_msg", {"type": "token_count", "info": {"last_token_usage": odd}}, 3),
+        _line("event_msg", {"type": "future_count", "info": {"last_token_usage": usage}}, 4),
     ]
     session, _ = _converted(tmp_path, lines)
     kinds = [e.type for e in session.entries]
-    assert kinds == ["config", "config", "response", "custom"]
+    assert kinds == ["config", "config", "response", "custom", "custom"]
     response = session.entries[2]
     assert isinstance(response, Response)
     assert response.model == "gpt-5"
