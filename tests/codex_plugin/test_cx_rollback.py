@@ -122,3 +122,19 @@ def test_a_rollback_after_a_legacy_compaction_without_a_summary(tmp_path: Path) 
         rollout.rollback(1)
         _, counts = _converted(tmp_path / str(n), rollout.lines)
         assert counts["rollbacks"] == 1
+
+
+def test_a_rollback_takes_only_the_context_right_above_the_turn(tmp_path: Path) -> None:
+    """The context messages right above the first dropped turn go with it, however many
+    (one, three), and nothing above them: the answer before stays."""
+    for n, context in enumerate((1, 3)):
+        rollout = Rollout(THREAD)
+        rollout.meta(THREAD)
+        rollout.turn(["say"], False)
+        for _ in range(context):
+            rollout.item(_msg("user", "<environment_context>cwd</environment_context>"))
+        rollout.turn(["say"], False)
+        rollout.rollback(1)
+        session, _ = _converted(tmp_path / str(n), rollout.lines)
+        roles = [i["role"] for i in context_items(session)]
+        assert roles == ["user", "assistant"]
