@@ -138,3 +138,33 @@ def test_a_rollback_takes_only_the_context_right_above_the_turn(tmp_path: Path) 
         session, _ = _converted(tmp_path / str(n), rollout.lines)
         roles = [i["role"] for i in context_items(session)]
         assert roles == ["user", "assistant"]
+
+
+CODEX_WRITES = (
+    "<environment_context>cwd</environment_context>",
+    "<user_instructions>be terse</user_instructions>",
+    "# AGENTS.md instructions for /home/u/proj",
+    "<INSTRUCTIONS>x</INSTRUCTIONS>",
+    "<permissions instructions>sandboxed",
+    "<user_shell_command>ls</user_shell_command>",
+    "<turn_aborted>interrupted</turn_aborted>",
+    "<skill>review</skill>",
+    "<subagent_notification>done</subagent_notification>",
+)
+
+
+def test_user_messages_codex_writes_are_no_turns(tmp_path: Path) -> None:
+    """A user message Codex writes itself (injected context, a local compaction's summary)
+    is no turn a rollback drops: rolling back one turn after it drops the typed turn
+    before it, and it with that turn."""
+    summary = "Another language model started to solve this problem; here is where it got"
+    for n, text in enumerate((*CODEX_WRITES, summary)):
+        rollout = Rollout(THREAD)
+        rollout.meta(THREAD)
+        rollout.item(_msg("user", "kept prompt"))
+        rollout.turn(["say"], False)
+        rollout.item(_msg("user", f"\n  {text}"))
+        rollout.rollback(1)
+        session, _ = _converted(tmp_path / str(n), rollout.lines)
+        texts = [i["content"][0]["text"] for i in context_items(session)]
+        assert texts == ["kept prompt"]
