@@ -168,3 +168,28 @@ def test_user_messages_codex_writes_are_no_turns(tmp_path: Path) -> None:
         session, _ = _converted(tmp_path / str(n), rollout.lines)
         texts = [i["content"][0]["text"] for i in context_items(session)]
         assert texts == ["kept prompt"]
+
+
+def _legacy_context(root: Path, prompts: list[str]) -> list[str]:
+    rollout = Rollout(THREAD)
+    rollout.meta(THREAD)
+    for prompt in prompts:
+        rollout.item(_msg("user", prompt))
+        rollout.item(_msg("assistant", "ok"))
+    rollout.put("compacted", {"message": "the summary"})
+    session, counts = _converted(root, rollout.lines)
+    assert counts["compactions"] == 1
+    return [i["content"][0]["text"] for i in context_items(session)]
+
+
+def test_a_legacy_compaction_keeps_the_newest_turns_that_fit(tmp_path: Path) -> None:
+    """A compaction without a replacement history keeps the newest user turns while they fit
+    in 20,000 tokens of four bytes (80,000 bytes), then its summary: two that fill it exactly
+    leave out the one before; one that does not fit is cut to what is left, on a whole
+    character (``é`` is two bytes)."""
+    full = ["first", "b" * 40_000, "c" * 40_000]
+    assert _legacy_context(tmp_path / "full", full) == [*full[1:], "the summary"]
+    over = ["a" * 39_999 + "é" + "a" * 100, "c" * 40_000]
+    assert _legacy_context(tmp_path / "over", over) == ["a" * 39_999, over[1], "the summary"]
+    small = ["one", "two"]
+    assert _legacy_context(tmp_path / "small", small) == [*small, "the summary"]
