@@ -193,3 +193,16 @@ def test_a_legacy_compaction_keeps_the_newest_turns_that_fit(tmp_path: Path) -> 
     assert _legacy_context(tmp_path / "over", over) == ["a" * 39_999, over[1], "the summary"]
     small = ["one", "two"]
     assert _legacy_context(tmp_path / "small", small) == [*small, "the summary"]
+
+
+def test_only_user_and_developer_messages_are_context(tmp_path: Path) -> None:
+    """An answer that happens to open like Codex's context (the model quoting it) is no
+    context: right above a dropped turn, it stays."""
+    rollout = Rollout(THREAD)
+    rollout.meta(THREAD)
+    rollout.item(_msg("user", "what does Codex send first?"))
+    rollout.item(_msg("assistant", "<environment_context> comes first"))
+    rollout.item(_msg("user", "thanks"))
+    rollout.rollback(1)
+    session, _ = _converted(tmp_path, rollout.lines)
+    assert [i["role"] for i in context_items(session)] == ["user", "assistant"]
