@@ -93,7 +93,8 @@ def _text(item: JSON) -> str:
     content = item.get("content")
     if isinstance(content, str):
         return content
-    texts = [p.get("text") for p in content or [] if isinstance(p, dict)]
+    parts = content if isinstance(content, list) else []  # no content, or not a list
+    texts = [p.get("text") for p in parts if isinstance(p, dict)]
     return "".join(t for t in texts if isinstance(t, str))
 
 

@@ -206,3 +206,25 @@ def test_only_user_and_developer_messages_are_context(tmp_path: Path) -> None:
     rollout.rollback(1)
     session, _ = _converted(tmp_path, rollout.lines)
     assert [i["role"] for i in context_items(session)] == ["user", "assistant"]
+
+
+def test_messages_without_a_content_list(tmp_path: Path) -> None:
+    """A user message whose ``content`` is missing, null or a number has no text: a turn
+    (nothing Codex writes opens so); one whose content is a bare string is read by that
+    string. A rollback weighs each so, as the oracle does."""
+    odd: list[dict[str, Any]] = [
+        {"type": "message", "role": "user"},
+        {"type": "message", "role": "user", "content": None},
+        {"type": "message", "role": "user", "content": 5},
+        {"type": "message", "role": "user", "content": "<environment_context>x"},
+        {"type": "message", "role": "user", "content": [None, {"text": 3}, {"text": "a"}]},
+    ]
+    for n, message in enumerate(odd):
+        rollout = Rollout(THREAD)
+        rollout.meta(THREAD)
+        rollout.item(_msg("user", "first"))
+        rollout.item(message)
+        rollout.rollback(1)
+        session, _ = _converted(tmp_path / str(n), rollout.lines)
+        left = context_items(session)  # the odd message dropped; context with the turn above
+        assert left == ([] if n == 3 else [_msg("user", "first")]), n
