@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, Final
 
 from attrs import define, field
@@ -60,8 +61,13 @@ class Facts:
 
     @property
     def cwd(self) -> str | None:
+        """The header's ``cwd`` when it is absolute: a POSIX path, or a Windows one (Codex
+        runs there too), as the host takes a session's directory."""
         cwd = self.meta.get("cwd")
-        return cwd if isinstance(cwd, str) and cwd.startswith("/") else None
+        if not isinstance(cwd, str):
+            return None
+        absolute = PurePosixPath(cwd).is_absolute() or PureWindowsPath(cwd).is_absolute()
+        return cwd if absolute else None
 
     @property
     def version(self) -> str | None:

@@ -24,6 +24,8 @@ from fixture_paths import CLAUDE_HOME
 import codex_plugin.plugin as plugin
 from asf_core.formats import Claim, NativeSession
 from asf_core.layout import store_dir
+from codex_plugin.handle import CodexStore
+from codex_plugin.native import native_sessions
 from codex_plugin.source.layout import sniff
 
 ROLLOUT = "rollout-2026-03-01T10-00-00-0199aaaa-0000-7000-8000-000000000001.jsonl"
@@ -274,3 +276,29 @@ def test_listing(tmp_path: Path) -> None:
     assert (second.relation, second.parent) == ("subagent", "t")
     assert second.source == "subagent"
     assert json.dumps(first.counts) == '{"lines": 4, "turns": 0}'
+
+
+def test_an_absolute_cwd_is_kept_windows_too(tmp_path: Path) -> None:
+    """The header's ``cwd`` is listed and put in the session's header when it is absolute:
+    a POSIX path, or a Windows one (Codex runs there too: a drive or a share); a relative
+    one, or none that is a string, is not."""
+    cases = {
+        "/home/u/proj": "/home/u/proj",
+        "C:\\Users\\u\\proj": "C:\\Users\\u\\proj",
+        "\\\\server\\share\\proj": "\\\\server\\share\\proj",
+        "proj": None,
+        "C:proj": None,
+        "": None,
+        "~/proj": None,
+    }
+    for n, (cwd, expected) in enumerate(cases.items()):
+        thread = f"0199cccc-0000-7000-8000-00000000000{n}"
+        meta = dict(META, payload={"id": thread, "cwd": cwd})
+        home = tmp_path / str(n) / ".codex"
+        write_rollout(home / "sessions" / _named(meta), [meta])
+        (found,) = native_sessions(CodexStore(home / "sessions"), read_files=True)
+        assert isinstance(found, NativeSession)
+        assert found.cwd == expected, cwd
+        assert convert([home], tmp_path / str(n) / "out") == 0
+        (session,) = sessions_in(tmp_path / str(n) / "out").values()
+        assert session.header.cwd == expected, cwd
