@@ -6,7 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cx_helpers import convert, rebuilt_lines, reports_in, sessions_in, source_lines, write_rollout
+from cx_helpers import (
+    context_items,
+    convert,
+    rebuilt_lines,
+    reports_in,
+    sessions_in,
+    source_lines,
+    write_rollout,
+)
+from cx_oracle import rebuild
 
 from asf_core.model import Config, Response
 from asf_core.reader import SessionFile
@@ -70,3 +79,16 @@ def test_token_counts_keep_only_integer_usage(tmp_path: Path) -> None:
     assert isinstance(response, Response)
     assert response.model == "gpt-5"
     assert response.usage == {"input_tokens": 1200, "input_tokens_details": {"cached_tokens": 1000}}
+
+
+def test_a_local_shell_call_without_a_call_id_is_left_unanswered(tmp_path: Path) -> None:
+    """An old model's ``local_shell_call`` may carry no ``call_id`` (Codex's is optional):
+    it is in the context, and no output can name it, so none is derived for it; the
+    report counts no aborted call."""
+    action = {"type": "exec", "command": ["ls"]}
+    call = {"type": "local_shell_call", "id": "lsh_1", "status": "completed", "action": action}
+    lines = [_meta(), _line("response_item", call, 1)]
+    session, report = _converted(tmp_path, lines)
+    assert context_items(session) == [call]
+    assert context_items(session) == rebuild(tmp_path / ".codex" / ROLLOUT)
+    assert "aborted_calls" not in report["counts"]
