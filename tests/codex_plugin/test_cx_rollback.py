@@ -228,3 +228,16 @@ def test_messages_without_a_content_list(tmp_path: Path) -> None:
         session, _ = _converted(tmp_path / str(n), rollout.lines)
         left = context_items(session)  # the odd message dropped; context with the turn above
         assert left == ([] if n == 3 else [_msg("user", "first")]), n
+
+
+def test_rolling_back_the_first_turn_leaves_nothing(tmp_path: Path) -> None:
+    """The first turn dropped, with Codex's context written after it: nothing is left, a
+    new root (the context after the turn goes with it)."""
+    rollout = Rollout(THREAD)
+    rollout.meta(THREAD)
+    rollout.item(_msg("user", "the only prompt"))
+    rollout.item(_msg("user", "<environment_context>cwd</environment_context>"))
+    rollout.rollback(1)
+    session, counts = _converted(tmp_path, rollout.lines)
+    assert context_items(session) == []
+    assert counts["rollbacks"] == 1
