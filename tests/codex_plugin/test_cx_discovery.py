@@ -306,7 +306,8 @@ def test_an_absolute_cwd_is_kept_windows_too(tmp_path: Path) -> None:
 
 def test_what_names_and_previews_a_thread(tmp_path: Path) -> None:
     """A header whose ``id`` is empty names no thread: the file's name does, as when it has
-    none. A pre-envelope rollout's bare header gives the thread and start. The preview is
+    none. A pre-envelope rollout's bare header gives the thread and start, and only a first
+    line can be one: a header after a first event still names its thread. The preview is
     the first prompt stripped, cut at 200 characters."""
     root = tmp_path / "sessions"
     empty = dict(META, payload={"id": "", "timestamp": "2026-03-01T10:00:00Z"})
@@ -314,10 +315,15 @@ def test_what_names_and_previews_a_thread(tmp_path: Path) -> None:
     write_rollout(root / "a" / ROLLOUT, [empty, prompt])
     bare = {"id": "0199dddd-0000-7000-8000-00000000000b", "timestamp": "2025-04-01T10:00:00Z"}
     write_rollout(root / "b" / ROLLOUT.replace("0199aaaa", "0199eeee"), [bare])
+    header = {"id": "0199ffff-0000-7000-8000-000000000001", "timestamp": "2026-03-01T10:01:00Z"}
+    late = dict(META, payload=header)
+    first = {"timestamp": "2026-03-01T09:59:00Z", "type": "event_msg", "payload": {"type": "x"}}
+    write_rollout(root / "c" / _named(late), [first, late])
     listed = list(native_sessions(CodexStore(root), read_files=True))
     assert [(s.id, s.started) for s in listed if isinstance(s, NativeSession)] == [
         ("0199aaaa-0000-7000-8000-000000000001", "2026-03-01T10:00:00Z"),
         (f"{bare['id']}~b.{ROLLOUT.replace('0199aaaa', '0199eeee')[:-6]}", "2025-04-01T10:00:00Z"),
+        (late["payload"]["id"], "2026-03-01T10:01:00Z"),
     ]
     assert isinstance(listed[0], NativeSession)
     assert listed[0].preview == "p" * 200
