@@ -327,3 +327,26 @@ def test_what_names_and_previews_a_thread(tmp_path: Path) -> None:
     ]
     assert isinstance(listed[0], NativeSession)
     assert listed[0].preview == "p" * 200
+
+
+def test_the_source_as_a_word(tmp_path: Path) -> None:
+    """``source`` is listed as a word: the string, or the one tag of an object
+    (``subagent``, ``custom``); an object of no tag or of two, or no string, lists none."""
+    cases: list[tuple[Any, str | None]] = [
+        ("exec", "exec"),
+        ({"custom": "my-ide"}, "custom"),
+        ({"subagent": "review"}, "subagent"),
+        ({}, None),
+        ({"custom": "a", "subagent": "b"}, None),
+        ("", None),
+        (7, None),
+    ]
+    for n, (source, word) in enumerate(cases):
+        meta = dict(
+            META, payload={"id": f"0199abab-0000-7000-8000-00000000000{n}", "source": source}
+        )
+        root = tmp_path / str(n)
+        write_rollout(root / _named(meta), [meta])
+        (found,) = native_sessions(CodexStore(root), read_files=True)
+        assert isinstance(found, NativeSession)
+        assert found.source == word, source
