@@ -91,3 +91,18 @@ def test_what_is_named_like_a_rollout_but_is_no_file_is_reported(tmp_path: Path)
         "rollout-2026-03-01T10-00-03-folder.jsonl",
     ]
     assert len(report["files"]) == 1
+
+
+def test_a_headerless_rollout_is_named_by_the_last_id_in_its_name(tmp_path: Path) -> None:
+    """With no header, the thread is the file name's last UUID (Codex puts the thread's id
+    last: an earlier one is some other id the name was given)."""
+    from codex_plugin.source.rollout import facts_of, named_thread
+
+    name = "rollout-0199aaaa-0000-7000-8000-00000000000a-0199aaaa-0000-7000-8000-00000000000b.jsonl"
+    assert named_thread(name) == "0199aaaa-0000-7000-8000-00000000000b"
+    assert named_thread("rollout-2026-03-01T10-00-00.jsonl") is None
+    source = write_rollout(tmp_path / ".codex" / "sessions" / name, [_PROMPT])
+    assert facts_of([], source.name).thread == "0199aaaa-0000-7000-8000-00000000000b"
+    assert convert([tmp_path / ".codex"], tmp_path / "out") == 0
+    (session,) = sessions_in(tmp_path / "out").values()
+    assert session.header.id == "0199aaaa-0000-7000-8000-00000000000b"
