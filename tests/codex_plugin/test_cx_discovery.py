@@ -179,6 +179,21 @@ def test_a_damaged_first_line_is_passed_over(tmp_path: Path) -> None:
         assert _claims(named.parent) == []
 
 
+def test_a_first_line_of_odd_shape_is_judged_never_raising(tmp_path: Path) -> None:
+    """A first object whose ``type`` is no string (an array, an object: unhashable), or a
+    ``session_meta`` without an ``id``, is not Codex's; judging it raises nothing."""
+    odd: list[Any] = [
+        {"type": ["session_meta"], "payload": {"id": "t"}},
+        {"type": {"a": 1}, "payload": {}},
+        {"type": "session_meta", "payload": {"cwd": "/"}},
+        {"type": "response_item", "payload": "text"},
+    ]
+    for n, first in enumerate(odd):
+        path = write_rollout(tmp_path / str(n) / ROLLOUT, [first, META])
+        assert sniff(path) is False
+        assert _claims(path) == []
+
+
 def test_other_formats_are_not_claimed(tmp_path: Path) -> None:
     if CLAUDE_HOME.is_dir():
         assert _claims(CLAUDE_HOME) == []
