@@ -16,6 +16,7 @@ from cx_helpers import write_rollout
 
 import codex_plugin.plugin as plugin
 from asf_core.formats import ConvertedSession, StoreError
+from asf_core.model import Custom
 from codex_plugin.handle import CodexStore
 from codex_plugin.native import native_sessions
 
@@ -156,6 +157,28 @@ def test_lines_appended_meanwhile_wait(tmp_path: Path) -> None:
         stream.write(json.dumps(_line(9, "event_msg", {"type": "task_complete"})) + "\n")
     assert list(session.entries) == expected
     assert session.counts["entries"] == len(expected)
+
+
+def test_a_line_finished_meanwhile_waits(tmp_path: Path) -> None:
+    """Codex was writing the last line when the first pass read it (no newline yet, not
+    JSON yet): the last pass reads up to where the first stopped, so the session is the
+    first reading's, its last line kept raw as truncated, and the rest waits."""
+    whole = json.dumps(_line(9, "event_msg", {"type": "task_complete"})).encode() + b"\n"
+    path = write_rollout(tmp_path / ".codex" / ROLLOUT, _rollout(6))
+    with path.open("ab") as stream:
+        stream.write(whole[:20])
+    session = _session(tmp_path)
+    with path.open("ab") as stream:
+        stream.write(whole[20:])
+    entries = list(session.entries)
+    assert len(entries) == session.counts["entries"]
+    last = entries[-1]
+    assert isinstance(last, Custom)
+    assert last.data == {
+        "unreadable": last.data["unreadable"],
+        "text": whole[:20].decode(),
+        "truncated": True,
+    }
 
 
 def test_a_rollout_rewritten_meanwhile_stops(tmp_path: Path) -> None:
