@@ -138,6 +138,9 @@ def test_rollouts_elsewhere_are_judged_by_content(tmp_path: Path) -> None:
     folder = tmp_path / "backup"
     write_rollout(folder / "a" / ROLLOUT, [META])
     assert _claims(folder) == [(folder, 0.9)]
+    beside = tmp_path / ".codex" / "backup"  # in a home, but not its sessions: judged too
+    write_rollout(beside / ROLLOUT, [META])
+    assert _claims(beside) == [(beside, 0.9)]
     other = tmp_path / "other"
     write_rollout(other / ROLLOUT, [{"type": "user", "uuid": "u", "sessionId": "s"}])
     assert _claims(other) == []
