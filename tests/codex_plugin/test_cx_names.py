@@ -106,3 +106,13 @@ def test_a_headerless_rollout_is_named_by_the_last_id_in_its_name(tmp_path: Path
     assert convert([tmp_path / ".codex"], tmp_path / "out") == 0
     (session,) = sessions_in(tmp_path / "out").values()
     assert session.header.id == "0199aaaa-0000-7000-8000-00000000000b"
+
+
+def test_a_long_name_is_shortened() -> None:
+    """A safe name of up to 200 characters is its own file name; a longer one is cut, with
+    a hash of the whole name, so two long names sharing a start differ."""
+    assert file_name("a" * 200) == "a" * 200
+    long = [file_name("a" * 201), file_name("a" * 201 + "b")]
+    assert [len(n) for n in long] == [131, 131]
+    assert long[0] != long[1]
+    assert long[0].startswith("a" * 120 + "-")
