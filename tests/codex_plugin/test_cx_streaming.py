@@ -181,6 +181,33 @@ def test_a_line_finished_meanwhile_waits(tmp_path: Path) -> None:
     }
 
 
+def test_a_line_rewritten_before_it_is_read_again_stops(tmp_path: Path) -> None:
+    """A legacy compaction reads the user turns before it again from their lines: one
+    rewritten in place (no longer JSON) after the last pass passed it stops the rollout as
+    changed, never a traceback. (A long answer between the turns makes the reading go back
+    to the file, not to what it read before.)"""
+
+    def said(role: str, text: str) -> JSON:
+        kind = "output_text" if role == "assistant" else "input_text"
+        return {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+
+    lines = [
+        _line(0, "session_meta", {"id": THREAD, "timestamp": "2026-03-01T10:00:00Z"}),
+        _line(1, "response_item", said("user", "a")),
+        _line(2, "response_item", said("assistant", "x" * OUTPUT)),
+        _line(3, "response_item", said("user", "b")),
+        _line(4, "compacted", {"message": "summary"}),
+    ]
+    path = write_rollout(tmp_path / ".codex" / ROLLOUT, lines)
+    entries = iter(_session(tmp_path).entries)
+    assert [next(entries).type for _ in range(4)] == ["config", "item", "item", "item"]
+    data = path.read_bytes()
+    second = data.index(b"\n") + 1
+    path.write_bytes(data[:second] + b"#" + data[second + 1 :])
+    with pytest.raises(StoreError, match="changed while being converted"):
+        list(entries)
+
+
 def test_a_rollout_rewritten_meanwhile_stops(tmp_path: Path) -> None:
     path = write_rollout(tmp_path / ".codex" / ROLLOUT, _rollout(6))
     session = _session(tmp_path)
