@@ -208,6 +208,16 @@ def test_a_line_rewritten_before_it_is_read_again_stops(tmp_path: Path) -> None:
         list(entries)
 
 
+def test_a_rollout_removed_meanwhile_stops(tmp_path: Path) -> None:
+    """Gone between the passes (Codex archived the thread): the rollout stops with the
+    system's reason."""
+    path = write_rollout(tmp_path / ".codex" / ROLLOUT, _rollout(3))
+    session = _session(tmp_path)
+    path.unlink()
+    with pytest.raises(StoreError, match=r"cannot be read: No such file or directory$"):
+        list(session.entries)
+
+
 def test_a_rollout_rewritten_meanwhile_stops(tmp_path: Path) -> None:
     path = write_rollout(tmp_path / ".codex" / ROLLOUT, _rollout(6))
     session = _session(tmp_path)
