@@ -156,3 +156,39 @@ def test_a_copy_listed_before_a_converted_rollout_renames_it_on_the_next_run(
     (report,) = [json.loads(p.read_text()) for p in out.rglob("report.json")]
     thread = "019c8a70-dda7-7f33-98ea-f30553347322"
     assert sorted(report["files"]) == [thread, f"{thread}~b.{by_tag('X5').stem}"]
+
+
+def test_a_store_with_a_folder_passed_over_has_no_stamp(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A folder the walk could not search may hold rollouts that changed: no stamp, so the
+    store is converted (and says what it passed over) rather than taken as unchanged."""
+    import codex_plugin.source.stamp as cx_stamp
+    from asf_core.walk import Walk
+
+    rollout = tmp_path / "sessions" / "rollout-2026-03-01T10-00-00-x.jsonl"
+    rollout.parent.mkdir()
+    rollout.write_text("{}\n")
+    assert store_stamp(tmp_path / "sessions") is not None
+    skipped = Walk(files=(rollout,), skipped=((tmp_path / "sessions" / "2026", "denied"),))
+    monkeypatch.setattr(cx_stamp, "rollouts_under", lambda _: skipped)
+    assert store_stamp(tmp_path / "sessions") is None
+
+
+def test_a_unit_whose_rollout_is_gone_reports_it(tmp_path: Path) -> None:
+    """A unit's job reads its rollout where it runs: gone by then, the job yields the
+    listing's finding for it (a stray naming the file), no session and no traceback."""
+    from asf_core.formats import ConvertedSession, Finding
+    from codex_plugin.convert.units import RolloutJob
+
+    root = tmp_path / "sessions"
+    path = root / "rollout-2026-03-01T10-00-00-0199aaaa-0000-7000-8000-000000000009.jsonl"
+    path.parent.mkdir()
+    path.write_text("{}\n")
+    job = RolloutJob(root, path)
+    assert [type(out) for out in job()] == [ConvertedSession]
+    path.unlink()
+    (finding,) = list(job())
+    assert isinstance(finding, Finding)
+    assert (finding.kind, finding.unit) == ("stray", path.name)
+    assert finding.message == "cannot read the file: No such file or directory"
