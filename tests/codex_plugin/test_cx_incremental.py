@@ -192,3 +192,21 @@ def test_a_unit_whose_rollout_is_gone_reports_it(tmp_path: Path) -> None:
     assert isinstance(finding, Finding)
     assert (finding.kind, finding.unit) == ("stray", path.name)
     assert finding.message == "cannot read the file: No such file or directory"
+
+
+def test_the_stamp_hook_answers_for_codex_claims_only(tmp_path: Path) -> None:
+    """The ``stamp`` hook gives the store's stamp for a claim of this format (what lets an
+    unchanged store go unopened) and leaves another format's claims to their plugin."""
+    import codex_plugin.plugin as plugin
+    from asf_core.formats import Claim
+
+    sessions = tmp_path / ".codex" / "sessions"
+    rollout = sessions / "rollout-2026-03-01T10-00-00-x.jsonl"
+    rollout.parent.mkdir(parents=True)
+    rollout.write_text("{}\n")
+    (claim,) = plugin.discover(tmp_path / ".codex") or []
+    assert isinstance(claim, Claim)
+    assert plugin.stamp(claim) == store_stamp(sessions) is not None
+    other = Claim(format="claude-code", path=claim.path, confidence=1.0, detail="")
+    assert plugin.stamp(other) is None
+    assert plugin.open_store(other) is None
