@@ -116,3 +116,23 @@ def test_a_long_name_is_shortened() -> None:
     assert [len(n) for n in long] == [131, 131]
     assert long[0] != long[1]
     assert long[0].startswith("a" * 120 + "-")
+
+
+def test_a_thread_that_is_no_uuid_gets_a_name_based_id(tmp_path: Path) -> None:
+    """Ids that are no UUID give the UUIDv5 of a name in the nil namespace (so another tool
+    can derive them): a rollout of such a thread (whose file name cannot carry it) that of
+    ``codex:<thread>/<file>``, one naming no thread ``codex:file:<file>``, and the source
+    thread of a fork ``codex:<thread>``."""
+    named = dict(_META, payload={"id": "my-thread", "forked_from_id": "src-thread"})
+    write_rollout(tmp_path / "a" / "rollout-x.jsonl", [named])
+    write_rollout(tmp_path / "b" / "rollout-x.jsonl", [_PROMPT])
+    headers = []
+    for folder in ("a", "b"):
+        assert convert([tmp_path / folder / "rollout-x.jsonl"], tmp_path / f"out-{folder}") == 0
+        (session,) = sessions_in(tmp_path / f"out-{folder}").values()
+        headers.append(session.header)
+    assert [h.id for h in headers] == [
+        "a1fbaf26-cb5d-55b9-8959-f7564a3e0379",
+        "561cc6ca-2283-5226-b106-e935e0723dfc",
+    ]
+    assert headers[0].parent_session == "b43e9ce2-a487-5ee0-9d81-28de417d199e"
