@@ -241,3 +241,19 @@ def test_rolling_back_the_first_turn_leaves_nothing(tmp_path: Path) -> None:
     session, counts = _converted(tmp_path, rollout.lines)
     assert context_items(session) == []
     assert counts["rollbacks"] == 1
+
+
+def test_a_rollback_over_a_compaction_of_as_many_items(tmp_path: Path) -> None:
+    """A compaction inside the dropped turn does not count (Codex rebuilds from before it):
+    the history rebuilt is the first turn's two items, not the compaction's two, although
+    both hold as many."""
+    rollout = Rollout(THREAD)
+    rollout.meta(THREAD)
+    rollout.item(_msg("user", "one"))
+    rollout.item(_msg("assistant", "done one"))
+    rollout.item(_msg("user", "two"))
+    history = [_msg("user", "two"), {"type": "compaction", "encrypted_content": "e"}]
+    rollout.put("compacted", {"message": "", "replacement_history": history})
+    rollout.rollback(1)
+    session, _ = _converted(tmp_path, rollout.lines)
+    assert context_items(session) == [_msg("user", "one"), _msg("assistant", "done one")]
