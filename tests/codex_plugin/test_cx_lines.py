@@ -92,3 +92,13 @@ def test_a_local_shell_call_without_a_call_id_is_left_unanswered(tmp_path: Path)
     assert context_items(session) == [call]
     assert context_items(session) == rebuild(tmp_path / ".codex" / ROLLOUT)
     assert "aborted_calls" not in report["counts"]
+
+
+def test_blank_lines_are_counted_never_read(tmp_path: Path) -> None:
+    """Blank lines (empty, spaces, a carriage return) make no entry and no stray, but count:
+    the lines after them keep their physical numbers."""
+    lines: list[Any] = [_meta(), b"", b"   ", b"\r", _line("turn_context", {"model": "m"}, 1)]
+    session, report = _converted(tmp_path, lines)
+    assert [e.unknown["codex"]["line"] for e in session.entries] == [1, 5]
+    assert report["strays"] == []
+    assert report["counts"]["lines"] == 2
