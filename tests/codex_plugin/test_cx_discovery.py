@@ -349,7 +349,8 @@ def test_what_names_and_previews_a_thread(tmp_path: Path) -> None:
 
 def test_the_source_as_a_word(tmp_path: Path) -> None:
     """``source`` is listed as a word: the string, or the one tag of an object
-    (``subagent``, ``custom``); an object of no tag or of two, or no string, lists none."""
+    (``subagent``, ``custom``); an object of no tag or of two, or no string, lists none.
+    The details name the CLI version, the originator and the file."""
     cases: list[tuple[Any, str | None]] = [
         ("exec", "exec"),
         ({"custom": "my-ide"}, "custom"),
@@ -360,11 +361,15 @@ def test_the_source_as_a_word(tmp_path: Path) -> None:
         (7, None),
     ]
     for n, (source, word) in enumerate(cases):
-        meta = dict(
-            META, payload={"id": f"0199abab-0000-7000-8000-00000000000{n}", "source": source}
-        )
+        header = {"id": f"0199abab-0000-7000-8000-00000000000{n}", "source": source}
+        meta = dict(META, payload={**header, "originator": "codex_cli_rs", "cli_version": "0.9"})
         root = tmp_path / str(n)
         write_rollout(root / _named(meta), [meta])
         (found,) = native_sessions(CodexStore(root), read_files=True)
         assert isinstance(found, NativeSession)
         assert found.source == word, source
+        assert found.details == {
+            "version": "0.9",
+            "originator": "codex_cli_rs",
+            "file": _named(meta),
+        }
