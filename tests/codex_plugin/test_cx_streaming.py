@@ -122,17 +122,23 @@ def test_replacement_histories_are_not_held(tmp_path: Path) -> None:
 def test_nothing_stays_after_a_conversion(tmp_path: Path) -> None:
     """What a conversion keeps of its calls (their briefs, each call id given) goes with it:
     converting a rollout of 2,000 calls leaves no more memory in use than before."""
-    lines = [_line(0, "session_meta", {"id": THREAD, "timestamp": "2026-03-01T10:00:00Z"})]
-    for n in range(2000):
-        call = {"type": "function_call", "call_id": f"k{n}", "name": "s", "arguments": "{}"}
-        lines.append(_line(n, "response_item", call))
-        lines.append(_line(n, "response_item", {**call, "type": "function_call_output"}))
-    write_rollout(tmp_path / ".codex" / ROLLOUT, lines)
-    _session(tmp_path)  # warm: the modules loaded
+
+    def calls(root: Path, prefix: str, count: int) -> None:
+        lines = [_line(0, "session_meta", {"id": THREAD, "timestamp": "2026-03-01T10:00:00Z"})]
+        for n in range(count):
+            call = {"type": "function_call", "call_id": f"{prefix}{n}", "name": "s"}
+            lines.append(_line(n, "response_item", {**call, "arguments": "{}"}))
+            lines.append(_line(n, "response_item", {**call, "type": "function_call_output"}))
+        write_rollout(root / ".codex" / ROLLOUT, lines)
+
+    calls(tmp_path / "warm", "w", 50)  # converted whole first: every module and cache loaded
+    calls(tmp_path / "many", "k", 2000)
+    assert len(list(_session(tmp_path / "warm").entries)) == 101
+    gc.collect()
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        assert len(list(_session(tmp_path).entries)) == 4001
+        assert len(list(_session(tmp_path / "many").entries)) == 4001
         gc.collect()
         after = tracemalloc.get_traced_memory()[0]
     finally:
