@@ -136,8 +136,8 @@ def facts_of(lines: Iterable[Line], file_name: str) -> Facts:
             if event in ("task_started", "turn_started"):
                 facts.turns += 1
             elif event == "user_message" and facts.preview is None:
-                message = _text(payload.get("message"))
-                facts.preview = message.strip()[:_PREVIEW_CHARS] if message else None
+                text = (_text(payload.get("message")) or "").strip()
+                facts.preview = text[:_PREVIEW_CHARS] or None  # blank: the next prompt
         first = False
     thread = facts.meta.get("id")
     facts.thread = thread if isinstance(thread, str) and thread else named_thread(file_name)

@@ -347,6 +347,20 @@ def test_what_names_and_previews_a_thread(tmp_path: Path) -> None:
     assert listed[0].preview == "p" * 200
 
 
+def test_a_blank_first_prompt_does_not_hide_the_next(tmp_path: Path) -> None:
+    """A first ``user_message`` of white space alone (an empty Enter, a pasted newline)
+    previews nothing; the first prompt with text is the preview, as ``asf list`` shows it."""
+    root = tmp_path / "sessions"
+    prompts = [
+        {"type": "event_msg", "payload": {"type": "user_message", "message": text}}
+        for text in (" \n\t", "", "  fix the flaky test\n", "later")
+    ]
+    write_rollout(root / ROLLOUT, [META, *prompts])
+    (listed,) = native_sessions(CodexStore(root), read_files=True)
+    assert isinstance(listed, NativeSession)
+    assert listed.preview == "fix the flaky test"
+
+
 def test_the_source_as_a_word(tmp_path: Path) -> None:
     """``source`` is listed as a word: the string, or the one tag of an object
     (``subagent``, ``custom``); an object of no tag or of two, or no string, lists none.
