@@ -30,7 +30,7 @@ from asf_core.cli.path_args import STDIN, path_text
 from asf_core.cli.redacting import JoinedSessions, redacted_file, redaction_for
 from asf_core.cli.show import resolve_leaf
 from asf_core.cli.streams import JSON_ESCAPE, encodable
-from asf_core.errors import unmade
+from asf_core.errors import cannot_write
 from asf_core.export import SessionTree, atif_document, otel_request
 from asf_core.export.otel_wire import SendError, send
 from asf_core.export.paths import PathView
@@ -277,11 +277,7 @@ class Exporter:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 write_atomic(target, _encoded(chunks), durable=False, mode=self.mode)
             except OSError as exc:
-                folder = unmade(target, exc)
-                why = exc.strerror or exc
-                raise Fail(
-                    f"cannot create {folder}: {why}" if folder else f"{target}: cannot write: {why}"
-                ) from exc
+                raise Fail(cannot_write(target, exc)) from exc
         self.written += 1
 
     def document(self, view: PathView, job: _Job, to_dir: bool) -> Iterator[str]:
