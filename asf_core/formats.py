@@ -31,6 +31,7 @@ __all__ = [
     "StoreError",
     "StoreHandle",
     "Unit",
+    "absolute_anywhere",
     "newest_first",
     "readable_store",
 ]
@@ -113,12 +114,16 @@ def _aware(_: object, member: Attribute[Any], value: datetime | None) -> None:
         )
 
 
+def absolute_anywhere(path: str) -> bool:
+    """Whether ``path`` is absolute on POSIX or on Windows: the directories sessions record
+    (they may come from either system, whatever this one is)."""
+    return PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute()
+
+
 def _absolute(_: object, member: Attribute[Any], value: str | None) -> None:
     # Sessions record absolute directories: a relative one (``--cwd`` resolves it) would
     # select nothing, silently.
-    if value is not None and not (
-        PurePosixPath(value).is_absolute() or PureWindowsPath(value).is_absolute()
-    ):
+    if value is not None and not absolute_anywhere(value):
         raise ValueError(f"{member.name} {value!r} is not an absolute path")
 
 

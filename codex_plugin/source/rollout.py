@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, Final
 
 from attrs import define, field
 
+from asf_core.formats import absolute_anywhere
 from codex_plugin.source.lines import Line
 
 __all__ = ["Facts", "claims", "facts_of", "named_thread", "when"]
@@ -64,10 +64,7 @@ class Facts:
         """The header's ``cwd`` when it is absolute: a POSIX path, or a Windows one (Codex
         runs there too), as the host takes a session's directory."""
         cwd = self.meta.get("cwd")
-        if not isinstance(cwd, str):
-            return None
-        absolute = PurePosixPath(cwd).is_absolute() or PureWindowsPath(cwd).is_absolute()
-        return cwd if absolute else None
+        return cwd if isinstance(cwd, str) and absolute_anywhere(cwd) else None
 
     @property
     def version(self) -> str | None:
