@@ -24,7 +24,7 @@ checkpoint.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -137,7 +137,7 @@ class LivePath:
         self.steps.append(Step(len(self.path) - 1, line, _shared(brief(item)), key))
 
     def add_fold(
-        self, entry: Entry, items: list[Step | JSON], line: int, *, key: int = -1, **how: Any
+        self, entry: Entry, items: Sequence[Step | JSON], line: int, *, key: int = -1, **how: Any
     ) -> None:
         """A fold to ``items`` (``key``: its line's, when they are its replacement history);
         ``how``: ``base``, ``legacy`` or ``turns`` (see :class:`Step`)."""

@@ -16,7 +16,7 @@ read: the session's counts are known before its first entry is written, as the h
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
 from attrs import frozen
@@ -150,7 +150,7 @@ class _Conversion:
             return item, member
         return {**item, "call_id": ours}, {**member, "call_id": native}
 
-    def fold(self, pieces: list[Step | JSON], before: str, member: JSON, **how: Any) -> None:
+    def fold(self, pieces: Sequence[Step | JSON], before: str, member: JSON, **how: Any) -> None:
         """A compaction leaving ``pieces`` (items, or steps of the path standing for theirs),
         right after ``before`` (the entry of its line, which holds no item: the first kept,
         so nothing above the fold stays in context)."""
@@ -228,9 +228,7 @@ class _Conversion:
             items = legacy_history(self.live.turn_texts(self.live.history()), message)
             before = self.custom(line, {"object": obj})
             self.counts["compactions"] += 1
-            self.fold(
-                list(items), before, {"line": line.number, "derived": "legacy"}, legacy=message
-            )
+            self.fold(items, before, {"line": line.number, "derived": "legacy"}, legacy=message)
             return
         if not isinstance(history, list) or not all(isinstance(i, dict) for i in history):
             self.custom(line, {"object": obj})  # Codex cannot read it either: no effect
@@ -243,7 +241,7 @@ class _Conversion:
         rest = {k: v for k, v in payload.items() if k != "replacement_history"}
         data = {"object": {**obj, "payload": rest}, "moved": "payload.replacement_history"}
         before = self.custom(line, data)
-        self.fold(list(history), before, {"line": line.number}, base=True, key=line.offset)
+        self.fold(history, before, {"line": line.number}, base=True, key=line.offset)
 
     def event(self, line: Line, obj: JSON, payload: JSON) -> None:
         kind = payload.get("type")
