@@ -26,23 +26,23 @@ def one_line(exc: BaseException, *, with_type: bool = True) -> str:
 
 
 def unmade(path: Path, exc: OSError) -> str | None:
-    """The folder above ``path`` that ``exc`` failed to make, when that is what failed and
-    it is the top one missing (its own folder is there): making the folders is a write's
-    first step, and that folder is the one to name (``-o /proc/x`` cannot be made; no file
-    deep inside it is to blame)."""
+    """``cannot create FOLDER: why`` when ``exc`` is the failure to make a folder above
+    ``path`` and that folder is the top one missing (its own folder is there): making the
+    folders is a write's first step, and that folder is the one to name (``-o /proc/x``
+    cannot be made; no file deep inside it is to blame); else None."""
     failed = exc.filename
     if not isinstance(failed, str) or not failed or os.path.lexists(failed):
         return None
     made = Path(failed)
-    return failed if made in path.parents and made.parent.is_dir() else None
+    if made not in path.parents or not made.parent.is_dir():
+        return None
+    return f"cannot create {failed}: {exc.strerror or exc}"
 
 
 def cannot_write(path: Path, exc: OSError) -> str:
     """Why ``path`` was not written, as one line naming the folder that could not be made
     (:func:`unmade`) or else the file."""
-    why = exc.strerror or str(exc)
-    folder = unmade(path, exc)
-    return f"cannot create {folder}: {why}" if folder else f"cannot write {path}: {why}"
+    return unmade(path, exc) or f"cannot write {path}: {exc.strerror or exc}"
 
 
 class PluginError(Exception):

@@ -390,7 +390,6 @@ def _report_target(report: Path, inputs: Inputs) -> tuple[Path, list[Path]]:
         made = can_write(target)
     except (OSError, RuntimeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        folder = unmade(target, exc) if isinstance(exc, OSError) else None
-        said = f"cannot create {folder}: {why}" if folder else f"{report}: {why}"
-        raise OutputError(said) from exc
+        said = unmade(target, exc) if isinstance(exc, OSError) else None
+        raise OutputError(said or f"{report}: {why}") from exc
     return target, made
