@@ -24,6 +24,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Final
 
+from asf_core.leftovers import left_by_gone
+
 if TYPE_CHECKING:
     import queue
 
@@ -60,19 +62,6 @@ def temporary_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.asf-tmp-{os.getpid()}-{os.urandom(8).hex()}")
 
 
-def _alive(pid: int) -> bool:
-    """Whether a process ``pid`` exists (one of another user's counts)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except (OverflowError, OSError):  # no process can have that number
-        return False
-    return True
-
-
 def remove_stale_temporaries(folder: Path) -> int:
     """Remove the temporary files in ``folder`` left by asf processes that are gone.
 
@@ -81,14 +70,7 @@ def remove_stale_temporaries(folder: Path) -> int:
     cannot be listed is left alone.
     """
     removed = 0
-    try:
-        listing = list(os.scandir(folder))
-    except OSError:
-        return 0
-    for item in listing:
-        found = _TEMPORARY.fullmatch(item.name)
-        if found is None or int(found[1]) == os.getpid() or _alive(int(found[1])):
-            continue
+    for item in left_by_gone(folder, _TEMPORARY):
         with contextlib.suppress(OSError):
             if item.is_file(follow_symlinks=False):
                 (folder / item.name).unlink()

@@ -25,6 +25,8 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
+from asf_core.leftovers import left_by_gone
+
 __all__ = [
     "PREFIX",
     "Stamp",
@@ -48,30 +50,11 @@ _JOURNAL_HEADER: Final = 28
 Stamp = tuple[int, int, int, int] | None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except (OverflowError, OSError):
-        return False
-    return True
-
-
 def remove_stale(parent: str | None = None) -> int:
     """Remove the private directories left by processes that are gone; how many."""
     parent = parent or tempfile.gettempdir()
     removed = 0
-    try:
-        listing = list(os.scandir(parent))
-    except OSError:
-        return 0
-    for entry in listing:
-        found = _OURS.fullmatch(entry.name)
-        if found is None or int(found[1]) == os.getpid() or _alive(int(found[1])):
-            continue
+    for entry in left_by_gone(parent, _OURS):
         with contextlib.suppress(OSError):
             if entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path)
