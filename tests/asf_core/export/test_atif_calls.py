@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 from harbor.utils.trajectory_validator import TrajectoryValidator
 
+from asf_core import FORMAT
 from asf_core.export import SessionTree, atif_document
 from asf_core.model import Compaction, Config, Entry, Header, Item, Response
 from asf_core.reader import parse_session
@@ -156,3 +157,66 @@ def test_a_compaction_carries_a_positive_tokens_before_only() -> None:
     assert _folded(1)["tokens_before"] == 1
     assert "tokens_before" not in _folded(0)
     assert "tokens_before" not in _folded(None)
+
+
+def test_a_session_without_harness_is_the_format_s_agent() -> None:
+    """``agent.name`` and ``agent.version`` fall back to ``agentsession`` and the format
+    (docs/export.md) when the header names no harness."""
+    s = _Session()
+    s.user("hi")
+    assert s.doc()["agent"] == {"name": "agentsession", "version": FORMAT, "model_name": "gpt-5"}
+
+
+def test_a_developer_message_is_a_system_step_with_its_role() -> None:
+    s = _Session()
+    s.add(Item(ts="", item=_msg("developer", "Answer in French.")))
+    (step,) = s.doc()["steps"]
+    assert step["source"] == "system"
+    assert step["message"] == "Answer in French."
+    assert step["extra"]["role"] == "developer"
+
+
+def test_an_output_whose_call_is_not_on_the_path_is_a_system_step() -> None:
+    """Its output still shows, as the observation of a system step naming the call."""
+    s = _Session()
+    s.user("hi")
+    output = {"type": "function_call_output", "call_id": "call_gone", "output": "42"}
+    s.add(Item(ts="", item=output))
+    (_, step) = s.doc()["steps"]
+    assert step["source"] == "system"
+    assert step["observation"] == {"results": [{"content": "42"}]}
+    assert step["extra"]["orphan_call_id"] == "call_gone"
+
+
+def test_a_zero_latency_is_not_carried() -> None:
+    """A converter that knows no latency writes 0: the step says nothing rather than 0."""
+    found = []
+    for latency in (250, 0):
+        s = _Session()
+        s.user("hi")
+        s.said("hello", response="resp_1")
+        s.add(Response(ts="", response_id="resp_1", model="gpt-5", latency_ms=latency))
+        (step,) = _agent_steps(s.doc())
+        found.append(step["extra"].get("latency_ms"))
+    assert found == [250, None]
+
+
+def test_a_call_in_the_kept_window_ran_under_the_settings_of_its_time() -> None:
+    """The kept window after a compaction replays the path up to ``first_kept``, not the
+    compaction's checkpoint: a model switched later does not rename the calls before."""
+    s = _Session()  # gpt-5
+    kept = s.user("hi")
+    s.said("hello", response="resp_1")
+    s.add(Response(ts="", response_id="resp_1"))  # names no model: the one in force
+    s.add(Config(ts="", model="gpt-5-mini"))
+    summary = _msg("user", "Earlier: a greeting.")
+    checkpoint = {"model": "gpt-5-mini"}
+    s.add(Compaction(ts="", first_kept=kept, summary=summary, config=checkpoint))
+    s.user("and now?")
+    s.said("still here", response="resp_2")
+    s.add(Response(ts="", response_id="resp_2"))
+    before, after = _agent_steps(s.doc())
+    assert (before["message"], before["is_copied_context"]) == ("hello", True)
+    assert before["model_name"] == "gpt-5"
+    assert (after["message"], after["model_name"]) == ("still here", "gpt-5-mini")
+    assert "is_copied_context" not in after
