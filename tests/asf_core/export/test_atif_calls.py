@@ -12,7 +12,7 @@ from harbor.utils.trajectory_validator import TrajectoryValidator
 
 from asf_core import FORMAT
 from asf_core.export import SessionTree, atif_document
-from asf_core.model import Compaction, Config, Entry, Header, Item, Response
+from asf_core.model import Compaction, Config, Entry, Env, Header, Item, Response
 from asf_core.reader import parse_session
 from asf_core.writer import SessionBuilder, entry_line, header_line
 
@@ -142,12 +142,15 @@ def _usage(prompt: int, completion: int) -> JSON:
     return {"input_tokens": prompt, "output_tokens": completion, "total_tokens": total}
 
 
-def _folded(tokens_before: int | None) -> JSON:
+_SUMMARY = _msg("user", "Earlier: a greeting.")
+
+
+def _folded(tokens_before: int | None, summary: JSON | None = _SUMMARY) -> JSON:
     s = _Session()
     kept = s.user("keep me")
-    summary = _msg("user", "Earlier: a greeting.")
     s.add(Compaction(ts="", first_kept=kept, summary=summary, tokens_before=tokens_before))
     (fold,) = [st for st in s.doc()["steps"] if "context_management" in st["extra"]]
+    assert fold["message"] == ("Earlier: a greeting." if summary else "")
     extra: JSON = fold["extra"]
     return extra
 
@@ -157,6 +160,27 @@ def test_a_compaction_carries_a_positive_tokens_before_only() -> None:
     assert _folded(1)["tokens_before"] == 1
     assert "tokens_before" not in _folded(0)
     assert "tokens_before" not in _folded(None)
+
+
+def test_a_compaction_without_its_summary_still_exports() -> None:
+    """The summary is required by the format, but a file lacking it reads: its step says
+    nothing rather than the export failing."""
+    assert _folded(10, summary=None)["openresponses"] == {"item": None}
+
+
+def test_the_first_environment_is_the_document_s_and_later_ones_ride_on_a_step() -> None:
+    """``extra.environment``: the first ``env`` entry at the document's root, a later one on
+    the next step (docs/export.md)."""
+    s = _Session()
+    s.add(Env(ts="", cwd="/home/u/proj"))
+    s.user("hi")
+    s.add(Env(ts="", cwd="/home/u/other"))
+    s.user("moved")
+    doc = s.doc()
+    assert doc["extra"]["environment"]["cwd"] == "/home/u/proj"
+    first, second = doc["steps"]
+    assert "environment" not in first["extra"]
+    assert second["extra"]["environment"]["cwd"] == "/home/u/other"
 
 
 def test_a_session_without_harness_is_the_format_s_agent() -> None:

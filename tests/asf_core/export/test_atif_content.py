@@ -9,6 +9,7 @@ from fixture_paths import VECTORS
 
 from asf_core.export import SessionTree, atif_document
 from asf_core.export.atif_content import message, metrics
+from asf_core.export.items import reasoning_text
 from asf_core.reader import read_session
 
 
@@ -20,12 +21,13 @@ def test_what_atif_cannot_hold_becomes_a_placeholder() -> None:
         {"type": "input_file", "filename": "report.pdf", "file_data": "JVBERi0="},
         {"type": "input_video", "video_url": "https://example.com/clip.mp4"},
         {"type": "input_image", "image_url": "https://example.com/scan.tiff"},
+        {"type": "input_image", "file_id": "file-abc"},
         {"type": "refusal", "refusal": "no"},
     ]
     shown = message({"type": "message", "role": "user", "content": parts})
     assert shown == (
         "See [file: report.pdf][video: https://example.com/clip.mp4]"
-        "[image: https://example.com/scan.tiff][refusal] no"
+        "[image: https://example.com/scan.tiff][image: file-abc][refusal] no"
     )
 
 
@@ -61,3 +63,14 @@ def test_a_usage_that_is_no_count_counts_nothing() -> None:
         "cached_tokens": 0,
         "extra": {"reasoning_tokens": 2},
     }
+
+
+def test_reasoning_without_readable_content_is_read_from_its_summary() -> None:
+    """Only text parts are reasoning to show: content holding none (an unknown part) falls
+    back to the summary rather than showing the part's JSON."""
+    item = {
+        "type": "reasoning",
+        "content": [{"type": "reasoning_blob", "text": "opaque"}],
+        "summary": [{"type": "summary_text", "text": "Checked the units."}],
+    }
+    assert reasoning_text(item) == "Checked the units."
