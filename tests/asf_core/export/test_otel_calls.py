@@ -1,0 +1,87 @@
+"""OTel spans of model calls whose entries the vectors do not spell this way: output items
+of a call whose response never came, and an error that names no type. Each trace is read
+back with the OTLP protobuf definitions."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import attrs
+from google.protobuf import json_format
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from asf_core.export import SessionTree, otel_request
+from asf_core.model import Config, Entry, Header, Item, Response
+from asf_core.reader import parse_session
+from asf_core.writer import SessionBuilder, entry_line, header_line
+
+JSON = dict[str, Any]
+
+
+def _trace(*entries: Entry) -> dict[str, Any]:
+    """The spans (by name) of a session of ``entries`` after a config, read back as protobuf,
+    exported with content."""
+    header = Header(id="01995b2a-0000-7000-8000-00000000a7f3", created_at="2026-10-01T09:00:00Z")
+    b = SessionBuilder(header)
+    b.append(Config(ts="2026-10-01T09:00:00Z", model="gpt-5"))
+    for n, entry in enumerate(entries, start=1):
+        b.append(_at(entry, f"2026-10-01T09:00:{n:02d}Z"))
+    session = parse_session(header_line(header) + b"".join(entry_line(e) for e in b.entries))
+    doc = json.loads(json.dumps(otel_request(SessionTree(session).view(str(b.leaf)), content=True)))
+    for span in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        for holder in [span, *span.get("links", [])]:
+            for key in ("traceId", "spanId"):
+                holder[key] = base64.b64encode(bytes.fromhex(holder[key])).decode()
+    request = json_format.ParseDict(doc, ExportTraceServiceRequest(), ignore_unknown_fields=False)
+    return {s.name: s for s in request.resource_spans[0].scope_spans[0].spans}
+
+
+def _at(entry: Entry, ts: str) -> Entry:
+    return attrs.evolve(entry, ts=ts)
+
+
+def _attrs(span: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kv in span.attributes:
+        kind = kv.value.WhichOneof("value")
+        value = getattr(kv.value, kind)
+        if kind == "array_value":
+            value = [getattr(v, v.WhichOneof("value")) for v in value.values]
+        out[kv.key] = value
+    return out
+
+
+_USER: JSON = {"type": "message", "role": "user", "content": "What is 2+2?"}
+_CALL: JSON = {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": "{}"}
+
+
+def test_items_of_another_call_are_not_this_call_s_output() -> None:
+    """Items naming an earlier response that never came are not credited to the next one."""
+    spans = _trace(
+        Item(ts="", item=_USER),
+        Item(ts="", item=_CALL, response="resp_lost"),
+        Response(ts="", response_id="resp_2", model="gpt-5"),
+    )
+    said = _attrs(spans["chat gpt-5"])
+    assert said["gen_ai.response.finish_reasons"] == ["stop"]
+    assert json.loads(said["gen_ai.output.messages"])[0]["parts"] == []
+
+
+def test_an_error_naming_no_type_is_still_an_error_type() -> None:
+    """``error.type`` is the error's ``type``, else its ``code``, else ``error``: never
+    empty, which the conventions do not allow."""
+    for error in ({"type": "", "code": "", "message": "boom"}, {"message": "boom"}):
+        spans = _trace(
+            Item(ts="", item=_USER),
+            Response(ts="", response_id="resp_1", model="gpt-5", error=error),
+        )
+        chat = spans["chat gpt-5"]
+        assert _attrs(chat)["error.type"] == "error"
+        assert (chat.status.code, chat.status.message) == (2, "boom")
+    spans = _trace(
+        Item(ts="", item=_USER),
+        Response(ts="", response_id="resp_1", model="gpt-5", error={"code": "upstream"}),
+    )
+    assert _attrs(spans["chat gpt-5"])["error.type"] == "upstream"
