@@ -118,7 +118,8 @@ class _Trace:
             elif isinstance(entry, Item):
                 self._item(pos, entry, group)
             elif isinstance(entry, Response):
-                outputs = [e for _, e in group if e.response == entry.response_id] or []
+                # Output items naming no response are this call's too (is_model_output).
+                outputs = [e for _, e in group if not e.response or e.response == entry.response_id]
                 start_at = group[0][0] if group else pos
                 for _, item in group:
                     call = self.by_entry.get(str(item.id))

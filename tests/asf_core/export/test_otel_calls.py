@@ -1,6 +1,6 @@
 """OTel spans of model calls whose entries the vectors do not spell this way: output items
-of a call whose response never came, and an error that names no type. Each trace is read
-back with the OTLP protobuf definitions."""
+that name no response or a response that never came, and an error that names no type. Each
+trace is read back with the OTLP protobuf definitions."""
 
 from __future__ import annotations
 
@@ -55,6 +55,25 @@ def _attrs(span: Any) -> dict[str, Any]:
 
 _USER: JSON = {"type": "message", "role": "user", "content": "What is 2+2?"}
 _CALL: JSON = {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": "{}"}
+
+
+def test_output_items_naming_no_response_are_the_following_call_s_output() -> None:
+    """A tool call item that does not name its response (older converters) belongs to the
+    response after it, as in the ATIF export: the chat span ended in a tool call, its output
+    messages hold the call, and the tool span was made by it."""
+    spans = _trace(
+        Item(ts="", item=_USER),
+        Item(ts="", item=_CALL),
+        Response(ts="", response_id="resp_1", model="gpt-5"),
+        Item(ts="", item={"type": "function_call_output", "call_id": "c1", "output": "4"}),
+    )
+    chat, tool = spans["chat gpt-5"], spans["execute_tool lookup"]
+    said = _attrs(chat)
+    assert said["gen_ai.response.finish_reasons"] == ["tool_call"]
+    (output,) = json.loads(said["gen_ai.output.messages"])
+    assert output["finish_reason"] == "tool_call"
+    assert [p["type"] for p in output["parts"]] == ["tool_call"]
+    assert [link.span_id for link in tool.links] == [chat.span_id]
 
 
 def test_items_of_another_call_are_not_this_call_s_output() -> None:
