@@ -13,7 +13,7 @@ from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from asf_core.export import SessionTree, otel_request
-from asf_core.model import Config, Entry, Header, Item, Response
+from asf_core.model import BranchSummary, Config, Decision, Entry, Header, Item, Response
 from asf_core.reader import parse_session
 from asf_core.writer import SessionBuilder, entry_line, header_line
 
@@ -99,8 +99,57 @@ def test_an_error_naming_no_type_is_still_an_error_type() -> None:
         chat = spans["chat gpt-5"]
         assert _attrs(chat)["error.type"] == "error"
         assert (chat.status.code, chat.status.message) == (2, "boom")
+    for error, kind in (({"code": "upstream"}, "upstream"), (_BOTH, "server_error")):
+        spans = _trace(
+            Item(ts="", item=_USER),
+            Response(ts="", response_id="resp_1", model="gpt-5", error=error),
+        )
+        assert _attrs(spans["chat gpt-5"])["error.type"] == kind
+
+
+_BOTH: JSON = {"type": "server_error", "code": "upstream", "message": "boom"}
+_SECOND = 1_000_000_000
+_T0 = 1790845200 * _SECOND  # 2026-10-01T09:00:00Z
+
+
+def test_a_chat_span_lasts_its_latency_else_from_the_request_s_end() -> None:
+    """A chat span ends at its response and starts ``latency_ms`` earlier, else at the last
+    entry before the call's first output (docs/export.md)."""
+    user = Item(ts="", item=_USER)
+    said = Item(ts="", item={"type": "message", "role": "assistant", "content": "4"})
+    timed = _trace(user, said, Response(ts="", response_id="r", model="gpt-5", latency_ms=250))
+    untimed = _trace(user, said, Response(ts="", response_id="r", model="gpt-5"))
+    for spans, start in ((timed, _T0 + 3 * _SECOND - 250_000_000), (untimed, _T0 + _SECOND)):
+        chat = spans["chat gpt-5"]
+        assert (chat.start_time_unix_nano, chat.end_time_unix_nano) == (start, _T0 + 3 * _SECOND)
+
+
+def test_a_rejected_call_s_span_says_why() -> None:
+    """A decision rejecting a call makes its tool span an error, with the decision's reason
+    (else ``rejected``) as the status message."""
+    for reason, message in (
+        ("writes outside the workspace", "writes outside the workspace"),
+        (None, "rejected"),
+    ):
+        spans = _trace(
+            Item(ts="", item=_USER),
+            Item(ts="", item=_CALL, response="resp_1"),
+            Response(ts="", response_id="resp_1", model="gpt-5"),
+            Decision(ts="", call_id="c1", verdict="reject", by="user", reason=reason),
+        )
+        tool = spans["execute_tool lookup"]
+        assert _attrs(tool)["error.type"] == "rejected"
+        assert (tool.status.code, tool.status.message) == (2, message)
+
+
+def test_a_branch_summary_of_a_branch_not_in_the_file_links_nowhere() -> None:
+    """A summary whose ``from`` names no entry of the file still exports; the span after it
+    has no ``branch_summary`` link to a trace that cannot exist."""
+    summary = {"type": "message", "role": "user", "content": "Tried another way first."}
     spans = _trace(
         Item(ts="", item=_USER),
-        Response(ts="", response_id="resp_1", model="gpt-5", error={"code": "upstream"}),
+        BranchSummary(ts="", from_="sha256:" + "0" * 64, summary=summary),
+        Item(ts="", item=_CALL, response="resp_1"),
+        Response(ts="", response_id="resp_1", model="gpt-5"),
     )
-    assert _attrs(spans["chat gpt-5"])["error.type"] == "upstream"
+    assert list(spans["chat gpt-5"].links) == []
