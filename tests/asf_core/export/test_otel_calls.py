@@ -153,3 +153,26 @@ def test_a_branch_summary_of_a_branch_not_in_the_file_links_nowhere() -> None:
         Response(ts="", response_id="resp_1", model="gpt-5"),
     )
     assert list(spans["chat gpt-5"].links) == []
+
+
+def test_an_image_the_model_was_shown_is_a_uri_part() -> None:
+    """``gen_ai.input.messages`` (``--content``): an image is a ``uri`` part of modality
+    ``image``, text parts are text, as the GenAI conventions' message shape has them."""
+    url = "https://example.com/cat.png"
+    content = [{"type": "input_text", "text": "What is this?"}, _image(url)]
+    spans = _trace(
+        Item(ts="", item={"type": "message", "role": "user", "content": content}),
+        Response(ts="", response_id="resp_1", model="gpt-5"),
+    )
+    (asked,) = json.loads(_attrs(spans["chat gpt-5"])["gen_ai.input.messages"])
+    assert asked == {
+        "role": "user",
+        "parts": [
+            {"type": "text", "content": "What is this?"},
+            {"type": "uri", "modality": "image", "uri": url},
+        ],
+    }
+
+
+def _image(url: str) -> JSON:
+    return {"type": "input_image", "image_url": url}
