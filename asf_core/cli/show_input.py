@@ -83,8 +83,10 @@ def _reads_as_asf(path: Path) -> bool:
 
 
 def _stdin() -> SessionFile:
+    # No path: lines on stdin have no directory beside them, so no sidecar blobs and no
+    # sessions they join are looked for (the current directory is not theirs).
     try:
-        return parse_session(read_stdin(), path=Path(STDIN))
+        return parse_session(read_stdin())
     except FormatError as exc:
         raise Fail(f"stdin: not an ASF session file: {exc}") from exc
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import shutil
@@ -14,6 +15,8 @@ import pytest
 from fixture_paths import SHARED
 
 from asf_core.cli.main import ExitCode, main
+from asf_core.model import Header, Item
+from asf_core.writer import SessionBuilder, entry_line, header_line
 
 SESSIONS = SHARED / "asf" / "vectors" / "testdata" / "sessions"
 
@@ -93,3 +96,32 @@ def test_export_refuses_stdin_with_what_to_do(
             "asf: export reads a FILE or DIR, not stdin ('-'): write the session to a file "
             "first (asf convert ... -o DIR), or name a file called '-' as ./-\n"
         )
+
+
+def test_show_of_stdin_reads_no_sidecar_blob_from_the_current_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines on stdin have no file, so no directory beside it: their ``sidecar:`` images are
+    named, as a missing blob is, even where the current directory holds a folder named by
+    the session id (``asf show -`` inlined the blob found there)."""
+    png = b"\x89PNG\r\n\x1a\n" + bytes(16)
+    digest = hashlib.sha256(png).hexdigest()
+    (tmp_path / "with-media").mkdir()
+    (tmp_path / "with-media" / digest).write_bytes(png)
+    monkeypatch.chdir(tmp_path)
+    header = Header(id="with-media", created_at="2026-01-01T00:00:00Z", media="sidecar")
+    b = SessionBuilder(header)
+    image = {"type": "input_image", "image_url": f"sidecar:sha256:{digest}"}
+    text = {"type": "input_text", "text": "look"}
+    message = {"type": "message", "role": "user", "content": [text, image]}
+    b.append(Item(ts="2026-01-01T00:00:01Z", item=message), parent=None)
+    data = header_line(header) + b"".join(entry_line(e) for e in b.entries)
+    code, out, err = _run(capsys, monkeypatch, "show", "-", "--format", "markdown", stdin=data)
+    assert (code, err) == (ExitCode.OK, "")
+    assert f"*\\[image: sidecar:sha256:{digest}\\]*" in out
+    assert "data:image" not in out
+    # The same lines in a file there: the blob beside it is shown.
+    (tmp_path / "s.jsonl").write_bytes(data)
+    code, out, _ = _run(capsys, monkeypatch, "show", "s.jsonl", "--format", "markdown")
+    assert code == ExitCode.OK
+    assert "![image](<data:image/png;base64," in out
