@@ -354,6 +354,32 @@ def test_sidecar_images_are_inlined_from_the_session_directory(tmp_path: Path) -
     assert "<img" not in page  # not an image we can vouch for: shown as text
 
 
+def test_a_sidecar_blob_too_large_to_open_is_not_inlined(tmp_path: Path) -> None:
+    """A page is meant to be opened: a blob over 16 MiB is named, not inlined, and not read."""
+    import hashlib
+
+    png = _png(8, 8, (0, 128, 0))
+    digest = hashlib.sha256(png).hexdigest()
+    header = Header(id="with-media", created_at="2026-01-01T00:00:00Z", media="sidecar")
+    b = SessionBuilder(header)
+    image = {"type": "input_image", "image_url": f"sidecar:sha256:{digest}"}
+    message = {"type": "message", "role": "user", "content": [_text("look"), image]}
+    b.append(Item(ts="2026-01-01T00:00:01Z", item=message), parent=None)
+    path = tmp_path / "s.jsonl"
+    write_session(path, b.header, b.entries)
+    (tmp_path / "with-media").mkdir()
+    blob = tmp_path / "with-media" / digest
+    blob.write_bytes(png)
+    with blob.open("r+b") as f:
+        f.truncate(16 * 1024 * 1024)  # sparse: no disk used
+    assert 'src="data:image/png;base64,' in "".join(render_html(transcript(_view(path))))
+    with blob.open("r+b") as f:
+        f.truncate(16 * 1024 * 1024 + 1)
+    page = "".join(render_html(transcript(_view(path))))
+    assert "<img" not in page
+    assert f"[image not inlined: <bdi>sidecar:sha256:{digest}</bdi>]" in page
+
+
 @pytest.mark.parametrize(
     "session_id", ["../elsewhere", "ABSOLUTE", "a/../../elsewhere", "..", ".", ""]
 )
