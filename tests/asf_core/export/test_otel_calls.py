@@ -9,10 +9,11 @@ import json
 from typing import Any
 
 import attrs
+import pytest
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from asf_core.export import SessionTree, otel_request
+from asf_core.export import SessionTree, otel_request, otel_wire
 from asf_core.model import BranchSummary, Config, Decision, Entry, Header, Item, Response
 from asf_core.reader import parse_session
 from asf_core.writer import SessionBuilder, entry_line, header_line
@@ -176,3 +177,29 @@ def test_an_image_the_model_was_shown_is_a_uri_part() -> None:
 
 def _image(url: str) -> JSON:
     return {"type": "input_image", "image_url": url}
+
+
+def test_an_all_zero_id_is_never_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OTLP reads an all-zero trace or span id as no id: should a digest begin with zeros
+    only, the id ends in 1 instead."""
+
+    class _Zeros:
+        def __init__(self, data: bytes) -> None:
+            pass
+
+        def digest(self) -> bytes:
+            return bytes(32)
+
+    monkeypatch.setattr(otel_wire.hashlib, "sha256", _Zeros)
+    assert otel_wire.trace_id("s", "leaf") == "0" * 31 + "1"
+    assert otel_wire.span_id("s", "entry") == "0" * 15 + "1"
+
+
+def test_the_scope_has_a_version_where_the_distribution_has_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Run from a source tree with no installed distribution, the scope still says which
+    version wrote the trace: ``unknown``, not a missing value."""
+    monkeypatch.setattr(otel_wire, "installed_version", lambda name: None)
+    (scope,) = otel_wire.envelope({}, [])["resourceSpans"][0]["scopeSpans"]
+    assert scope["scope"] == {"name": "asf", "version": "unknown"}
