@@ -122,6 +122,32 @@ def test_abandoned_at_is_the_first_fork_left(tmp_path: Path) -> None:
     assert tree.view(second).abandoned_at == first
 
 
+def test_the_continued_branch_holds_the_newest_entry_not_the_newest_child(
+    tmp_path: Path,
+) -> None:
+    """At a fork the branch holding the newest entry anywhere below it is the continued
+    one, though its first entry is older than the other branch's (docs/export.md)."""
+    b = SessionBuilder(Header(id="newest", created_at="2026-01-01T00:00:00Z"))
+    ts = iter(f"2026-01-01T00:00:{n:02d}Z" for n in range(60))
+
+    def say(text: str, parent: str | None) -> str:
+        msg = {"type": "message", "role": "user", "content": text}
+        return str(b.append(Item(ts=next(ts), item=msg), parent=parent).id)
+
+    root = str(b.append(Config(ts=next(ts), model="gpt-5"), parent=None).id)
+    first = say("first child", root)
+    second = say("second child, written later", root)
+    newest = say("the newest entry, under the first child", first)
+    path = tmp_path / "newest.jsonl"
+    write_session(path, b.header, b.entries)
+    tree = SessionTree(read_session(path))
+    assert tree.children(root) == [first, second]
+    continued = tree.view(newest)
+    assert (continued.preferred_over, continued.abandoned_at) == ([second], None)
+    left = tree.view(second)
+    assert (left.preferred_over, left.abandoned_at) == ([], root)
+
+
 def test_outcomes_below_judge_the_path_only() -> None:
     """An outcome written below the leaf counts only when it judges an entry of the path: on
     the path up to the response it judges it is shown, on the path ending just before, not."""
@@ -162,6 +188,20 @@ def test_the_copy_sharing_the_longest_leading_directories_is_found(tmp_path: Pat
     index = DirectoryIndex(tmp_path)
     assert sorted(index.paths[session_id]) == sorted([same_store, elsewhere])
     assert index.path_of(session_id, near) == same_store
+
+
+def test_a_copy_below_the_file_s_own_directory_is_found(tmp_path: Path) -> None:
+    """One directory list holding the other whole (the file's own directory and a folder
+    inside it) shares all of the shorter one: that copy wins, and the lengths differing is
+    no error."""
+    near = tmp_path / "a" / "parent.jsonl"
+    inside = tmp_path / "a" / "subagents" / "child.jsonl"
+    elsewhere = tmp_path / "b" / "c" / "child.jsonl"
+    for copy in (inside, elsewhere):
+        copy.parent.mkdir(parents=True)
+        shutil.copyfile(SESSIONS / "basic.jsonl", copy)
+    session_id = read_session(inside).header.id
+    assert DirectoryIndex(tmp_path).path_of(session_id, near) == inside
 
 
 # -- ATIF content --------------------------------------------------------------------------
