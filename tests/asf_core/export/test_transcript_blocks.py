@@ -417,9 +417,12 @@ def test_a_message_cut_inside_a_code_block_keeps_the_turns_after_it(tmp_path: Pa
 
 def test_a_sub_agent_link_whose_call_is_not_on_the_path_is_shown_on_its_own() -> None:
     """v0.4/extensions.jsonl links a sub-agent session to ``call_9``, a call the path does
-    not hold: with no call to show it beside, the link is a block of its own."""
+    not hold: with no call to show it beside, the link is a block of its own. Its two
+    responses show as a line each: the tokens in and out, the error's message."""
     session = read_session(SESSIONS / "v0.4" / "extensions.jsonl")
     view = SessionTree(session).view(session.leaves()[-1])
     assert not any(_is(e, "function_call") for e in view.path)
     text = "".join(render_text(transcript(view)))
     assert "[link] subsession\n    -> 01995b2a-0000-7000-8000-0000000000aa\n" in text
+    assert "\n[response] gpt-5 · 9 tokens in, 1 out\n" in text
+    assert "\n[response] error: boom (error)\n" in text
