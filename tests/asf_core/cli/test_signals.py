@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fixture_paths import ROOT
+from fixture_paths import ROOT, VECTORS
 from plugin_stubs import claim_by_suffix, only_these
 from survivors import survivors_after
 
@@ -130,7 +130,7 @@ def test_a_signal_at_a_random_moment_leaves_only_whole_files(
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_verify_is_stopped_cleanly_too(tmp_path: Path, jobs: str) -> None:
-    sessions = ROOT.parent / "shared" / "asf" / "vectors" / "testdata" / "sessions"
+    sessions = VECTORS / "sessions"
     # Enough files that the signal comes part way (300 take ~0.4 s here); a signal after the
     # work, while the interpreter shuts down, ends it as the signal's default does. With
     # -j 2 (several MB: on workers), none of the workers outlives the run.
