@@ -25,7 +25,18 @@ from asf_core.export.items import reasoning_text, type_of
 from asf_core.export.transcript import Block, transcript
 from asf_core.export.transcript_html import render_html
 from asf_core.export.transcript_text import render_markdown, render_text
-from asf_core.model import Config, Decision, Entry, Header, Item, Link, Outcome, Response
+from asf_core.model import (
+    BranchSummary,
+    Compaction,
+    Config,
+    Decision,
+    Entry,
+    Header,
+    Item,
+    Link,
+    Outcome,
+    Response,
+)
 from asf_core.reader import read_session
 from asf_core.writer import SessionBuilder, write_session
 
@@ -51,7 +62,9 @@ def _is(entry: Entry, kind: str) -> bool:
 # -- the vectors and converted sessions ----------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["runs.jsonl", "resume.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["runs.jsonl", "resume.jsonl", "empty-resume.jsonl", "bad-resume.jsonl"]
+)
 def test_decisions_mark_the_calls_they_judge_on_every_prefix(name: str) -> None:
     """A rejected call is marked ``rejected``; a held one ``held`` only while the path holds
     no output for it (docs/export.md: "a call a decision rejected or held is marked so")."""
@@ -113,7 +126,10 @@ def test_forks_list_the_other_branches_only(converted_homes: list[Path]) -> None
                     if kid != following.id
                     for leaf in view.tree.leaves_under(kid)
                 ]
-                assert len(b.links) == len(others), path
+                short = [view.name(leaf).removeprefix("sha256:")[:8] for leaf in others]
+                assert [label for label, _ in b.links] == [
+                    f"branch ending at {s}" for s in short
+                ], path
                 own = view.name(view.leaf).removeprefix("sha256:")[:8]
                 assert not any(own in label for label, _ in b.links), path
             forks += len(blocks)
@@ -426,3 +442,28 @@ def test_a_sub_agent_link_whose_call_is_not_on_the_path_is_shown_on_its_own() ->
     assert "[link] subsession\n    -> 01995b2a-0000-7000-8000-0000000000aa\n" in text
     assert "\n[response] gpt-5 · 9 tokens in, 1 out\n" in text
     assert "\n[response] error: boom (error)\n" in text
+
+
+def test_summaries_and_items_of_other_kinds_say_what_they_are(tmp_path: Path) -> None:
+    """A fold's summary that is a provider's opaque ``compaction`` item shows as its kind; a
+    summary of another kind shows its text (``[item]`` when there is none); an item of no
+    known kind, its text after its kind (``item`` when it has none)."""
+    b = SessionBuilder(Header(id="kinds", created_at="2026-01-01T00:00:00Z"))
+    ts = iter(f"2026-01-01T00:00:{n:02d}Z" for n in range(60))
+    say = {"type": "message", "role": "user", "content": "go"}
+    kept = b.append(Item(ts=next(ts), item=say), parent=None)
+    opaque = {"type": "compaction", "encrypted_content": "gAAAA"}
+    b.append(Compaction(ts=next(ts), first_kept=kept.id, summary=opaque))
+    noted = {"type": "summary_note", "text": "Tried the other route first."}
+    b.append(BranchSummary(ts=next(ts), from_=kept.id, summary=noted))
+    b.append(BranchSummary(ts=next(ts), from_=kept.id, summary=None))  # read, though missing
+    b.append(Item(ts=next(ts), item={"text": "no type at all"}))
+    path = tmp_path / "kinds.jsonl"
+    write_session(path, b.header, b.entries)
+    session = read_session(path)
+    blocks = _blocks(SessionTree(session).view(str(b.leaf)))
+    shown = {bl.kind: bl for bl in blocks}
+    assert [p.text for p in shown["compaction"].parts] == ["[compaction]"]
+    summaries = [[p.text for p in bl.parts] for bl in blocks if bl.kind == "branch_summary"]
+    assert summaries == [["Tried the other route first."], ["[item]"]]
+    assert shown["note"].text == "[item] no type at all"
