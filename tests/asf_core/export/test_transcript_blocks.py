@@ -467,3 +467,20 @@ def test_summaries_and_items_of_other_kinds_say_what_they_are(tmp_path: Path) ->
     summaries = [[p.text for p in bl.parts] for bl in blocks if bl.kind == "branch_summary"]
     assert summaries == [["Tried the other route first."], ["[item]"]]
     assert shown["note"].text == "[item] no type at all"
+
+
+def test_markdown_names_links_notes_and_a_message_without_a_role(tmp_path: Path) -> None:
+    """v0.4/extensions.jsonl in Markdown: its sub-agent link and model note read as such; a
+    message that names no role is headed ``Message``."""
+    session = read_session(SESSIONS / "v0.4" / "extensions.jsonl")
+    md = "".join(render_markdown(transcript(SessionTree(session).view(session.leaves()[-1]))))
+    lines = md.splitlines()
+    assert "**Linked session** (subsession): 01995b2a-0000-7000-8000-0000000000aa" in lines
+    assert "*model: gpt-5*" in lines
+    b = SessionBuilder(Header(id="roleless", created_at="2026-01-01T00:00:00Z"))
+    item = {"type": "message", "content": "who said this?"}
+    b.append(Item(ts="2026-01-01T00:00:01Z", item=item), parent=None)
+    write_session(tmp_path / "roleless.jsonl", b.header, b.entries)
+    session = read_session(tmp_path / "roleless.jsonl")
+    md = "".join(render_markdown(transcript(SessionTree(session).view(str(b.leaf)))))
+    assert "### Message · 2026-01-01T00:00:01Z" in md.splitlines()
