@@ -1,0 +1,129 @@
+"""``asf show``'s tree as people read it: one line per entry, what each kind of entry says in
+a few words, and the context at the leaf. A session is built here with one entry of every
+kind the format defines, so every summary is checked against what the entry holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from asf_core.cli.main import main
+from asf_core.model import (
+    BranchSummary,
+    Compaction,
+    Config,
+    Custom,
+    Decision,
+    Dispatch,
+    Entry,
+    Env,
+    Header,
+    Info,
+    Item,
+    Label,
+    Link,
+    Outcome,
+    Queued,
+    Response,
+    Run,
+)
+from asf_core.writer import SessionBuilder, write_session
+
+_QUESTION = "What is " + "two plus two, " * 8 + "really?"
+
+
+def _message(role: str, *parts: Any) -> dict[str, Any]:
+    return {"type": "message", "role": role, "content": list(parts)}
+
+
+def _build(path: Path) -> list[tuple[str, str, str]]:
+    """The session, and the (id, type, expected summary) of each entry in file order."""
+    b = SessionBuilder(Header(id="every-kind", created_at="2026-01-01T00:00:00Z"))
+    ts = iter(f"2026-01-01T00:00:{n:02d}Z" for n in range(60))
+    made: list[tuple[str, str, str]] = []
+
+    def add(entry: Entry, summary: str, **where: Any) -> str:
+        ident = str(b.append(attrs.evolve(entry, ts=next(ts)), **where).id)
+        made.append((ident, entry.type, summary))
+        return ident
+
+    tool = {"type": "function", "name": "lookup", "parameters": {"type": "object"}}
+    config = Config(ts="", model="gpt-5", instructions="Be brief.", tools_added=(tool,))
+    add(config, "model=gpt-5 instructions 9 chars +tools lookup", parent=None)
+    add(Run(ts="", run_id="run-1", phase="start"), "start run-1")
+    asked = {"type": "message", "role": "user", "content": _QUESTION}  # a bare string
+    user = add(Item(ts="", item=asked), "user: " + _QUESTION[:65] + "…")
+    said = {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Arithmetic."}]}
+    add(Item(ts="", item=said, response="r1"), "reasoning: Arithmetic.")
+    call_item = {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": "{}"}
+    call = add(Item(ts="", item=call_item, response="r1"), "call lookup({}) [c1]")
+    usage = {"input_tokens": 40, "output_tokens": 12}
+    answer = Response(ts="", response_id="r1", model="gpt-5", status="completed", usage=usage)
+    add(answer, "gpt-5 completed in 40 out 12")
+    verdict = Decision(ts="", call_id="c1", target=call, verdict="proceed", by="user")
+    add(verdict, "proceed [c1] by user")
+    add(Dispatch(ts="", call_id="c1", target=call), f"[c1] -> {call[7:15]}")
+    output = {"type": "function_call_output", "call_id": "c1", "output": "4"}
+    add(Item(ts="", item=output), "output [c1]: 4")
+    failed = Response(ts="", response_id="r2", status="failed", error={"message": "boom"})
+    add(failed, "failed error")
+    add(Config(ts="", tools_removed=("lookup",), extra={"top_p": 1}), "-tools lookup extra top_p")
+    add(Config(ts=""), "(nothing set)")
+    summary = _message("system", {"type": "input_text", "text": "Earlier: arithmetic."})
+    folded = Compaction(ts="", first_kept=user, summary=summary)
+    add(folded, f"first kept {user[7:15]}; system: Earlier: arithmetic.")
+    image = {"type": "input_image", "image_url": "https://example.com/y.png"}
+    hurry = _message("user", {"type": "input_text", "text": "hurry"}, image)
+    add(Queued(ts="", mode="steer", item=hurry), "steer: user: hurry [input_image]")
+    add(Label(ts="", target=user, label="question"), f"{user[7:15]} = 'question'")
+    add(Info(ts="", name="Sums"), "name 'Sums'")
+    add(Env(ts="", cwd="/home/u/proj"), "cwd /home/u/proj")
+    judged = Outcome(ts="", kind="test", target=call, pass_=True, score=0.75)
+    add(judged, f"test of {call[7:15]} pass score 0.75")
+    add(Link(ts="", rel="subsession", session="child-1", call_id="c1"), "subsession child-1")
+    add(Custom(ts="", ns="acme", data={"k": 1}), "acme")
+    tried = {"type": "message", "role": "user", "content": "Tried X."}
+    add(BranchSummary(ts="", from_=call, summary=tried), f"from {call[7:15]}; user: Tried X.")
+    add(Run(ts="", run_id="run-1", phase="end", reason="done"), "end run-1 done")
+    write_session(path, b.header, b.entries)
+    return made
+
+
+def test_every_kind_of_entry_is_summed_up_in_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    made = _build(tmp_path / "s.jsonl")
+    assert main(["show", str(tmp_path / "s.jsonl")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("session every-kind  agentsession/0.11  created ")
+    shown = lines[1 : 1 + len(made)]
+    parent = "-"
+    for line, (ident, kind, summary) in zip(shown, made, strict=True):
+        short = ident[7:15]
+        assert line[:23] == f"{short}  <- {parent:8}  ", line
+        assert line[23:].split(None, 1)[0] == kind
+        said = line[23:].split(None, 1)[1].removesuffix("  [leaf resume]")
+        assert said == summary, line
+        assert len(said) <= 72
+        parent = short
+    assert shown[-1].endswith("  [leaf resume]")
+
+
+def test_the_context_says_the_settings_and_items_in_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """At the first response: the settings the config set, and the items so far."""
+    made = _build(tmp_path / "s.jsonl")
+    answered = made[5][0]
+    assert main(["show", str(tmp_path / "s.jsonl"), "--leaf", answered[7:15]]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = lines.index(f"context at {answered[7:15]}: 3 items from 6 entries")
+    assert lines[at + 1 :] == [
+        "  settings: model=gpt-5 instructions 9 chars tools lookup",
+        f"  {made[2][0][7:15]}  {made[2][2]}",
+        f"  {made[3][0][7:15]}  reasoning: Arithmetic.",
+        f"  {made[4][0][7:15]}  call lookup({{}}) [c1]",
+    ]
