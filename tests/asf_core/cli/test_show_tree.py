@@ -4,13 +4,15 @@ kind the format defines, so every summary is checked against what the entry hold
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
+from fixture_paths import VECTORS
 
-from asf_core.cli.main import main
+from asf_core.cli.main import ExitCode, main
 from asf_core.model import (
     BranchSummary,
     Compaction,
@@ -127,3 +129,36 @@ def test_the_context_says_the_settings_and_items_in_force(
         f"  {made[3][0][7:15]}  reasoning: Arithmetic.",
         f"  {made[4][0][7:15]}  call lookup({{}}) [c1]",
     ]
+
+
+def test_a_prefix_two_entries_share_is_ambiguous(capsys: pytest.CaptureFixture[str]) -> None:
+    """basic.jsonl has exactly two entry ids starting ``f2``: ``--leaf f2`` names neither."""
+    basic = VECTORS / "sessions" / "basic.jsonl"
+    ids = [json.loads(line).get("id", "") for line in basic.read_text().splitlines()[1:]]
+    assert len([i for i in ids if i.startswith("sha256:f2")]) == 2
+    for prefix in ("f2", "sha256:f2"):
+        assert main(["show", str(basic), "--leaf", prefix]) == ExitCode.USAGE
+        assert (
+            capsys.readouterr().err == f"asf: {prefix!r} is ambiguous: 2 entry ids start with it\n"
+        )
+
+
+def test_a_session_without_entries_shows_no_context(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "header-only.jsonl"
+    path.write_bytes((VECTORS / "sessions" / "basic.jsonl").read_bytes().splitlines(True)[0])
+    assert main(["show", str(path)]) == ExitCode.OK
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith(f"0 entries  ({path})")
+    assert out[1:] == ["(no entries, so no context)"]
+
+
+def test_json_wins_over_a_transcript_format(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--json`` with ``--format text`` is the JSON document, as for the tree."""
+    basic = str(VECTORS / "sessions" / "basic.jsonl")
+    assert main(["show", basic, "--json"]) == ExitCode.OK
+    tree = json.loads(capsys.readouterr().out)
+    for form in ("text", "markdown"):
+        assert main(["show", basic, "--format", form, "--json"]) == ExitCode.OK
+        assert json.loads(capsys.readouterr().out) == tree
