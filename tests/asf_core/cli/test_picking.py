@@ -168,13 +168,27 @@ def test_show_leaf_blank_names_no_entry(capsys: pytest.CaptureFixture[str]) -> N
     assert "no entry id starts with" in err
 
 
+#: Each option that picks sessions (docs/cli.md "Picking sessions"), with a value.
+_EVERY_PICK = [
+    ["--session", "491e"],
+    ["--since", "2026-01-01"],
+    ["--until", "2026-01-01"],
+    ["--source", "cli"],
+    ["--title", "x"],
+    ["--cwd", "/home/u/proj"],
+    ["--model", "gpt-5"],
+    ["--min-rows", "0"],
+    ["--limit", "0"],
+]
+
+
 def test_stdin_refuses_every_picking_option(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``--min-rows 0`` and ``--limit 0`` pick too, though they are zero."""
-    for option in ("--min-rows", "--limit"):
+    for option in _EVERY_PICK:
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
-        code, _, err = _run(capsys, "show", "-", option, "0")
+        code, _, err = _run(capsys, "show", "-", *option)
         assert code == ExitCode.USAGE
         assert "options picking sessions do not apply" in err
 
@@ -188,7 +202,7 @@ def test_an_asf_file_refuses_every_picking_option(
     out = tmp_path / "out"
     assert main(["convert", str(WITH_META), "-o", str(out), "--quiet"]) == ExitCode.OK
     (written,) = out.rglob("*.jsonl")
-    for option in (["--session", "491e"], ["--limit", "1"], ["--plugin", "claude-code"]):
+    for option in [*_EVERY_PICK, ["--plugin", "claude-code"]]:
         code, stdout, err = _run(capsys, "show", written, *option)
         assert (code, stdout) == (ExitCode.USAGE, "")
         assert err == (
