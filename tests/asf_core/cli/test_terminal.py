@@ -81,6 +81,30 @@ def test_list_fits_a_terminal_with_wide_titles(home: Path, tmp_path: Path) -> No
     assert [line for line in lines if screen_columns(line) > 80] == []
 
 
+def test_a_long_store_label_gives_way_to_the_title_down_to_eight_columns(
+    home: Path, tmp_path: Path
+) -> None:
+    """With several stores the STORE column names each; on a terminal too narrow for the
+    whole label it is cut, never below 8 columns, so the title keeps room. On a wide one it
+    is whole."""
+    copy = tmp_path / "an-unusually-long-hermes-home"
+    shutil.copytree(home, copy)
+
+    def table(columns: int) -> list[str]:
+        code, screen = _in_terminal(["list", str(copy)], columns=columns)
+        assert code == 0
+        return [line for line in screen.replace("\r", "").splitlines() if line]
+
+    head, *rows = table(200)
+    at = head.index("STORE")
+    assert {row[at:].split("  ")[0] for row in rows} == {copy.name, f"{copy.name}/work"}
+    head, *rows = table(70)
+    at, end = head.index("STORE"), head.index("TITLE")
+    assert end - at == 8 + 2  # eight columns and the gap
+    assert {row[at:end] for row in rows} == {"an-unus…  "}
+    assert [row for row in rows if screen_columns(row) > 70] == []
+
+
 @pytest.mark.parametrize(
     ("text", "width", "shown"),
     [
