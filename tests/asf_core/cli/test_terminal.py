@@ -98,6 +98,11 @@ def test_a_long_store_label_gives_way_to_the_title_down_to_eight_columns(
     head, *rows = table(200)
     at = head.index("STORE")
     assert {row[at:].split("  ")[0] for row in rows} == {copy.name, f"{copy.name}/work"}
+    # Cut just enough that the title keeps its 12 columns.
+    head, *rows = table(90)
+    (chat,) = [row for row in rows if row.startswith("fx-profile-chat ")]
+    assert chat.endswith("  an-unusually-long-hermes-h…  Work profil…")
+    assert screen_columns(chat) == 90
     head, *rows = table(70)
     at, end = head.index("STORE"), head.index("TITLE")
     assert end - at == 8 + 2  # eight columns and the gap
