@@ -224,6 +224,7 @@ def test_age_boundaries() -> None:
     assert age(now - timedelta(seconds=59), now) == "59s"
     assert age(now - timedelta(seconds=60), now) == "1m"
     assert age(now + timedelta(seconds=30), now) == "0s"
+    assert age(now + timedelta(seconds=60), now) == "0s"  # a minute ahead is still a skew
     assert age(now + timedelta(seconds=61), now) == "future"
     assert age(now - timedelta(days=10), now) == "10d"
     assert age(now - timedelta(days=14), now) == "2w"
