@@ -228,6 +228,10 @@ def test_age_boundaries() -> None:
     assert age(now + timedelta(seconds=61), now) == "future"
     assert age(now - timedelta(days=10), now) == "10d"
     assert age(now - timedelta(days=14), now) == "2w"
+    assert age(now - timedelta(days=60), now) == "2mo"  # exactly two of each
+    assert age(now - timedelta(days=730), now) == "2y"
+    assert age(now - timedelta(days=1), now) == "1d"
+    assert age(now - timedelta(hours=1), now) == "1h"
 
 
 def test_clip_keeps_a_text_of_exactly_the_width() -> None:
