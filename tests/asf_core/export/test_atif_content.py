@@ -9,7 +9,7 @@ from fixture_paths import VECTORS
 
 from asf_core.export import SessionTree, atif_document
 from asf_core.export.atif_content import message, metrics
-from asf_core.export.items import reasoning_text
+from asf_core.export.items import item_text, reasoning_text
 from asf_core.reader import read_session
 
 
@@ -74,3 +74,15 @@ def test_reasoning_without_readable_content_is_read_from_its_summary() -> None:
         "summary": [{"type": "summary_text", "text": "Checked the units."}],
     }
     assert reasoning_text(item) == "Checked the units."
+
+
+def test_the_readable_text_of_items_of_other_kinds() -> None:
+    """``item_text``: a reasoning item reads as its reasoning; an item of another kind as
+    its ``text``, else its ``content`` (a blank or non-string ``text`` is none)."""
+    reasoning = {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Why."}]}
+    assert item_text(reasoning) == "Why."
+    assert item_text({"type": "note", "text": "", "content": "from content"}) == "from content"
+    assert item_text({"type": "note", "text": {"x": 1}, "content": "from content"}) == (
+        "from content"
+    )
+    assert item_text({"type": "note", "text": "from text", "content": "c"}) == "from text"
