@@ -74,6 +74,7 @@ def test_reasoning_without_readable_content_is_read_from_its_summary() -> None:
         "summary": [{"type": "summary_text", "text": "Checked the units."}],
     }
     assert reasoning_text(item) == "Checked the units."
+    assert reasoning_text({"type": "reasoning", "summary": []}) == ""  # a string all the same
 
 
 def test_the_readable_text_of_items_of_other_kinds() -> None:
