@@ -51,6 +51,21 @@ def test_workers_write_and_say_what_one_process_does(
     assert len(files) > 40
 
 
+def test_a_directory_to_stdout_is_one_process_whatever_jobs_says(
+    tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Documents written to stdout come one after the other from this process: ``-j 2``
+    prints what ``-j 1`` does (workers write files only)."""
+    printed = []
+    for jobs in ("1", "2"):
+        code = main(["export", str(tree), "--to", "atif", "-j", jobs])
+        printed.append((code, *capsys.readouterr()))
+    assert printed[0] == printed[1]
+    code, out, _ = printed[0]
+    assert code == 2
+    assert len(out.splitlines()) > 40  # one document a line
+
+
 _EXPORT_CHUNK = export_workers.export_chunk
 
 
