@@ -198,10 +198,17 @@ def test_a_document_is_never_written_over_what_the_export_reads(
         "",
         f"asf: {tmp_path / 'taken'}: exists and is not a directory\n",
     )
-    # A document file elsewhere is written as before.
+    # A document file elsewhere is written as before, a session file in another folder
+    # (not one the export reads) too.
     code, _, _ = _run(capsys, str(path), "--to", "html", "-o", str(tmp_path / "basic.html"))
     assert code == 0
     assert (tmp_path / "basic.html").read_text().startswith("<!DOCTYPE html>")
+    (tmp_path / "other").mkdir()
+    elsewhere = tmp_path / "other" / "old.jsonl"
+    shutil.copy(SESSIONS / "runs.jsonl", elsewhere)
+    code, _, err = _run(capsys, str(path), "--to", "html", "-o", str(elsewhere))
+    assert (code, err) == (0, "")
+    assert elsewhere.read_text().startswith("<!DOCTYPE html>")
 
 
 def test_closed_stdout_is_quiet(tmp_path: Path) -> None:
