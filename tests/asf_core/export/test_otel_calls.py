@@ -10,12 +10,13 @@ from typing import Any
 
 import attrs
 import pytest
+from fixture_paths import VECTORS
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from asf_core.export import SessionTree, otel_request, otel_wire
 from asf_core.model import BranchSummary, Config, Decision, Entry, Header, Item, Response
-from asf_core.reader import parse_session
+from asf_core.reader import parse_session, read_session
 from asf_core.writer import SessionBuilder, entry_line, header_line
 
 JSON = dict[str, Any]
@@ -203,3 +204,23 @@ def test_the_scope_has_a_version_where_the_distribution_has_none(
     monkeypatch.setattr(otel_wire, "installed_version", lambda name: None)
     (scope,) = otel_wire.envelope({}, [])["resourceSpans"][0]["scopeSpans"]
     assert scope["scope"] == {"name": "asf", "version": "unknown"}
+
+
+def test_a_chat_span_names_the_model_requested_and_the_instructions_given() -> None:
+    """``gen_ai.request.model`` is the model in force; ``gen_ai.system_instructions`` is
+    there only when the settings hold instructions (this session's config has none)."""
+    said = _attrs(_trace(Item(ts="", item=_USER), Response(ts="", response_id="r"))["chat gpt-5"])
+    assert said["gen_ai.request.model"] == "gpt-5"
+    assert "gen_ai.response.model" not in said  # the response named none
+    assert "gen_ai.system_instructions" not in said
+    basic = read_session(VECTORS / "sessions" / "basic.jsonl")
+    doc = otel_request(SessionTree(basic).view(str(basic.entries[-1].id)), content=True)
+    chats = [
+        {a["key"]: a["value"] for a in span["attributes"]}
+        for span in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        if span["name"].startswith("chat ")
+    ]
+    assert chats
+    for chat in chats:
+        given = json.loads(chat["gen_ai.system_instructions"]["stringValue"])
+        assert given == [{"type": "text", "content": "Be brief."}]
