@@ -224,3 +224,54 @@ def test_a_chat_span_names_the_model_requested_and_the_instructions_given() -> N
     for chat in chats:
         given = json.loads(chat["gen_ai.system_instructions"]["stringValue"])
         assert given == [{"type": "text", "content": "Be brief."}]
+    # The second call received the first one's output items and the tool's answer.
+    asked = json.loads(chats[-1]["gen_ai.input.messages"]["stringValue"])
+    assert asked == [
+        {"role": "user", "parts": [{"type": "text", "content": "What is 2+2?"}]},
+        {
+            "role": "assistant",
+            "parts": [{"type": "reasoning", "content": "Arithmetic, but the tool is there."}],
+        },
+        {
+            "role": "assistant",
+            "parts": [{"type": "tool_call", "id": "call_1", "name": "lookup", "arguments": _Q}],
+        },
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": "call_1", "response": "4"}],
+        },
+    ]
+
+
+_Q = {"q": "2+2"}
+
+
+def test_a_tool_span_of_a_call_without_its_response_starts_when_the_call_was_made() -> None:
+    """No response entry and no dispatch: the call's own time is when it started, and its
+    output's when it ended (docs/export.md)."""
+    spans = _trace(
+        Item(ts="", item=_USER),
+        Item(ts="", item=_CALL),  # 09:00:02, the call of a response never written
+        Item(ts="", item={"type": "function_call_output", "call_id": "c1", "output": "4"}),
+    )
+    tool = spans["execute_tool lookup"]
+    assert (tool.start_time_unix_nano, tool.end_time_unix_nano) == (
+        _T0 + 2 * _SECOND,
+        _T0 + 3 * _SECOND,
+    )
+
+
+def test_input_messages_keep_each_message_s_role() -> None:
+    """What the assistant said before comes back in the next request as the assistant's; a
+    message naming no role is the user's."""
+    said = {"type": "message", "role": "assistant", "content": "4."}
+    spans = _trace(
+        Item(ts="", item=_USER),
+        Item(ts="", item=said, response="resp_1"),
+        Response(ts="", response_id="resp_1", model="gpt-5"),
+        Item(ts="", item={"type": "message", "content": "And 3+3?"}),
+        Response(ts="", response_id="resp_2", model="gpt-5"),
+    )
+    # Of two spans of one name, _trace keeps the later: the second call.
+    asked = json.loads(_attrs(spans["chat gpt-5"])["gen_ai.input.messages"])
+    assert [m["role"] for m in asked] == ["user", "assistant", "user"]
