@@ -7,6 +7,7 @@ import functools
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -609,6 +610,17 @@ def test_verify_exit_codes(
     empty.mkdir()
     (empty / "a.txt").write_text("x")
     assert _run(capsys, "verify", empty)[:2] == (ExitCode.NOTHING, "")
+    # In a DIR an unreadable file is one finding among the others (exit 1, docs/cli.md),
+    # each finding named by its file and line.
+    shutil.copyfile(garbage, good / "g.jsonl")
+    shutil.copyfile(SESSIONS / "bad-parent.jsonl", good / "bad-parent.jsonl")
+    code, stdout, _ = _run(capsys, "verify", good)
+    assert code == ExitCode.PROBLEMS
+    lines = stdout.splitlines()
+    assert any(line.startswith(f"{good / 'g.jsonl'}: error: unreadable: ") for line in lines)
+    found = [line for line in lines if line.startswith(f"{good / 'bad-parent.jsonl'}:")]
+    assert found
+    assert all(re.match(rf"{re.escape(str(good / 'bad-parent.jsonl'))}:\d+: ", f) for f in found)
 
 
 def test_verify_warnings_alone_exit_0(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
