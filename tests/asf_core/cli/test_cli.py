@@ -496,6 +496,11 @@ def test_plugins_lists_ok_and_broken(
     code, stdout, _ = _run(capsys, "plugins")
     assert stdout.splitlines()[0].split() == ["NAME", "DISTRIBUTION", "VERSION", "STATUS", "HOOKS"]
     assert "broken: ModuleNotFoundError" in stdout
+    # With the broken one gone, every plugin loads: exit 0.
+    installed.dists.pop()
+    code, stdout, _ = _run(capsys, "plugins", "--json")
+    assert code == ExitCode.OK
+    assert {r["status"] for r in json.loads(stdout)} == {"ok"}
 
 
 # --- show and verify ---------------------------------------------------------------------
