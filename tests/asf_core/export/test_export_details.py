@@ -264,6 +264,7 @@ def test_an_incomplete_response_finishes_with_its_reason() -> None:
     cut = attrs.evolve(resp, incomplete={"reason": "max_output_tokens"})
     assert finish_reason(cut, []) == "max_output_tokens"
     assert finish_reason(attrs.evolve(resp, incomplete={}), []) == "incomplete"
+    assert finish_reason(attrs.evolve(resp, incomplete={"reason": ""}), []) == "incomplete"
 
 
 def test_bool_attributes_are_bool_values() -> None:

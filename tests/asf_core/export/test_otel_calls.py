@@ -14,7 +14,7 @@ from fixture_paths import VECTORS
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from asf_core.export import SessionTree, otel_request, otel_wire
+from asf_core.export import SessionTree, otel_content, otel_request, otel_wire
 from asf_core.model import BranchSummary, Config, Decision, Entry, Header, Item, Response
 from asf_core.reader import parse_session, read_session
 from asf_core.writer import SessionBuilder, entry_line, header_line
@@ -275,3 +275,12 @@ def test_input_messages_keep_each_message_s_role() -> None:
     # Of two spans of one name, _trace keeps the later: the second call.
     asked = json.loads(_attrs(spans["chat gpt-5"])["gen_ai.input.messages"])
     assert [m["role"] for m in asked] == ["user", "assistant", "user"]
+
+
+def test_a_vendor_prefix_names_the_provider_before_the_family() -> None:
+    """``vendor/model`` names its provider (as the conventions spell it, else as written),
+    whatever family the model's own name suggests (docs/export.md)."""
+    assert otel_content.provider("google/gemma-3") == "gcp.gen_ai"
+    assert otel_content.provider("mistralai/mixtral-8x7b") == "mistral_ai"
+    assert otel_content.provider("azure/gpt-4o") == "azure"
+    assert otel_content.provider("gpt-4o") == "openai"
