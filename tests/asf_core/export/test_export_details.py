@@ -268,12 +268,18 @@ def test_an_incomplete_response_finishes_with_its_reason() -> None:
 
 
 def test_bool_attributes_are_bool_values() -> None:
-    """OTLP's ``AnyValue`` has a ``bool_value``: a bool must not arrive as an integer."""
+    """OTLP's ``AnyValue`` has a ``bool_value``: a bool must not arrive as an integer; a
+    float is a ``double_value``, an integer an ``int_value``."""
     doc = envelope({"asf.flag": True, "asf.other": False}, [])
     request = json_format.ParseDict(doc, ExportTraceServiceRequest())
     values = request.resource_spans[0].resource.attributes
     assert [v.value.WhichOneof("value") for v in values] == ["bool_value", "bool_value"]
     assert [v.value.bool_value for v in values] == [True, False]
+    doc = envelope({"asf.ratio": 0.5, "asf.count": 3}, [])
+    values = json_format.ParseDict(doc, ExportTraceServiceRequest()).resource_spans[0]
+    kinds = [(v.value.WhichOneof("value"), v.value) for v in values.resource.attributes]
+    assert [kind for kind, _ in kinds] == ["double_value", "int_value"]
+    assert (kinds[0][1].double_value, kinds[1][1].int_value) == (0.5, 3)
 
 
 def test_the_package_names_its_exporters_before_they_load() -> None:
