@@ -204,6 +204,10 @@ def test_a_document_is_never_written_over_what_the_export_reads(
         code, _, _ = _run(capsys, str(path), "--to", "html", "-o", str(tmp_path / "basic.html"))
         assert code == 0
         assert (tmp_path / "basic.html").read_text().startswith("<!DOCTYPE html>")
+    # A new *.jsonl name beside it is no session file the export reads.
+    code, _, err = _run(capsys, str(path), "--to", "otel", "-o", str(tmp_path / "t.otlp.jsonl"))
+    assert (code, err) == (0, "")
+    assert json.loads((tmp_path / "t.otlp.jsonl").read_text())["resourceSpans"]
     (tmp_path / "other").mkdir()
     elsewhere = tmp_path / "other" / "old.jsonl"
     shutil.copy(SESSIONS / "runs.jsonl", elsewhere)
