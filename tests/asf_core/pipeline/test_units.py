@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -437,8 +438,10 @@ def test_a_record_of_another_store_is_not_trusted(pm: AsfPluginManager, tmp_path
     data = json.loads(record.read_text())
     data["store"] = "/elsewhere/s.ptoy"
     record.write_text(json.dumps(data))
-    _run(pm, src, out, 1)
+    again = _run(pm, src, out, 1)
     assert plan_toy.PREPARED == ["a", "b", "c", "d"]
+    (warning,) = [f for f in again.findings if f.code == fingerprints.IGNORED]
+    assert warning.message.endswith("written by another version of asf or for another store")
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -789,6 +792,32 @@ def test_finding_data_nested_too_deep_in_the_record_is_damage(
     again = _run(pm, src, out)
     (warning,) = [f for f in again.findings if f.code == fingerprints.IGNORED]
     assert warning.message.endswith(".findings[0].data")  # cattrs names the member
+    assert plan_toy.PREPARED == ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize(
+    ("member", "value", "expected"),
+    [("entries", "1", "expected int @"), ("id", 7, "expected str @")],
+)
+def test_a_recorded_value_of_another_type_is_damage_not_coerced(
+    pm: AsfPluginManager, tmp_path: Path, member: str, value: object, expected: str
+) -> None:
+    """A number written as text (or text as a number) in a record cattrs reads (its sessions
+    carry findings) is not taken for the value it spells: the record is ignored, saying which
+    member, and every unit is converted again."""
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    first = _run(pm, src, out)
+    path, record = _record(first)
+    item = next(i["session"] for i in record["units"]["b"]["items"] if i.get("session"))
+    assert item["findings"]  # the record is cattrs' to read
+    item[member] = value
+    path.write_text(json.dumps(record))
+    again = _run(pm, src, out)
+    (warning,) = [f for f in again.findings if f.code == fingerprints.IGNORED]
+    assert expected in warning.message
+    assert re.search(
+        rf"@ fingerprints\.units\['b'\]\.items\[\d\]\.session\.{member}$", warning.message
+    )
     assert plan_toy.PREPARED == ["a", "b", "c", "d"]
 
 
