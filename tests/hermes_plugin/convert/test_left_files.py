@@ -211,7 +211,8 @@ def test_prune_deletes_the_asf_files_left_and_keeps_the_rest(
 ) -> None:
     """``--prune``: the ASF files of a gone session and of a session's earlier name are
     deleted and named once (the next run reads the store and finds nothing left); a file
-    that is no ASF session is only named. The output is then a fresh conversion's."""
+    that is no ASF session (its first line no session header, whatever it holds) is only
+    named. The output is then a fresh conversion's."""
     home, out = tmp_path / "home", tmp_path / "out"
     _home(hermes, "kept", "gone")
     assert _convert(home, out, "--quiet") == 0
@@ -219,27 +220,37 @@ def test_prune_deletes_the_asf_files_left_and_keeps_the_rest(
     earlier = kept.with_name("2020-01-01T00-00-00.000Z_" + kept.name.split("_", 1)[1])
     shutil.copyfile(kept, earlier)
     foreign = kept.parent / "mine.jsonl"
-    foreign.write_text('{"type": "note"}\n')
+    foreign.write_text('{"type": "note", "id": "mine"}\n')
+    listed = kept.parent / "list.jsonl"
+    listed.write_text('["mine"]\n')
     sdb = hermes()
     assert sdb.delete_session("gone")
     sdb.close()
     # Left once without --prune: then a run that finds the store unchanged still deletes.
     assert _convert(home, out, "--quiet") == 0
-    assert len(_left(out)) == 3
+    assert len(_left(out)) == 4
     capsys.readouterr()
     assert _convert(home, out, "--prune") == 0
     assert "2 files of earlier runs deleted" in capsys.readouterr().out
     assert not gone.exists()
     assert not earlier.exists()
     assert foreign.exists()
+    assert listed.exists()
     findings = [f for f in _report(out)["findings"] if f.get("code") in (*_LEFT, "pruned")]
     assert sorted((f["code"], f["path"]) for f in findings) == sorted(
-        [("pruned", str(gone)), ("pruned", str(earlier)), ("left", str(foreign))]
+        [
+            ("pruned", str(gone)),
+            ("pruned", str(earlier)),
+            ("left", str(foreign)),
+            ("left", str(listed)),
+        ]
     )
+    assert [f.get("data") for f in findings if f["code"] == "left"] == [None, None]
     assert _convert(home, out, "--quiet") == 0
-    assert [f["path"] for f in _left(out)] == [str(foreign)]
+    assert sorted(f["path"] for f in _left(out)) == sorted([str(foreign), str(listed)])
     assert not [f for f in _report(out)["findings"] if f.get("code") == "pruned"]
     foreign.unlink()
+    listed.unlink()
     assert _convert(home, tmp_path / "fresh", "--quiet") == 0
     assert output_files(out, reports=False) == output_files(tmp_path / "fresh", reports=False)
 
