@@ -415,6 +415,25 @@ def test_a_damaged_record_is_ignored_with_a_warning(
     assert third.files_unchanged == 4
 
 
+def test_a_store_whose_path_is_not_utf8_keeps_its_records(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    """A store's name (a path of bytes that are not UTF-8) goes in ``fingerprints.json``
+    escaped, as any name there: the file is ASCII, and the next run carries the store over."""
+    folder = tmp_path / os.fsdecode(b"caf\xe9")
+    folder.mkdir()
+    src = folder / "s.ptoy"
+    src.write_text("\n".join(LINES) + "\n")
+    out = tmp_path / "out"
+    first = _run(pm, src, out)
+    record = (Path(first.output) / FINGERPRINTS_NAME).read_bytes()
+    assert record.isascii()
+    assert json.loads(record)["store"] == str(src)
+    again = _run(pm, src, out)
+    assert plan_toy.PREPARED == []
+    assert again.files_unchanged == 4
+
+
 def test_a_record_written_by_another_asf_is_not_trusted_nor_a_warning(
     pm: AsfPluginManager, tmp_path: Path
 ) -> None:
@@ -423,6 +442,9 @@ def test_a_record_written_by_another_asf_is_not_trusted_nor_a_warning(
     record = Path(report.output) / FINGERPRINTS_NAME
     data = json.loads(record.read_text())
     assert data["host"] == fingerprints.host_version()
+    # The format's version, as earlier asf releases wrote it: their records are only not
+    # trusted (another host), never a warning about damage or another format.
+    assert data["version"] == 1
     data["host"] = "0" * 16
     record.write_text(json.dumps(data))
     again = _run(pm, src, out, 1)
