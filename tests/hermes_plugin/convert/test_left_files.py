@@ -246,6 +246,12 @@ def test_prune_deletes_the_asf_files_left_and_keeps_the_rest(
         ]
     )
     assert [f.get("data") for f in findings if f["code"] == "left"] == [None, None]
+    said = {f["path"]: f["message"] for f in findings if f["code"] == "pruned"}
+    assert said == {
+        str(gone): f"{gone}: written by an earlier run, deleted (its session is gone)",
+        str(earlier): f"{earlier}: written by an earlier run, deleted "
+        "(an earlier file of a session written now)",
+    }
     assert _convert(home, out, "--quiet") == 0
     assert sorted(f["path"] for f in _left(out)) == sorted([str(foreign), str(listed)])
     assert not [f for f in _report(out)["findings"] if f.get("code") == "pruned"]
