@@ -211,6 +211,23 @@ def test_an_unchanged_store_is_not_opened(pm: AsfPluginManager, tmp_path: Path, 
     assert _files(out) == skipped
 
 
+def test_a_store_its_plugin_does_not_stamp_is_carried_over_unit_by_unit(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    """Without the plugin's stamp of the whole store, nothing records it whole: each run opens
+    it and carries every unchanged unit over, from records it trusts (no warning)."""
+    plan_toy.STAMPS = False
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    first = _run(pm, src, out)
+    assert json.loads((Path(first.output) / FINGERPRINTS_NAME).read_bytes())["whole"] is None
+    for _ in range(2):
+        again = _run(pm, src, out)
+        assert [src] == plan_toy.OPENED
+        assert plan_toy.PREPARED == []
+        assert again.findings == first.findings
+        assert (again.files_written, again.files_unchanged) == (0, 4)
+
+
 @pytest.mark.parametrize(
     "damage",
     [
