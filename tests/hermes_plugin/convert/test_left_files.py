@@ -4,7 +4,9 @@ report (docs/cli.md, "Re-running"), with Hermes' own ``SessionDB`` deleting and 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from typing import Any
 import pytest
 from hermes_clock import HermesClock
 from output_files import output_files
+from unprivileged import run_unprivileged
 
 from asf_core.cli.main import main
 
@@ -314,3 +317,32 @@ def test_prune_refuses_a_run_that_does_not_write_every_session(
     assert _convert(home, out, "--prune", *more) == 2
     assert capsys.readouterr().err.startswith(f"asf: {why}")
     assert output_files(out) == before
+
+
+def test_prune_keeps_a_file_it_cannot_delete_and_says_why(
+    tmp_path: Path, hermes: Callable[[], Any]
+) -> None:
+    """A gone session's file in a folder closed to writing: the run goes on, the file stays,
+    and the report's warning says why in the system's words."""
+    home, out = tmp_path / "home", tmp_path / "out"
+    _home(hermes, "kept", "gone")
+    assert _convert(home, out, "--quiet") == 0
+    gone = _file_of(out, "gone")
+    sdb = hermes()
+    assert sdb.delete_session("gone")
+    sdb.close()
+    folder = gone.parent
+    folder.chmod(0o555)
+    try:
+        argv = ["convert", str(home), "-o", str(out), "-j", "1", "--quiet", "--prune"]
+        done = run_unprivileged(
+            [sys.executable, "-m", "asf_core.cli.main", *argv],
+            {**os.environ, "ASF_PLUGINS": "hermes"},
+        )
+    finally:
+        folder.chmod(0o755)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert gone.exists()
+    (finding,) = _left(out)
+    assert finding["kind"] == "warning"
+    assert finding["message"].endswith("left in place; cannot delete it: Permission denied")
