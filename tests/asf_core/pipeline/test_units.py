@@ -451,6 +451,24 @@ def test_a_store_whose_path_is_not_utf8_keeps_its_records(
     assert again.files_unchanged == 4
 
 
+def test_a_record_that_says_unchanged_but_holds_more_is_damage(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    """A member asf does not write, the rest saying the store is as the last run left it:
+    the quick look passes it over, loading the records refuses it, and the store is read
+    and converted again with the warning."""
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    first = _run(pm, src, out)
+    path, record = _record(first)
+    record["extra"] = 0
+    path.write_text(json.dumps(record, indent=1))
+    again = _run(pm, src, out)
+    assert [src] == plan_toy.OPENED
+    assert plan_toy.PREPARED == ["a", "b", "c", "d"]
+    (warning,) = [f for f in again.findings if f.code == fingerprints.IGNORED]
+    assert "extra" in warning.message
+
+
 def test_a_record_written_by_another_asf_is_not_trusted_nor_a_warning(
     pm: AsfPluginManager, tmp_path: Path
 ) -> None:
