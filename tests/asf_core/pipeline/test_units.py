@@ -7,6 +7,7 @@ lists the units the host read in this process, which is where ``prepare`` always
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -989,6 +990,26 @@ def test_an_output_moved_while_written_is_named_in_one_line(
     assert str(caught.value) == (
         f"cannot flush {first}: gone since it was written (output moved or deleted?)"
     )
+
+
+def test_a_flush_the_disk_fails_is_named_with_the_system_s_words(
+    pm: AsfPluginManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A disk that fails to flush the store's folder (an I/O error): the run stops with one
+    line naming the folder and the system's reason, nothing more."""
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    real_fsync = files._fsync
+
+    def failing_disk(path: Path, flags: int) -> None:
+        if path.name.startswith("src-s.ptoy-"):
+            raise OSError(errno.EIO, os.strerror(errno.EIO), str(path))
+        real_fsync(path, flags)
+
+    monkeypatch.setattr(files, "_fsync", failing_disk)
+    with pytest.raises(OutputError) as caught:
+        convert_paths(pm, [src], out)
+    (dest,) = (out / "ptoy").glob("src-s.ptoy-*")
+    assert str(caught.value) == f"cannot flush {dest}: Input/output error"
 
 
 @given(st.text(alphabet="/.a\0", max_size=12))
