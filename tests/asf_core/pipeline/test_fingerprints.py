@@ -141,7 +141,15 @@ def test_a_stores_records_take_the_plain_route_both_ways(
 ) -> None:
     """What a run saves and the next loads: by the plain route, not through cattrs."""
     stamp = FileStamp(size=3, mtime_ns=4, inode=5)
-    session = SessionRecord(name="s", file="default/s.jsonl", id="i", entries=2, stamp=stamp)
+    session = SessionRecord(
+        name="s",
+        file="default/s.jsonl",
+        id="i",
+        entries=2,
+        stamp=stamp,
+        counts={"messages": 2, "tool_calls": 0},
+        native_ids=("n",),
+    )
     units = {"u": UnitRecord(fingerprint="f", items=(UnitItem(session=session),))}
     whole = WholeRecord(stamp="w", report=stamp)
     structured = fingerprints._converter()
