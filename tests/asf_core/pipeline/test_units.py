@@ -525,6 +525,23 @@ def test_a_failing_unit_stops_its_store(
     assert again.complete
 
 
+def test_two_units_of_one_key_stop_the_store_as_the_plan_s_failure(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    """A key names one unit's record: a plan giving it twice is the plugin's bug, said as
+    one in ``plan`` (not as the two sessions of one name that would follow), and the store
+    stops there."""
+    src = _store(tmp_path, [LINES[0], "a again", *LINES[1:]])
+    run, problems = convert_paths(pm, [src], tmp_path / "out")
+    (report,) = run.stores
+    assert not report.complete
+    assert list(report.files) == ["a"]
+    (problem,) = problems
+    assert problem.code == "plugin"
+    assert report.error == "plugin 'ptoy' failed in plan: two units have the key 'a'"
+    assert plan_toy.PREPARED == ["a"]
+
+
 def test_a_worker_that_dies_stops_its_store_and_says_so(
     pm: AsfPluginManager, tmp_path: Path
 ) -> None:
