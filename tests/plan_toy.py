@@ -3,7 +3,8 @@
 Module-level (and importable by name) so that its jobs pickle to worker processes. Its
 fingerprint is the line's text; ``PREPARED`` records the units the host asked it to read, in
 the host's process, so a test can tell a converted unit from a carried-over one. A line
-``id !damaged`` makes its job raise ``StoreError``, ``id !bug`` a ``KeyError``; a line
+``id !damaged`` makes its job raise ``StoreError``, ``id !bug`` a ``KeyError``, ``id
+!changed`` a ``StoreChanged`` (every time: the store never holds still); a line
 ``id ~text`` converts as ``text`` but raises ``NeedsHost`` outside the process that prepared
 it (``~~text``: everywhere, a bug). A line ``= text`` is no unit: ``finish`` converts it, as
 the session ``finished``.
@@ -26,6 +27,7 @@ from asf_core.formats import (
     Finding,
     NativeSession,
     NeedsHost,
+    StoreChanged,
     StoreError,
     Unit,
 )
@@ -91,6 +93,8 @@ def job(ident: str, text: str, host: int = 0) -> Iterator[ConvertedSession | Fin
     text = text.lstrip("~")
     if text == "!damaged":
         raise StoreError(f"line {ident} is damaged")
+    if text == "!changed":
+        raise StoreChanged(f"line {ident} changed while it was read")
     if text == "!bug":
         raise KeyError(ident)
     if text == "!die" and os.getpid() != host:

@@ -525,6 +525,23 @@ def test_a_failing_unit_stops_its_store(
     assert again.complete
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_unit_whose_store_keeps_changing_is_tried_three_times_then_stops_the_store(
+    pm: AsfPluginManager, tmp_path: Path, jobs: int
+) -> None:
+    """A unit that finds its store changed while it was read: the store is converted again
+    from its opening, and after the third try it stops, said as a damaged store."""
+    src = _store(tmp_path, [LINES[0], "b !changed", *LINES[2:]])
+    run, problems = convert_paths(pm, [src], tmp_path / "out", processes=jobs)
+    (report,) = run.stores
+    assert [src, src, src] == plan_toy.OPENED
+    assert not report.complete
+    assert list(report.files) == ["a"]
+    (problem,) = problems
+    assert problem.code == "damaged"
+    assert report.error == "line b changed while it was read"
+
+
 def test_two_units_of_one_key_stop_the_store_as_the_plan_s_failure(
     pm: AsfPluginManager, tmp_path: Path
 ) -> None:
