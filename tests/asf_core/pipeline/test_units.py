@@ -542,6 +542,25 @@ def test_a_unit_whose_store_keeps_changing_is_tried_three_times_then_stops_the_s
     assert report.error == "line b changed while it was read"
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_unit_s_session_named_as_no_file_can_be_stops_the_store(
+    pm: AsfPluginManager, tmp_path: Path, jobs: int
+) -> None:
+    """A unit's session whose name cannot be a file name (a slash in it) is the plugin's
+    bug, as it is from ``convert``: its file is not written, the store stops there."""
+    src = _store(tmp_path, [LINES[0], "b/c five six", *LINES[2:]])
+    run, problems = convert_paths(pm, [src], tmp_path / "out", processes=jobs)
+    (report,) = run.stores
+    assert not report.complete
+    assert list(report.files) == ["a"]
+    (problem,) = problems
+    assert problem.code == "plugin"
+    assert report.error == (
+        "plugin 'ptoy' failed in convert: session name 'b/c' is not a file name"
+    )
+    assert not [p for p in _sessions(tmp_path / "out") if "ptoy-b" in p]
+
+
 def test_two_units_of_one_key_stop_the_store_as_the_plan_s_failure(
     pm: AsfPluginManager, tmp_path: Path
 ) -> None:
