@@ -125,6 +125,27 @@ def test_the_lock_is_held_while_a_store_converts_and_only_then(
     assert lock.lock_path(dest).read_bytes() == b""
 
 
+def test_a_store_s_lock_is_free_once_it_is_done_though_its_workers_live_on(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    """Workers forked while a store converts share its lock's open file and serve the next
+    stores: the lock is released when the store is done, not when they exit with the run,
+    so another run waiting for that store goes on while this one converts the next."""
+    first = _store(tmp_path, LINES)
+    second = tmp_path / "src" / "t.ptoy"
+    second.write_text("d five\ne six seven\n")
+    out = tmp_path / "out"
+    dest = store_dir(out, plan_toy.FORMAT, first)
+    seen: list[tuple[str, bool]] = []
+
+    def on_session(report: StoreReport, _: object) -> None:
+        seen.append((Path(report.path).name, _free(dest)))
+
+    run, _ = convert_paths(pm, [first, second], out, processes=2, on_session=on_session)
+    assert [s.complete for s in run.stores] == [True, True]
+    assert seen == [("s.ptoy", False)] * 3 + [("t.ptoy", True)] * 2
+
+
 def _no_flock(fd: int, operation: int) -> None:
     raise OSError(errno.ENOLCK, "No locks available")
 
