@@ -148,6 +148,27 @@ def test_a_private_file_in_an_open_directory_store_keeps_its_output_private(
     assert list(store.rglob("*.jsonl"))
 
 
+def test_a_folder_store_reaches_through_its_links_and_its_group_s_own_files(
+    open_dir: Path,
+) -> None:
+    """A project directory shared with its group (folders ``0750``, files ``0640``, all of
+    its group) is open to that group; a transcript in it that is a link to a private file
+    (``0600``) closes it, as the file itself would: a link's own bits say nothing."""
+    project = _project(open_dir)
+    for path in [open_dir / "projects", *project.rglob("*"), project]:
+        path.chmod(0o750 if path.is_dir() else 0o640)
+    assert reach(project) == 0o050
+    private = open_dir / "private.jsonl"
+    transcript = next(project.glob("*.jsonl"))
+    private.write_bytes(transcript.read_bytes())
+    private.chmod(0o600)
+    transcript.unlink()
+    transcript.symlink_to(private)
+    assert reach(project) == 0
+    private.chmod(0o640)
+    assert reach(project) == 0o050
+
+
 def test_reach_reads_every_directory_above(open_dir: Path, tmp_path: Path) -> None:
     db = _home(open_dir, 0o755) / "state.db"
     assert reach(db) == 0o055
