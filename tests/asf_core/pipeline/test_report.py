@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from asf_core.codec import report_converter
 from asf_core.findings import KINDS, Finding
-from asf_core.pipeline.report import StoreReport, json_bytes, store_json
+from asf_core.pipeline.report import RunReport, StoreReport, json_bytes, store_json
 
 _SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
 _JSON = st.recursive(
@@ -78,3 +78,36 @@ def test_a_value_that_is_not_plain_json_is_left_to_the_converter() -> None:
     report.note([Finding(kind="stray", message="m", data={"ids": frozenset({3})})])
     assert store_json(report) == _by_converter(report)
     assert store_json(report)["store"]["odd"] == {"kind": "info", "message": "inner", "line": 2}
+
+
+def test_a_run_s_totals_sum_its_stores_figures_and_findings_by_kind() -> None:
+    """What ``--json`` prints under ``totals``: each figure summed over the stores, the
+    findings of each list counted, warnings among the findings, every value redacted."""
+
+    def store(n: int, kinds: list[str], redactions: dict[str, dict[str, int]]) -> StoreReport:
+        report = StoreReport(format="f", plugin="p", path=f"/s{n}", output=f"/o{n}")
+        report.sessions_read = report.sessions_written = n
+        report.files_written, report.files_unchanged = n, 10 * n
+        report.entries_written, report.bytes_written = 100 * n, 1000 * n
+        report.note([Finding(kind=kind, message=f"{kind} {n}") for kind in kinds])
+        report.redactions = redactions
+        return report
+
+    run = RunReport(output="/o")
+    run.stores = [
+        store(1, ["warning", "info", "info", "stray"], {"a": {"email": 2, "url": 1}}),
+        store(2, ["error", "warning", "dropped", "dropped"], {"(store)": {"email": 4}}),
+    ]
+    assert run.to_json()["totals"] == {
+        "sessions_read": 3,
+        "sessions_written": 3,
+        "files_written": 3,
+        "files_unchanged": 30,
+        "entries_written": 300,
+        "bytes_written": 3000,
+        "strays": 1,
+        "dropped": 2,
+        "findings": 5,
+        "warnings": 2,
+        "redacted": 7,
+    }
