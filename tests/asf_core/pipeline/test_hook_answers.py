@@ -1,0 +1,53 @@
+"""What a plugin yields from its generator hooks is checked as it comes: anything but a
+session or a finding stops its store as the plugin's failure, naming what it yielded. The
+plugin is :class:`plan_toy.WholeToy` (converted through ``convert``) with one odd item."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import plan_toy
+import pytest
+
+from asf_core import hookimpl
+from asf_core.formats import ConvertedSession, Finding, NativeSession
+from asf_core.pipeline.conversion import convert_paths
+from asf_core.plugins import make_plugin_manager
+
+
+class _OddToy(plan_toy.WholeToy):
+    """Yields ``ODD`` after the first line's session (from ``read`` or from ``convert``)."""
+
+    def __init__(self, hook: str, odd: object) -> None:
+        self.hook, self.odd = hook, odd
+
+    @hookimpl
+    def read(self, store: plan_toy.PlanStore) -> Iterator[NativeSession | Finding] | None:
+        items = list(super().read(store) or [])
+        odd = [self.odd] if self.hook == "read" else []
+        return iter([*items[:1], *odd, *items[1:]])  # type: ignore[list-item]
+
+    @hookimpl
+    def convert(
+        self, store: plan_toy.PlanStore, sessions: Iterable[NativeSession]
+    ) -> Iterator[ConvertedSession | Finding] | None:
+        items = list(super().convert(store, sessions) or [])
+        odd = [self.odd] if self.hook == "convert" else []
+        return iter([*items[:2], *odd, *items[2:]])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize("hook", ["read", "convert"])
+@pytest.mark.parametrize(("odd", "said"), [("a line", "str"), (None, "NoneType")])
+def test_an_item_that_is_no_session_nor_finding_stops_the_store(
+    tmp_path: Path, hook: str, odd: object, said: str
+) -> None:
+    pm = make_plugin_manager(plugins=[("ptoy", _OddToy(hook, odd))], autoload=False)
+    src = tmp_path / "s.ptoy"
+    src.write_text("a one two\nb three\n")
+    run, problems = convert_paths(pm, [src], tmp_path / "out")
+    (report,) = run.stores
+    assert not report.complete
+    assert report.error == f"plugin 'ptoy' failed in {hook}: yielded {said}"
+    assert [p.code for p in problems] == ["plugin"]
+    assert "b" not in report.files
