@@ -11,7 +11,7 @@ import plan_toy
 import pytest
 
 from asf_core import hookimpl
-from asf_core.formats import ConvertedSession, Finding, NativeSession
+from asf_core.formats import ConvertedSession, Finding, NativeSession, Unit
 from asf_core.pipeline.conversion import convert_paths
 from asf_core.plugins import make_plugin_manager
 
@@ -51,3 +51,22 @@ def test_an_item_that_is_no_session_nor_finding_stops_the_store(
     assert report.error == f"plugin 'ptoy' failed in {hook}: yielded {said}"
     assert [p.code for p in problems] == ["plugin"]
     assert "b" not in report.files
+
+
+class _NoPlan(plan_toy.PlanToy):
+    @hookimpl
+    def plan(
+        self, store: plan_toy.PlanStore, sessions: Iterable[NativeSession]
+    ) -> Iterator[Unit | Finding] | None:
+        raise RuntimeError("no plan today")
+
+
+def test_a_plan_hook_that_raises_stops_the_store_naming_plan(tmp_path: Path) -> None:
+    pm = make_plugin_manager(plugins=[("ptoy", _NoPlan())], autoload=False)
+    src = tmp_path / "s.ptoy"
+    src.write_text("a one two\n")
+    run, problems = convert_paths(pm, [src], tmp_path / "out")
+    (report,) = run.stores
+    assert not report.complete
+    assert report.error == "plugin 'ptoy' failed in plan: RuntimeError: no plan today"
+    assert [p.code for p in problems] == ["plugin"]
