@@ -5,6 +5,7 @@ plugins are :mod:`plan_toy`'s."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from asf_core import hookimpl
 from asf_core.errors import OutputError
 from asf_core.formats import Claim, Finding, Selection
+from asf_core.layout import store_dir
 from asf_core.pipeline.conversion import convert_paths
 from asf_core.pipeline.picking import NO_SESSION
 from asf_core.plugins import AsfPluginManager, make_plugin_manager
@@ -99,3 +101,20 @@ def test_a_store_that_keeps_changing_while_converted_whole_is_tried_three_times(
     assert not report.complete
     assert report.error == "line b changed while it was read"
     assert [p.code for p in problems] == ["damaged"]
+
+
+def test_a_unit_the_output_refuses_stops_the_run_after_its_store_s_report(
+    tmp_path: Path,
+) -> None:
+    """A session file's place taken by a folder: the run stops with the output's error, and
+    the store's report, written first, says where it stopped."""
+    src, out = _store(tmp_path, "a one\nb two\nc three\n"), tmp_path / "out"
+    dest = store_dir(out, plan_toy.FORMAT, src)
+    taken = dest / "default" / "2026-01-01T00-00-00.000Z_ptoy-b.jsonl"
+    taken.mkdir(parents=True)
+    with pytest.raises(OutputError) as caught:
+        convert_paths(_pm(plan_toy.PlanToy()), [src], out)
+    assert str(caught.value) == f"cannot write {taken}: exists and is not a regular file"
+    report = json.loads((dest / "report.json").read_text())
+    assert (report["complete"], report["error"]) == (False, str(caught.value))
+    assert list(report["files"]) == ["a"]
