@@ -13,6 +13,8 @@ import fcntl
 import os
 import signal
 import subprocess
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -144,6 +146,41 @@ def test_a_store_s_lock_is_free_once_it_is_done_though_its_workers_live_on(
     run, _ = convert_paths(pm, [first, second], out, processes=2, on_session=on_session)
     assert [s.complete for s in run.stores] == [True, True]
     assert seen == [("s.ptoy", False)] * 3 + [("t.ptoy", True)] * 2
+
+
+@pytest.mark.parametrize("told", [True, False], ids=["on_wait", "no on_wait"])
+def test_a_second_run_waits_until_the_first_lets_go(
+    pm: AsfPluginManager, tmp_path: Path, told: bool
+) -> None:
+    """The first run lets go of the lock a while after the second came to it: the second
+    converts nothing before then, whether or not it has anyone to tell of the wait."""
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    dest = store_dir(out, plan_toy.FORMAT, src)
+    first = _held(dest)
+    released = threading.Event()
+
+    def let_go() -> None:
+        time.sleep(0.3)
+        released.set()
+        os.close(first)
+
+    waited: list[Path] = []
+    after: list[bool] = []  # for each session written, whether the first had let go
+    thread = threading.Thread(target=let_go)
+    thread.start()
+    try:
+        report = _run(
+            pm,
+            src,
+            out,
+            on_wait=waited.append if told else None,
+            on_session=lambda *_: after.append(released.is_set()),
+        )
+    finally:
+        thread.join()
+    assert report.complete
+    assert waited == ([dest] if told else [])
+    assert after == [True] * len(LINES)
 
 
 def _no_flock(fd: int, operation: int) -> None:
