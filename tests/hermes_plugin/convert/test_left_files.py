@@ -173,6 +173,7 @@ def test_what_is_not_a_session_file_of_the_layout_is_not_named(
     (project / "deeper" / "x.jsonl").write_text("{}\n")
     (project / "link.jsonl").symlink_to(mine)
     (store / "top.jsonl").write_text("not json\n")
+    (store / "top.txt").write_text("mine\n")
     _home(hermes, "beta")  # the store changes: it is read again
     assert _convert(home, out, "--quiet") == 0
     (finding,) = _left(out)
