@@ -11,7 +11,7 @@ import plan_toy
 import pytest
 
 from asf_core import hookimpl
-from asf_core.formats import ConvertedSession, Finding, NativeSession, Unit
+from asf_core.formats import Claim, ConvertedSession, Finding, NativeSession, Unit
 from asf_core.pipeline.conversion import convert_paths
 from asf_core.plugins import make_plugin_manager
 
@@ -69,4 +69,32 @@ def test_a_plan_hook_that_raises_stops_the_store_naming_plan(tmp_path: Path) -> 
     (report,) = run.stores
     assert not report.complete
     assert report.error == "plugin 'ptoy' failed in plan: RuntimeError: no plan today"
+    assert [p.code for p in problems] == ["plugin"]
+
+
+class _FailingClose(plan_toy.PlanToy):
+    @hookimpl
+    def open_store(self, claim: Claim) -> plan_toy.PlanStore | None:
+        store = super().open_store(claim)
+        if store is not None:
+            store.close = _raise  # type: ignore[method-assign]
+        return store
+
+
+def _raise() -> None:
+    raise RuntimeError("the store would not close")
+
+
+def test_a_store_whose_close_raises_is_converted_and_reported_as_the_plugin_s_failure(
+    tmp_path: Path,
+) -> None:
+    """Every session is written, then closing the store fails: the store's report names the
+    plugin's failure, and so do the run's problems."""
+    pm = make_plugin_manager(plugins=[("ptoy", _FailingClose())], autoload=False)
+    src = tmp_path / "s.ptoy"
+    src.write_text("a one two\nb three\n")
+    run, problems = convert_paths(pm, [src], tmp_path / "out")
+    (report,) = run.stores
+    assert list(report.files) == ["a", "b"]
+    assert report.error == "plugin 'ptoy' failed in close: RuntimeError: the store would not close"
     assert [p.code for p in problems] == ["plugin"]
