@@ -212,6 +212,23 @@ def test_an_unchanged_store_is_not_opened(pm: AsfPluginManager, tmp_path: Path, 
     assert _files(out) == skipped
 
 
+def test_a_link_or_folder_named_like_a_session_does_not_keep_a_store_from_being_unchanged(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    """Only regular files are session files a run must name: a link (to a session file) and
+    a folder named ``*.jsonl`` put in the output leave the store as the last run left it."""
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    first = _run(pm, src, out)
+    dest = Path(first.output)
+    written = dest / first.files["a"]
+    (written.parent / "link.jsonl").symlink_to(written)
+    (written.parent / "folder.jsonl").mkdir()
+    (dest / "top.jsonl").symlink_to(written)
+    again = _run(pm, src, out)
+    assert plan_toy.OPENED == []
+    assert (again.files_written, again.files_unchanged) == (0, 4)
+
+
 def test_a_store_its_plugin_does_not_stamp_is_carried_over_unit_by_unit(
     pm: AsfPluginManager, tmp_path: Path
 ) -> None:
