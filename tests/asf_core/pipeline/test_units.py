@@ -30,7 +30,7 @@ from output_tampering import holder, json_places
 from asf_core import files, flush_process
 from asf_core.errors import OutputError
 from asf_core.files import Syncer, read_regular
-from asf_core.findings import Finding
+from asf_core.findings import DATA_DEPTH, Finding, nesting
 from asf_core.layout import FINGERPRINTS_NAME
 from asf_core.pipeline import fingerprints, store_run, unchanged, workers
 from asf_core.pipeline.conversion import convert_paths
@@ -947,6 +947,29 @@ def test_a_recorded_value_of_another_type_is_damage_not_coerced(
         rf"@ fingerprints\.units\['b'\]\.items\[\d\]\.session\.{member}$", warning.message
     )
     assert plan_toy.PREPARED == ["a", "b", "c", "d"]
+
+
+def test_finding_data_nested_as_deep_as_a_plugin_may_give_is_carried_over(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    """A finding's data may nest :data:`~asf_core.findings.DATA_DEPTH` deep (the plugin's
+    limit): its record is read back as written and the unit carried over; one level more is
+    damage, as above."""
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    first = _run(pm, src, out)
+    path, record = _record(first)
+    data: Any = {}
+    for _ in range(DATA_DEPTH - 1):
+        data = {"x": data}
+    assert nesting(data) == DATA_DEPTH
+    item = next(i["session"] for i in record["units"]["c"]["items"] if i.get("session"))
+    item["findings"] = [{"kind": "info", "message": "m", "data": data}]
+    path.write_text(json.dumps(record))
+    (Path(first.output) / first.files["b"]).unlink()  # the store is read: its records too
+    again = _run(pm, src, out)
+    assert [f for f in again.findings if f.code == fingerprints.IGNORED] == []
+    assert plan_toy.PREPARED == ["b"]
+    assert Finding(kind="info", message="m", data=data) in again.findings
 
 
 def test_a_record_that_is_not_a_regular_file_is_not_waited_on(
