@@ -229,6 +229,25 @@ def test_a_link_or_folder_named_like_a_session_does_not_keep_a_store_from_being_
     assert (again.files_written, again.files_unchanged) == (0, 4)
 
 
+def test_prune_reads_a_header_line_of_up_to_a_mebibyte(
+    pm: AsfPluginManager, tmp_path: Path
+) -> None:
+    """An earlier run's file of a session gone, its header line long (a large title, a
+    plugin's meta): read whole up to 1 MiB, it is known for an ASF session and pruned;
+    longer, it is not read (the file is only named)."""
+    src, out = _store(tmp_path, LINES), tmp_path / "out"
+    dest = Path(_run(pm, src, out).output)
+    for name, size in [("long", 900_000), ("longer", 1_100_000)]:
+        header = {"type": "session", "id": f"ptoy-{name}", "meta": "x" * size}
+        (dest / "default" / f"{name}.jsonl").write_text(json.dumps(header) + "\n")
+    run, _ = convert_paths(pm, [src], out, prune=True)
+    (report,) = run.stores
+    said = {Path(f.path).name: f.code for f in report.findings if f.path}
+    assert said == {"long.jsonl": "pruned", "longer.jsonl": "left"}
+    assert not (dest / "default" / "long.jsonl").exists()
+    assert (dest / "default" / "longer.jsonl").exists()
+
+
 def test_a_store_its_plugin_does_not_stamp_is_carried_over_unit_by_unit(
     pm: AsfPluginManager, tmp_path: Path
 ) -> None:
