@@ -151,9 +151,7 @@ class Exporter:
         stem = path.name.removesuffix(".jsonl")
         folder = path.parent.relative_to(self.source) if self.is_dir else Path()
         ext = _EXTENSIONS[self.target]
-        wanted = self.args.leaf
-        # A pre-0.5 file's entries are known by the ids written in it.
-        resume = resolve_leaf(session, session.legacy.get(wanted, wanted) if wanted else None)
+        resume = resolve_leaf(session, self.args.leaf)
         if resume is None:
             return []
         self.resume_of[path] = resume

@@ -31,14 +31,16 @@ _FORMATS = ("tree", "text", "markdown")
 
 def resolve_leaf(session: SessionFile, wanted: str | None) -> str | None:
     """The entry id ``--leaf`` names (a unique prefix, with or without ``sha256:``): of the
-    session, or one its file gave an entry that redacting sealed again (``session.renamed``),
-    so ``--leaf`` takes the ids ``asf show FILE`` shows with or without ``--redact``."""
+    session, one its file gave an entry that redacting sealed again (``session.renamed``), or
+    one a pre-0.5 file wrote (``session.legacy``), so ``--leaf`` takes the ids ``asf show
+    FILE`` shows with or without ``--redact``, and those written in an old draft's file."""
     if wanted is None:
         return session.resume_leaf()
     prefix = wanted.strip()
     bare = prefix.removeprefix("sha256:")
     known = [(e.id, e.id) for e in session.entries if e.id is not None]
     known += session.renamed.items()
+    known += session.legacy.items()
     found = {
         new: None
         for ident, new in known

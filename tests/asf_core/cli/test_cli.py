@@ -1262,3 +1262,32 @@ def test_the_summary_counts_one_session_as_one(
     assert code == ExitCode.OK, err
     assert "Converted 1 store into " in stdout
     assert ": 1 native session read, 1 ASF session (1 written, 0 unchanged), " in stdout
+
+
+def test_show_and_export_take_a_leaf_by_the_id_an_old_draft_wrote(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A pre-0.5 file's entries get new ids as it is read; ``--leaf`` takes the ids written
+    in it too (as a prefix when unique), for ``show`` and ``export`` alike."""
+    path = SESSIONS / "v0.4" / "branch.jsonl"
+    session = read_session(path)
+    other = session.legacy["r0000002"]  # the leaf of the abandoned branch
+    assert other in session.leaves()
+    assert other != session.resume_leaf()
+    for wanted in ("r0000002", other[7:19]):
+        code, stdout, _ = _run(capsys, "show", path, "--json", "--leaf", wanted)
+        assert code == ExitCode.OK
+        assert json.loads(stdout)["leaf"] == other
+    code, _, stderr = _run(capsys, "show", path, "--leaf", "r00")
+    assert code == ExitCode.USAGE
+    assert "'r00' is ambiguous: 3 entry ids start with it" in stderr
+    by_legacy, by_id = tmp_path / "legacy.md", tmp_path / "id.md"
+    assert (
+        _run(capsys, "export", path, "--to", "markdown", "--leaf", "r000000", "-o", by_legacy)[0]
+        == ExitCode.USAGE
+    )
+    for wanted, out in (("r0000002", by_legacy), (other, by_id)):
+        code, _, _ = _run(capsys, "export", path, "--to", "markdown", "--leaf", wanted, "-o", out)
+        assert code == ExitCode.OK
+    assert by_legacy.read_bytes() == by_id.read_bytes()
+    assert "follow-up A" in by_legacy.read_text()
