@@ -11,7 +11,6 @@ runs. ``--endpoint`` is checked against a small HTTP server in the test.
 
 from __future__ import annotations
 
-import base64
 import itertools
 import json
 import threading
@@ -25,8 +24,8 @@ from typing import Any
 import pytest
 from export_views import views
 from fixture_paths import VECTORS
-from google.protobuf import json_format
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from otlp_readback import parse_otlp as _parse
+from otlp_readback import span_attributes as _attrs
 
 from asf_core import DISTRIBUTION
 from asf_core.cli.main import main
@@ -38,31 +37,6 @@ from asf_core.model import Dispatch, Item, Link, Response
 from asf_core.reader import read_session
 
 JSON = dict[str, Any]
-
-
-def _parse(doc: JSON) -> ExportTraceServiceRequest:
-    """OTLP/JSON -> protobuf, hex ids turned into the base64 the JSON mapping reads."""
-    copy = json.loads(json.dumps(doc))
-    for resource in copy["resourceSpans"]:
-        for scope in resource["scopeSpans"]:
-            for span in scope["spans"]:
-                for holder in [span, *span.get("links", [])]:
-                    assert len(holder["traceId"]) == 32
-                    assert len(holder["spanId"]) == 16
-                    for key in ("traceId", "spanId"):
-                        holder[key] = base64.b64encode(bytes.fromhex(holder[key])).decode()
-    return json_format.ParseDict(copy, ExportTraceServiceRequest(), ignore_unknown_fields=False)
-
-
-def _attrs(span: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for kv in span.attributes:
-        kind = kv.value.WhichOneof("value")
-        value = getattr(kv.value, kind)
-        if kind == "array_value":
-            value = [getattr(v, v.WhichOneof("value")) for v in value.values]
-        out[kv.key] = value
-    return out
 
 
 def _check_trace(view: PathView, doc: JSON) -> int:

@@ -4,15 +4,14 @@ trace is read back with the OTLP protobuf definitions."""
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import Any
 
 import attrs
 import pytest
 from fixture_paths import VECTORS
-from google.protobuf import json_format
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from otlp_readback import parse_otlp as _parse
+from otlp_readback import span_attributes as _attrs
 
 from asf_core.export import SessionTree, otel_content, otel_request, otel_wire
 from asf_core.model import BranchSummary, Config, Decision, Entry, Header, Item, Response
@@ -31,28 +30,12 @@ def _trace(*entries: Entry) -> dict[str, Any]:
     for n, entry in enumerate(entries, start=1):
         b.append(_at(entry, f"2026-10-01T09:00:{n:02d}Z"))
     session = parse_session(header_line(header) + b"".join(entry_line(e) for e in b.entries))
-    doc = json.loads(json.dumps(otel_request(SessionTree(session).view(str(b.leaf)), content=True)))
-    for span in doc["resourceSpans"][0]["scopeSpans"][0]["spans"]:
-        for holder in [span, *span.get("links", [])]:
-            for key in ("traceId", "spanId"):
-                holder[key] = base64.b64encode(bytes.fromhex(holder[key])).decode()
-    request = json_format.ParseDict(doc, ExportTraceServiceRequest(), ignore_unknown_fields=False)
+    request = _parse(otel_request(SessionTree(session).view(str(b.leaf)), content=True))
     return {s.name: s for s in request.resource_spans[0].scope_spans[0].spans}
 
 
 def _at(entry: Entry, ts: str) -> Entry:
     return attrs.evolve(entry, ts=ts)
-
-
-def _attrs(span: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for kv in span.attributes:
-        kind = kv.value.WhichOneof("value")
-        value = getattr(kv.value, kind)
-        if kind == "array_value":
-            value = [getattr(v, v.WhichOneof("value")) for v in value.values]
-        out[kv.key] = value
-    return out
 
 
 _USER: JSON = {"type": "message", "role": "user", "content": "What is 2+2?"}

@@ -332,8 +332,9 @@ def test_real_session_in_chromium(converted_homes: list[Path], tmp_path: Path) -
     assert len(colours) > 50  # a rendered page, not a blank one
 
 
-def test_sidecar_images_are_inlined_from_the_session_directory(tmp_path: Path) -> None:
-    """A ``sidecar:sha256:<hex>`` image is read from the blob beside the file and shown."""
+def _with_sidecar_image(tmp_path: Path) -> tuple[Path, bytes, str]:
+    """A session file whose one message shows a sidecar PNG (its folder made, the blob not
+    yet written): the file, the PNG's bytes and their digest."""
     import hashlib
 
     png = _png(8, 8, (0, 128, 0))
@@ -346,6 +347,12 @@ def test_sidecar_images_are_inlined_from_the_session_directory(tmp_path: Path) -
     path = tmp_path / "s.jsonl"
     write_session(path, b.header, b.entries)
     (tmp_path / "with-media").mkdir()
+    return path, png, digest
+
+
+def test_sidecar_images_are_inlined_from_the_session_directory(tmp_path: Path) -> None:
+    """A ``sidecar:sha256:<hex>`` image is read from the blob beside the file and shown."""
+    path, png, digest = _with_sidecar_image(tmp_path)
     (tmp_path / "with-media" / digest).write_bytes(png)
     page = "".join(render_html(transcript(_view(path))))
     assert f'src="{_data_url(png)}"' in page
@@ -356,18 +363,7 @@ def test_sidecar_images_are_inlined_from_the_session_directory(tmp_path: Path) -
 
 def test_a_sidecar_blob_too_large_to_open_is_not_inlined(tmp_path: Path) -> None:
     """A page is meant to be opened: a blob over 16 MiB is named, not inlined, and not read."""
-    import hashlib
-
-    png = _png(8, 8, (0, 128, 0))
-    digest = hashlib.sha256(png).hexdigest()
-    header = Header(id="with-media", created_at="2026-01-01T00:00:00Z", media="sidecar")
-    b = SessionBuilder(header)
-    image = {"type": "input_image", "image_url": f"sidecar:sha256:{digest}"}
-    message = {"type": "message", "role": "user", "content": [_text("look"), image]}
-    b.append(Item(ts="2026-01-01T00:00:01Z", item=message), parent=None)
-    path = tmp_path / "s.jsonl"
-    write_session(path, b.header, b.entries)
-    (tmp_path / "with-media").mkdir()
+    path, png, digest = _with_sidecar_image(tmp_path)
     blob = tmp_path / "with-media" / digest
     blob.write_bytes(png)
     with blob.open("r+b") as f:
