@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixture_paths import ROOT
+from fixture_paths import ROOT, VECTORS
 from plugin_stubs import FakeDist, installed_only
 
 from asf_core import plugins
@@ -74,7 +74,7 @@ def test_discover_claims_chat_logs_only(pm: AsfPluginManager, tmp_path: Path) ->
     assert (claim.format, claim.path, claim.confidence) == ("chatlog", SAMPLE, 0.9)
     unnamed = _log(tmp_path, {"role": "user", "content": "hi", "ts": 1}, name="x.jsonl")
     assert [c.claim.confidence for c in host.discover(pm, unnamed).candidates] == [0.6]
-    asf_file = ROOT.parent / "shared" / "asf" / "vectors" / "testdata" / "sessions" / "basic.jsonl"
+    asf_file = VECTORS / "sessions" / "basic.jsonl"
     garbage = tmp_path / "g.bin"
     garbage.write_bytes(bytes(range(256)))
     for path in (asf_file, garbage, tmp_path / "missing.chat.jsonl"):
