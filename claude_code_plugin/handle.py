@@ -67,13 +67,12 @@ class ClaudeStore:
         """Nothing is held open."""
 
     def relative(self, path: Path) -> str:
-        """A file's name as units and headers give it: relative to the project directory."""
-        for form in (path, path.absolute()):
-            try:
-                return form.relative_to(self.project).as_posix()
-            except ValueError:
-                continue
-        return path.name
+        """A file's name as units and headers give it: relative to the project directory
+        (compared absolute: a transcript named alone may have a project found above it)."""
+        try:
+            return path.absolute().relative_to(self.project.absolute()).as_posix()
+        except ValueError:
+            return path.name
 
     def layout(self) -> tuple[list[Group], list[Path]]:
         """The store's sessions (sorted by id) and the files that are not converted.

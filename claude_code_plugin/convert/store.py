@@ -183,11 +183,8 @@ def _agent_member(
             unit=unit,
             session=stem,
         )
-    subagents = (store.project / stem / SUBAGENTS).absolute()
-    where = path.absolute()
-    inside = (
-        where.relative_to(subagents).as_posix() if where.is_relative_to(subagents) else path.name
-    )
+    under = f"{stem}/{SUBAGENTS}/"
+    inside = unit.removeprefix(under) if unit.startswith(under) else path.name
     name = f"{stem}.{inside[: -len(SUFFIX)].replace('/', '.')}"
     key = f"{stem}/{inside}"
     first_name, first_key, n = name, key, 1
