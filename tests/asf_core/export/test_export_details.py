@@ -13,6 +13,7 @@ import base64
 import hashlib
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -98,17 +99,23 @@ def test_webp_sidecar_is_inlined_as_webp(tmp_path: Path) -> None:
 # -- paths ---------------------------------------------------------------------------------
 
 
-def test_abandoned_at_is_the_first_fork_left(tmp_path: Path) -> None:
-    """A path that leaves the preferred route at two forks was abandoned at the first: from
-    there on, nothing of it is on the preferred route."""
-    b = SessionBuilder(Header(id="forks", created_at="2026-01-01T00:00:00Z"))
+def _forking(session_id: str) -> tuple[SessionBuilder, Callable[[str, str | None], str], str]:
+    """A session to grow by hand: its builder, ``say(text, parent)`` appending a user message
+    (a second later each) and returning its id, and the id of the config at its root."""
+    b = SessionBuilder(Header(id=session_id, created_at="2026-01-01T00:00:00Z"))
     ts = iter(f"2026-01-01T00:00:{n:02d}Z" for n in range(60))
 
     def say(text: str, parent: str | None) -> str:
         msg = {"type": "message", "role": "user", "content": text}
         return str(b.append(Item(ts=next(ts), item=msg), parent=parent).id)
 
-    root = str(b.append(Config(ts=next(ts), model="gpt-5"), parent=None).id)
+    return b, say, str(b.append(Config(ts=next(ts), model="gpt-5"), parent=None).id)
+
+
+def test_abandoned_at_is_the_first_fork_left(tmp_path: Path) -> None:
+    """A path that leaves the preferred route at two forks was abandoned at the first: from
+    there on, nothing of it is on the preferred route."""
+    b, say, root = _forking("forks")
     first = say("first", root)
     second = say("second", first)
     old = say("old leaf", second)
@@ -127,14 +134,7 @@ def test_the_continued_branch_holds_the_newest_entry_not_the_newest_child(
 ) -> None:
     """At a fork the branch holding the newest entry anywhere below it is the continued
     one, though its first entry is older than the other branch's (docs/export.md)."""
-    b = SessionBuilder(Header(id="newest", created_at="2026-01-01T00:00:00Z"))
-    ts = iter(f"2026-01-01T00:00:{n:02d}Z" for n in range(60))
-
-    def say(text: str, parent: str | None) -> str:
-        msg = {"type": "message", "role": "user", "content": text}
-        return str(b.append(Item(ts=next(ts), item=msg), parent=parent).id)
-
-    root = str(b.append(Config(ts=next(ts), model="gpt-5"), parent=None).id)
+    b, say, root = _forking("newest")
     first = say("first child", root)
     second = say("second child, written later", root)
     newest = say("the newest entry, under the first child", first)

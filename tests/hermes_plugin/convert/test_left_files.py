@@ -44,6 +44,13 @@ def _home(hermes: Callable[[], Any], *sessions: str) -> None:
     sdb.close()
 
 
+def _delete(hermes: Callable[[], Any], sid: str) -> None:
+    """Hermes deletes a session through its own ``SessionDB``."""
+    sdb = hermes()
+    assert sdb.delete_session(sid)
+    sdb.close()
+
+
 def _convert(home: Path, out: Path, *more: str) -> int:
     return main(["convert", str(home), "-o", str(out), "-j", "1", *more])
 
@@ -82,9 +89,7 @@ def test_a_deleted_session_keeps_its_file_and_the_report_names_it(
     assert _left(out) == []
     gone = _file_of(out, "gone")
     before = gone.read_bytes()
-    sdb = hermes()
-    assert sdb.delete_session("gone")
-    sdb.close()
+    _delete(hermes, "gone")
     capsys.readouterr()
     assert _convert(home, out) == 0
     summary = capsys.readouterr().out
@@ -198,9 +203,7 @@ def test_the_files_written_are_those_of_a_fresh_run(
     home, out = tmp_path / "home", tmp_path / "out"
     _home(hermes, "a", "b", "c")
     assert _convert(home, out, "--quiet") == 0
-    sdb = hermes()
-    assert sdb.delete_session("b")
-    sdb.close()
+    _delete(hermes, "b")
     assert _convert(home, out, "--quiet") == 0
     assert _convert(home, tmp_path / "fresh", "--quiet") == 0
     after = output_files(out, reports=False)
@@ -227,9 +230,7 @@ def test_prune_deletes_the_asf_files_left_and_keeps_the_rest(
     foreign.write_text('{"type": "note", "id": "mine"}\n')
     listed = kept.parent / "list.jsonl"
     listed.write_text('["mine"]\n')
-    sdb = hermes()
-    assert sdb.delete_session("gone")
-    sdb.close()
+    _delete(hermes, "gone")
     # Left once without --prune: then a run that finds the store unchanged still deletes.
     assert _convert(home, out, "--quiet") == 0
     assert len(_left(out)) == 4
@@ -276,9 +277,7 @@ def test_prune_keeps_a_file_that_changed_after_its_header_was_read(
     _home(hermes, "kept", "gone")
     assert _convert(home, out, "--quiet") == 0
     gone = _file_of(out, "gone")
-    sdb = hermes()
-    assert sdb.delete_session("gone")
-    sdb.close()
+    _delete(hermes, "gone")
     read = left.header_id
 
     def then_replaced(path: Path) -> str | None:
@@ -329,9 +328,7 @@ def test_prune_keeps_a_file_it_cannot_delete_and_says_why(
     _home(hermes, "kept", "gone")
     assert _convert(home, out, "--quiet") == 0
     gone = _file_of(out, "gone")
-    sdb = hermes()
-    assert sdb.delete_session("gone")
-    sdb.close()
+    _delete(hermes, "gone")
     folder = gone.parent
     folder.chmod(0o555)
     try:
