@@ -175,15 +175,21 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="read a session: its entries and context, or its conversation as a transcript",
         description="Show one session: an ASF FILE, an ASF file on stdin (-), or one session "
         "of a native store (a Hermes home, a state.db, a Claude Code directory or session "
-        "file, a Codex home or rollout file) picked with --session ID and converted in "
-        "memory (nothing is written). By default: the entries in file order (short id, "
-        "parent, type, summary; forks, leaves and the resume leaf marked), then the context "
-        "rebuilt at the leaf. --format text or "
-        "markdown: the conversation at the leaf as a transcript (messages, reasoning, tool "
-        "calls with their arguments and outputs, compactions, branches and sub-agents).",
+        "file, a Codex home or rollout file; none given: your own stores, as asf list "
+        "finds them) picked with --session ID and converted in memory (nothing is "
+        "written). By default: the entries in file order (short id, parent, type, summary; "
+        "forks, leaves and the resume leaf marked), then the context rebuilt at the leaf. "
+        "--format text or markdown: the conversation at the leaf as a transcript (messages, "
+        "reasoning, tool calls with their arguments and outputs, compactions, branches and "
+        "sub-agents).",
     )
     show.add_argument(
-        "path", type=path_text, metavar="PATH", help="an ASF file, '-' for stdin, or a store"
+        "path",
+        type=path_text,
+        metavar="PATH",
+        nargs="?",
+        help="an ASF file, '-' for stdin, or a store (none: your own stores, with --session "
+        "or another option picking one session)",
     )
     show.add_argument(
         "--leaf", metavar="ID", help="entry id or unique prefix (default: the resume leaf)"

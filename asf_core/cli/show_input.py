@@ -91,15 +91,16 @@ def _stdin() -> SessionFile:
         raise Fail(f"stdin: not an ASF session file: {exc}") from exc
 
 
-def _native(args: argparse.Namespace, path: Path) -> Shown:
-    """A session of a native store, converted in memory (the plugins and the pipeline are
-    loaded here: an ASF file is shown without them)."""
+def _native(args: argparse.Namespace, path: Path | None) -> Shown:
+    """A session of a native store (None: of the stores in the default locations), converted
+    in memory (the plugins and the pipeline are loaded here: an ASF file is shown without
+    them)."""
     from asf_core.pipeline.single import convert_one
     from asf_core.plugins import make_plugin_manager
 
     single, problems = convert_one(
         make_plugin_manager(),
-        [path],
+        [] if path is None else [path],
         format=args.plugin,
         selection=selection_from(args),
         redaction=redaction_for(args),
@@ -107,14 +108,16 @@ def _native(args: argparse.Namespace, path: Path) -> Shown:
     if single is None:  # the last error is why; the others are printed before it
         if not any(p.kind != "warning" for p in problems):
             Troubles().note(problems)
-            raise Fail(f"{path}: nothing to show", ExitCode.NOTHING)
+            named = "your stores" if path is None else str(path)
+            raise Fail(f"{named}: nothing to show", ExitCode.NOTHING)
         Troubles().note(problems[:-1])
         # The exit code is the most severe problem's, as for every command: a plugin that
         # failed while reading is why no session was found, not the other way round.
         raise Fail(problems[-1].message, worst(*(exit_code_for(p) for p in problems)))
     Troubles().note(problems)
     label = single.store.label()
-    return Shown(session=_parsed(single.session, path), name=f"{label} {single.native.id}")
+    store = single.store.claim.path if path is None else path
+    return Shown(session=_parsed(single.session, store), name=f"{label} {single.native.id}")
 
 
 def _picks(args: argparse.Namespace) -> bool:
@@ -135,6 +138,14 @@ def _picks(args: argparse.Namespace) -> bool:
 def load(args: argparse.Namespace) -> Shown:
     """The session the arguments name; an expected error is a :class:`Fail`."""
     redaction = redaction_for(args)
+    if args.path is None:  # the user's own stores, as `asf list` and `asf convert` read them
+        if not _picks(args):
+            raise Fail(
+                "name an ASF FILE, - (stdin) or a store, or pick one session of your own "
+                "stores with --session ID (asf list shows them)",
+                ExitCode.USAGE,
+            )
+        return _native(args, None)
     if str(args.path) == STDIN:
         if _picks(args):
             raise Fail("stdin holds one ASF session: options picking sessions do not apply")
