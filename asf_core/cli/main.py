@@ -45,8 +45,8 @@ _EPILOG = """\
 start here:
   asf list                      your sessions, newest first (~/.hermes,
                                 ~/.claude/projects, ~/.codex)
-  asf show HOME --session ID --format markdown
-                                read one as a transcript
+  asf show --session ID --format markdown
+                                read one of them as a transcript
   asf convert -o DIR            every session to ASF files, with a report.json per store
 
 Run 'asf COMMAND --help' for a command's options.
