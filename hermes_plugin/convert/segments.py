@@ -19,7 +19,7 @@ from typing import Any
 from attrs import define, field
 
 from asf_core.model import Compaction, Config, Custom, Info, Link
-from hermes_plugin.convert.calls import CallBook
+from hermes_plugin.convert.calls import CallBook, Snapshot
 from hermes_plugin.convert.entries import Rendered, render_custom, render_row
 from hermes_plugin.convert.items import CONTEXT_ROLES, row_items
 from hermes_plugin.convert.lineage import SUBSESSION, Lineage, find_spawns
@@ -147,19 +147,19 @@ class GroupBuilder:
             spawned.setdefault(where, []).append(child)
         harness = _harness_rows(rows) if strips_harness(self.version) else set()
         want_compaction = False
-        in_run = False
         run_base: int | None = None
-        snapshot: tuple[Any, ...] = ()
+        snapshot: Snapshot | None = None
         for message in rows:
             self.rows += 1
             if message.problems and message.error is None:
                 self.damaged.append(message)
             rewound = not message.active and not message.compacted
-            if rewound and not in_run:
-                in_run, run_base, snapshot = True, cursor, self.book.snapshot()
-            elif not rewound and in_run:
-                in_run, cursor = False, run_base
+            if rewound and snapshot is None:  # a rewound run begins: the calls as they are
+                run_base, snapshot = cursor, self.book.snapshot()
+            elif not rewound and snapshot is not None:
+                cursor = run_base
                 self.book.restore(snapshot)
+                snapshot = None
             ts = self.clock.at(message.timestamp)
             as_summary = message.id == summary_row or (
                 message.active
@@ -197,7 +197,7 @@ class GroupBuilder:
                     cursor = self._link(child, call_id, attempt, ts, cursor)
             if message.compacted and not message.active:
                 want_compaction = True
-        if in_run:
+        if snapshot is not None:
             cursor = run_base
             self.book.restore(snapshot)
         end_ts = self.clock.at(session.ended_at)

@@ -7,11 +7,16 @@ rule does."""
 
 from __future__ import annotations
 
+import json
+import sqlite3
+from pathlib import Path
 from typing import Any
 
+from asf_fuzz_check import time_bound
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from asf_core.cli.main import ExitCode, main
 from hermes_plugin.convert.calls import CallBook, call_item
 from hermes_plugin.source.toolcalls import ToolCall
 
@@ -64,6 +69,9 @@ _A, _ANSWER_A = ("call", "call_1", "", "", None), ("result", "call_1", None)
 # Answered calls, then a compaction or an abandoned branch: the search starts again.
 @example([_A, _ANSWER_A, ("result", "x", None), ("compaction",), _A, _ANSWER_A])
 @example([_A, ("branch",), _ANSWER_A, ("result", "x", None), ("abandon",), _ANSWER_A])
+# Calls of one id answered on a branch after a compaction, the branch abandoned: a new call
+# of that id is found again.
+@example([("compaction",), ("branch",), _A, _ANSWER_A, _A, _ANSWER_A, ("abandon",), _A, _ANSWER_A])
 def test_results_pair_as_the_plain_rule_does(steps: list[tuple[Any, ...]]) -> None:
     book, plain = CallBook(), _Plain()
     saved: list[tuple[Any, list[dict[str, Any]]]] = []
@@ -103,3 +111,50 @@ def test_an_item_id_is_the_stored_one_stripped_or_the_rest_of_a_bridge_id() -> N
     assert "id" not in item(id="call_1", response_item_id="  ")
     assert item(id="call_1| fc_1 ")["id"] == "fc_1"
     assert item(id="call_1|fc_1|x")["id"] == "fc_1|x"
+
+
+def test_thousands_of_unanswered_calls_and_results_naming_none_pair_in_linear_time(
+    tmp_path: Path,
+) -> None:
+    """A session Hermes wrote, then grown by SQL to 9,000 calls no result answers followed by
+    9,000 results naming none of them, and one naming the first call: each result used to
+    walk every open call (11 s for these rows); the first call is still the one answered."""
+    import hermes_state
+
+    home = tmp_path / "home"
+    home.mkdir()
+    db = hermes_state.SessionDB(db_path=home / "state.db")
+    try:
+        db.create_session("s", "cli", model="m-1")
+        db.append_message("s", "user", "go")
+        call = {"id": "", "type": "function", "function": {"name": "t", "arguments": "{}"}}
+        db.append_message("s", "assistant", "", tool_calls=[call])
+        db.append_message("s", "tool", "out", tool_call_id="other")
+    finally:
+        db.close()
+    calls, results = 9_000, 9_000
+    with sqlite3.connect(home / "state.db") as conn:
+        (assistant,) = conn.execute("SELECT max(id) - 1 FROM messages").fetchone()
+        columns = [r[1] for r in conn.execute("PRAGMA table_info(messages)") if r[1] != "id"]
+        names = ", ".join(columns)
+
+        def clone(row: int, changes: dict[str, str], count: int) -> None:
+            picks = ", ".join(f":{c}" if c in changes else c for c in columns)
+            sql = f"INSERT INTO messages ({names}) SELECT {picks} FROM messages WHERE id = {row}"
+            conn.executemany(
+                sql, ({k: v.replace("#", str(n)) for k, v in changes.items()} for n in range(count))
+            )
+
+        first = json.dumps([{**call, "id": "call_#"}])
+        clone(assistant, {"tool_calls": first}, calls)
+        clone(assistant + 1, {"tool_call_id": "other_#"}, results)
+        clone(assistant + 1, {"tool_call_id": "call_0"}, 1)
+    out = tmp_path / "out"
+    with time_bound(6):  # linear: about a second here
+        assert main(["convert", str(home), "-o", str(out), "-j", "1", "--quiet"]) == ExitCode.OK
+    (path,) = out.rglob("*.jsonl")
+    lines = [json.loads(line) for line in path.read_bytes().splitlines()[1:]]
+    outputs = [e["item"] for e in lines if e.get("item", {}).get("type") == "function_call_output"]
+    assert [o["call_id"] for o in outputs] == ["call_0"]
+    unpaired = [e for e in lines if e.get("data", {}).get("reason") == "unpaired"]
+    assert len(unpaired) == results + 1
