@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from asf_core.files import write_atomic
 from asf_core.pipeline.workers import Workers, by_size
 
 DIED = "died"
@@ -119,6 +120,38 @@ def test_jobs_of_a_worker_killed_while_idle_go_to_the_others() -> None:
     # It held no job: none is lost, all go to the worker left.
     assert {t: r[0] for t, r in results.items()} == {t: (t + 1) ** 2 for t in range(5)}
     assert all(r[1] != victim for r in results.values())
+
+
+def _write_slowly(path: Path, started: Path) -> int:
+    """Write ``path`` as a session is written, stalling part way (once ``started`` exists)."""
+
+    def chunks() -> Iterator[bytes]:
+        yield b"first line\n"
+        started.touch()
+        time.sleep(60)
+        yield b"never written\n"
+
+    return write_atomic(path, chunks())
+
+
+def test_a_worker_stopped_mid_file_leaves_nothing_of_it_and_at_once(tmp_path: Path) -> None:
+    """stop() (Ctrl-C, SIGTERM at the host) interrupts a worker writing a file: its temporary
+    file is removed, as one process would remove it, and the host does not wait for the job;
+    outside ``asf`` too (a library caller's SIGTERM handler is the default, which kills)."""
+    out, started = tmp_path / "out", tmp_path / "started"
+    workers: Workers[Any] = Workers(1, died=DIED)
+    message = workers.pack(_write_slowly, out / "s.jsonl", started)
+    assert message is not None
+    workers.submit(0, message)
+    deadline = time.monotonic() + 30
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [p.name.split(".asf-tmp-")[0] for p in out.iterdir()] == [".s.jsonl"]  # mid-file
+    begun = time.monotonic()
+    workers.stop()
+    assert time.monotonic() - begun < 5
+    assert list(out.iterdir()) == []
+    assert not multiprocessing.active_children()
 
 
 def _run_one(workers: Workers[Any], n: int) -> Any:
