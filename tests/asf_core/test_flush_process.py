@@ -31,6 +31,18 @@ os.fsync = fsync
 exec(sys.argv[1])
 """
 
+#: Put before the child's code as :class:`FlushProcess` runs it (after ``LOG = <path>``):
+#: ``os.fsync`` appends the path it flushes to that file, NUL-terminated, as it flushes.
+_LOGGED = r"""
+import os
+real = os.fsync
+def fsync(fd):
+    with open(LOG, "ab") as log:
+        log.write(os.fsencode(os.readlink(f"/proc/self/fd/{fd}")) + b"\0")
+    real(fd)
+os.fsync = fsync
+"""
+
 pytestmark = pytest.mark.skipif(
     not Path("/proc/self/fd").is_dir(), reason="needs /proc to see what is flushed"
 )
@@ -87,6 +99,36 @@ def test_the_child_answers_nothing_without_a_barrier(tmp_path: Path) -> None:
     answer, flushed = _run_child(paths)
     assert answer == b""
     assert flushed == [os.fsencode(p) for p in paths]
+
+
+def _flushed_by_child(log: Path, at_least: int) -> list[bytes]:
+    """What the child logged flushing, once it names ``at_least`` files (or 30 s went by)."""
+    deadline = time.monotonic() + 30
+    while True:
+        logged = log.read_bytes().split(b"\0")[:-1] if log.exists() else []
+        if len(logged) >= at_least or time.monotonic() > deadline:
+            return logged
+        time.sleep(0.01)
+
+
+def test_the_child_flushes_each_file_as_it_is_added_and_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The point of the child: each file is flushed while the conversion goes on, not all at
+    the barrier, and no file twice (a disk commit each)."""
+    log = tmp_path / "flushed"
+    monkeypatch.setattr(
+        flush_process, "_CHILD", f"LOG = {bytes(log)!r}\n{_LOGGED}{flush_process._CHILD}"
+    )
+    paths = _names(tmp_path)
+    child = FlushProcess()
+    for n, path in enumerate(paths, 1):
+        child.add(path)
+        assert _flushed_by_child(log, n) == [os.fsencode(p) for p in paths[:n]]
+    assert child.barrier() is None
+    child.close()  # it has exited: its log is whole
+    assert child._proc.poll() == 0
+    assert log.read_bytes().split(b"\0")[:-1] == [os.fsencode(p) for p in paths]
 
 
 def test_a_failure_comes_back_as_the_oserror_of_its_file(tmp_path: Path) -> None:
