@@ -265,6 +265,42 @@ def test_gone_when_the_interpreter_is_not_python(monkeypatch: pytest.MonkeyPatch
         FlushProcess()
 
 
+def test_a_program_embedding_python_is_never_run_as_the_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An application embedding Python names its own program as the executable: run with
+    Python's options it would start the application, not flush anything."""
+    ran = tmp_path / "ran"
+    app = tmp_path / "some-app"
+    app.write_text(f"#!/bin/sh\ntouch '{ran}'\n")
+    app.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(app))
+    with pytest.raises(Gone):
+        FlushProcess()
+    assert not ran.exists()
+
+
+@pytest.mark.parametrize(
+    "answer", [b"hello\0", b"failed\0x\0/a/path\0"], ids=["unknown", "not-an-errno"]
+)
+def test_a_child_answering_nonsense_is_gone_and_its_files_flushed_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: bytes
+) -> None:
+    """Not waited for (it would answer nothing more), not taken for a failure: every file it
+    was given is flushed by this process, at once."""
+    flushed = watch_fsync(monkeypatch)
+    child = f"import signal, sys\nsignal.alarm(30)\nsys.stdout.buffer.write({answer!r})\n"
+    # Then it reads until let go (at once), not answering the barrier (30 s at most).
+    monkeypatch.setattr(flush_process, "_CHILD", child + "sys.stdout.flush()\nsys.stdin.read()\n")
+    paths = _names(tmp_path)
+    syncer = Syncer()
+    syncer.add(paths)
+    begun = time.monotonic()
+    syncer.finish(tmp_path)
+    assert time.monotonic() - begun < 10
+    assert flushed[: len(paths)] == [str(p) for p in paths]
+
+
 def test_gone_when_python_cannot_tell_its_executable(monkeypatch: pytest.MonkeyPatch) -> None:
     """``sys.executable`` may be None (Python could not find its own program): no child, and
     the syncer flushes on its thread rather than failing the run."""
