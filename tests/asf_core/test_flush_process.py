@@ -155,13 +155,23 @@ def test_a_fifo_in_a_files_place_fails_its_flush_without_stalling(tmp_path: Path
     assert failure.filename == str(fifo)
 
 
-def test_adding_never_waits_for_a_stalled_child(tmp_path: Path) -> None:
+@pytest.mark.parametrize("barrier_first", [False, True], ids=["first-store", "next-store"])
+def test_adding_never_waits_for_a_stalled_child(tmp_path: Path, barrier_first: bool) -> None:
     """Far more paths than a pipe holds, given to a child that is stopped: each ``add``
-    returns at once; the child, let go, flushes them all."""
+    returns at once, a store's first or one after a barrier (a later store's); the child,
+    let go, flushes them all."""
+    import threading
+
     path = tmp_path / ("n" * 200)
     path.write_bytes(b"x")
     child = FlushProcess()
+    if barrier_first:
+        child.add(path)
+        assert child.barrier() is None
     os.kill(child._proc.pid, signal.SIGSTOP)
+    # A host that waits would wait for ever: the child goes on after 10 s in any case.
+    going_on = threading.Timer(10, os.kill, (child._proc.pid, signal.SIGCONT))
+    going_on.start()
     try:
         start = time.monotonic()
         for _ in range(2000):  # ~400 KB of paths, several pipes' worth
@@ -169,9 +179,47 @@ def test_adding_never_waits_for_a_stalled_child(tmp_path: Path) -> None:
         assert time.monotonic() - start < 5
         assert child._pending  # held here, not waited for
     finally:
+        going_on.cancel()
         os.kill(child._proc.pid, signal.SIGCONT)
     assert child.barrier() is None
     child.close()
+
+
+#: A child answering three barriers a byte at a time: a failure, then ``flushed`` twice.
+_SLOW_ANSWERS = r"""
+import sys, time
+for answer in (b"failed\0" b"2\0" b"/a/path\0", b"flushed\0", b"flushed\0"):
+    sys.stdin.buffer.read(1)
+    for byte in answer:
+        sys.stdout.buffer.write(bytes([byte]))
+        sys.stdout.buffer.flush()
+        time.sleep(0.002)
+sys.stdin.buffer.read()
+"""
+
+
+def test_an_answer_is_read_whole_however_the_pipe_brings_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(flush_process, "_CHILD", _SLOW_ANSWERS)
+    child = FlushProcess()
+    failure = child.barrier()
+    assert isinstance(failure, FileNotFoundError)
+    assert failure.filename == "/a/path"
+    assert child.barrier() is None
+    assert child.barrier() is None
+    child.close()
+    assert child._proc.poll() == 0
+
+
+def test_a_child_let_go_leaves_no_descriptor_open(tmp_path: Path) -> None:
+    """One child a run, but a program may run many conversions."""
+    before = sorted(p.name for p in Path("/proc/self/fd").iterdir())
+    child = FlushProcess()
+    child.add(tmp_path)
+    assert child.barrier() is None
+    child.close()
+    assert sorted(p.name for p in Path("/proc/self/fd").iterdir()) == before
 
 
 def test_a_child_that_ends_without_an_answer_is_gone(tmp_path: Path) -> None:
