@@ -247,6 +247,29 @@ def test_the_syncer_flushes_here_what_a_dead_child_was_given(
     assert flushed[len(paths) :] == [str(tmp_path), str(tmp_path.parent)]
 
 
+def test_a_child_found_dead_is_reaped_and_the_next_stores_flushed_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's child that died leaves no zombie for the rest of the run, and no store after
+    gives it files: they are flushed here as they are added."""
+    paths = _names(tmp_path)
+    flushing = Flushing()
+    first = Syncer(flushing)
+    first.add(paths[:2])
+    dead = first._child
+    assert dead is not None
+    dead._proc.kill()
+    first.finish(tmp_path)
+    assert not Path(f"/proc/{dead._proc.pid}").exists()  # reaped, not a zombie
+    flushed = watch_fsync(monkeypatch)
+    second = Syncer(flushing)
+    second.add(paths[2:])
+    assert second._child is None
+    second.finish(tmp_path)
+    flushing.close()
+    assert flushed[:2] == [str(p) for p in paths[2:]]
+
+
 def test_the_syncer_uses_a_thread_where_no_child_can_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
