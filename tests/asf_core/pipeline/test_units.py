@@ -629,6 +629,29 @@ def test_a_worker_that_dies_stops_its_store_and_says_so(
     assert list(report.files) == ["a"]
 
 
+def test_the_jobs_of_a_stopped_store_never_run_for_the_next(
+    pm: AsfPluginManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store stopped by a failing unit abandons the jobs still waiting for a worker: none
+    runs once the next store starts workers (it would write into the stopped store's
+    output, and its outcome come back under a ticket of the next store's)."""
+    monkeypatch.setattr(workers, "_send_buffer", lambda conn: 0)  # jobs wait in the host
+    src = tmp_path / "src"
+    src.mkdir()
+    # a fails at once while b runs on; c goes to a's worker, d waits for the host's next.
+    (src / "first.ptoy").write_text("a !damaged\nb " + "word " * 20000 + "\nc x\nd y\n")
+    (src / "second.ptoy").write_text("\n".join(LINES) + "\n")
+    stores = [src / "first.ptoy", src / "second.ptoy"]
+    run, _ = convert_paths(pm, stores, tmp_path / "out", processes=2)
+    first, second = run.stores
+    assert first.error == "line a is damaged"
+    assert not list(Path(first.output).rglob("*ptoy-d.jsonl"))
+    alone = _run(pm, src / "second.ptoy", tmp_path / "alone", 2)
+    assert second.complete
+    assert list(second.files) == list(alone.files) == ["a", "b", "c", "d"]
+    assert _sessions(Path(second.output)) == _sessions(Path(alone.output))
+
+
 def test_the_host_reads_ahead_two_units_a_worker_at_most(
     pm: AsfPluginManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
