@@ -65,6 +65,10 @@ CHUNKS_PER_WORKER: Final = 8
 #: socket pair's: 208 KB on Linux by default; where it cannot be read, none waits).
 QUEUED_BYTES: Final = 64 * 1024
 
+#: How long :meth:`Workers.stop` waits for a worker to end on SIGTERM before killing it (a
+#: plugin's job that catches every exception swallows the interrupt and runs on).
+STOP_WAIT: Final = 10.0
+
 #: ``prctl(PR_SET_PDEATHSIG, ...)``: a signal for the worker when its parent dies (Linux).
 _PR_SET_PDEATHSIG = 1
 
@@ -383,12 +387,12 @@ class Workers(Generic[R]):
             if proc.is_alive():
                 with contextlib.suppress(OSError):
                     proc.terminate()
-        self._join(timeout=10)
+        self._join(timeout=STOP_WAIT)
 
     def _join(self, timeout: float | None) -> None:
         for proc in self._procs:
             proc.join(timeout)
-            if proc.is_alive():  # pragma: no cover - a worker stuck in the kernel
+            if proc.is_alive():  # not ended on SIGTERM in time: see STOP_WAIT
                 proc.kill()
                 proc.join()
         for conn in self._conns:

@@ -3,6 +3,7 @@ die (killed, out of memory) fail the jobs they held, never hang the host."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from asf_core.files import write_atomic
+from asf_core.pipeline import workers as workers_module
 from asf_core.pipeline.workers import Workers, by_size
 
 DIED = "died"
@@ -151,6 +153,37 @@ def test_a_worker_stopped_mid_file_leaves_nothing_of_it_and_at_once(tmp_path: Pa
     workers.stop()
     assert time.monotonic() - begun < 5
     assert list(out.iterdir()) == []
+    assert not multiprocessing.active_children()
+
+
+def _swallow_interrupts(started: Path) -> int:
+    """A job whose code catches everything and goes on (a bare ``except``): the interrupt
+    SIGTERM raises in its worker is lost."""
+    started.touch()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with contextlib.suppress(BaseException):
+            time.sleep(0.05)
+    return 0
+
+
+def test_a_worker_that_swallows_the_interrupt_is_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C still ends the run when a plugin's job catches every exception: the worker
+    that did not end on SIGTERM is killed once :data:`STOP_WAIT` has gone by."""
+    monkeypatch.setattr(workers_module, "STOP_WAIT", 0.5)
+    started = tmp_path / "started"
+    workers: Workers[Any] = Workers(1, died=DIED)
+    message = workers.pack(_swallow_interrupts, started)
+    assert message is not None
+    workers.submit(0, message)
+    deadline = time.monotonic() + 30
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    begun = time.monotonic()
+    workers.stop()
+    assert time.monotonic() - begun < 5
     assert not multiprocessing.active_children()
 
 
