@@ -652,12 +652,22 @@ def test_the_jobs_of_a_stopped_store_never_run_for_the_next(
     assert _sessions(Path(second.output)) == _sessions(Path(alone.output))
 
 
+@pytest.mark.parametrize(("asked", "started"), [(2, 2), (3, 1)])
 def test_the_host_reads_ahead_two_units_a_worker_at_most(
-    pm: AsfPluginManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    pm: AsfPluginManager,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    asked: int,
+    started: int,
 ) -> None:
-    """So that memory holds a few units at a time however large the store."""
+    """So that memory holds a few units at a time however large the store: two a worker
+    started, when the system starts fewer than ``-j`` asks."""
     seen: list[int] = []
     submit = Workers.submit
+    fork = Workers._fork
+    monkeypatch.setattr(
+        Workers, "_fork", lambda self, ctx: len(self._procs) < started and fork(self, ctx)
+    )
 
     def counting(self: Workers, ticket: int, message: bytes) -> None:
         submit(self, ticket, message)
@@ -665,10 +675,10 @@ def test_the_host_reads_ahead_two_units_a_worker_at_most(
 
     monkeypatch.setattr(Workers, "submit", counting)
     lines = [f"u{n} word{n} and more" for n in range(14)]
-    report = _run(pm, _store(tmp_path, lines), tmp_path / "out", 2)
+    report = _run(pm, _store(tmp_path, lines), tmp_path / "out", asked)
     assert report.complete
     assert len(seen) == len(lines)
-    assert max(seen) == 2 * 2
+    assert max(seen) == 2 * started
 
 
 @pytest.mark.parametrize("room", [True, False])
