@@ -270,6 +270,20 @@ def test_a_child_found_dead_is_reaped_and_the_next_stores_flushed_here(
     assert flushed[:2] == [str(p) for p in paths[2:]]
 
 
+def test_files_and_folders_flushed_here_leave_no_descriptor_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's first files and every folder are flushed by this process: one descriptor a
+    file left open would run a large run out of them."""
+    monkeypatch.setattr(flush_process, "FIRST_HERE", 10**6)
+    paths = _names(tmp_path)
+    before = sorted(p.name for p in Path("/proc/self/fd").iterdir())
+    syncer = Syncer()
+    syncer.add(paths)
+    syncer.finish(tmp_path)
+    assert sorted(p.name for p in Path("/proc/self/fd").iterdir()) == before
+
+
 def test_the_syncer_uses_a_thread_where_no_child_can_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
