@@ -138,7 +138,7 @@ def dumps(obj: Any) -> bytes:
     return text.encode()
 
 
-def _objects(lines: Lines) -> list[tuple[int, dict[str, Any]]]:
+def objects(lines: Lines) -> list[tuple[int, dict[str, Any]]]:
     found = []
     for n, line in enumerate(lines):
         with suppress(ValueError, RecursionError):
@@ -148,7 +148,7 @@ def _objects(lines: Lines) -> list[tuple[int, dict[str, Any]]]:
     return found
 
 
-def _paths(value: Any, rng: random.Random) -> list[Any]:
+def random_path(value: Any, rng: random.Random) -> list[Any]:
     """A random path of keys/indices from ``value`` down (empty: the value itself)."""
     path: list[Any] = []
     while isinstance(value, dict | list) and value and rng.random() < 0.6:
@@ -158,7 +158,7 @@ def _paths(value: Any, rng: random.Random) -> list[Any]:
     return path
 
 
-def _set(obj: Any, path: list[Any], value: Any) -> None:
+def set_path(obj: Any, path: list[Any], value: Any) -> None:
     for key in path[:-1]:
         obj = obj[key]
     obj[path[-1]] = value
@@ -170,7 +170,7 @@ def bad_value(rng: random.Random) -> Any:
 
 def set_member(rng: random.Random, lines: Lines) -> str:
     """A member (at the top, or anywhere below) of one line set to a hostile value."""
-    objs = _objects(lines)
+    objs = objects(lines)
     if not objs:
         return "set: no object line"
     n, obj = rng.choice(objs)
@@ -178,9 +178,9 @@ def set_member(rng: random.Random, lines: Lines) -> str:
         path: list[Any] = [rng.choice(MEMBERS)]
     else:
         path = [rng.choice(list(obj))] if obj else [rng.choice(MEMBERS)]
-        path += _paths(obj[path[0]], rng) if path[0] in obj else []
+        path += random_path(obj[path[0]], rng) if path[0] in obj else []
     value = rng.choice(ENTRY_TYPES) if path == ["type"] and rng.random() < 0.5 else bad_value(rng)
-    _set(obj, path, value)
+    set_path(obj, path, value)
     lines[n] = dumps(obj)
     return f"set line {n + 1} {path[:3]} = {str(value)[:40]!r}"
 
@@ -271,11 +271,11 @@ _REFS = ("parent", "target", "first_kept", "from", "queued_from")
 def reseal(lines: Lines) -> None:
     """Recompute every entry's id in file order, renaming references to it on the way, so
     the mutated members are read by the rules rather than stopped at the id check."""
-    head = _objects(lines[:1])
+    head = objects(lines[:1])
     if not head or not str(head[0][1].get("format", "")).startswith("agentsession/0.1"):
         return  # pre-0.5 files have opaque ids
     renamed: dict[str, str] = {}
-    for n, obj in _objects(lines):
+    for n, obj in objects(lines):
         if n == 0 or "ts" not in obj or "type" not in obj:
             continue
         for name in _REFS:
@@ -321,7 +321,7 @@ def sweep(
     ``type`` to every other entry type: the systematic half of the fuzzing, where the random
     half samples."""
     lines = data.split(b"\n")
-    for n, obj in _objects(lines):
+    for n, obj in objects(lines):
         if line is not None and n + 1 != line:
             continue
         paths: list[list[Any]] = []
@@ -333,7 +333,7 @@ def sweep(
             kinds = ENTRY_TYPES if path == ["type"] else []
             for value in [*values, *kinds]:
                 changed = json.loads(lines[n])
-                _set(changed, path, value)
+                set_path(changed, path, value)
                 copy = [*lines]
                 copy[n] = dumps(changed)
                 if resealed:

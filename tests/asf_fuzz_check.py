@@ -31,14 +31,22 @@ from asf_core.request import request_body, request_context, request_hash
 from asf_core.verify.requests import request_findings
 from asf_core.verify.session import verify_path
 
-__all__ = ["CASE_SECONDS", "Hang", "check", "compare_request_checks", "run_cli", "time_bound"]
+__all__ = [
+    "CASE_SECONDS",
+    "RAW_CONTROL",
+    "Hang",
+    "check",
+    "compare_request_checks",
+    "run_cli",
+    "time_bound",
+]
 
 #: Seconds one case may take (all its runs together) before it counts as a hang.
 CASE_SECONDS = 10.0
 
 
 #: What no byte of human output may be (escaped by asf), the newline ending a line excepted.
-_RAW_CONTROL = re.compile(
+RAW_CONTROL = re.compile(
     "[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]"
 )
 
@@ -151,7 +159,7 @@ def _cli(path: Path, *, thorough: bool) -> list[str]:
         if code not in codes:
             problems.append(f"asf {shown}: exit {code}")
         for name, text in (("stdout", out), ("stderr", err)):
-            bad = _RAW_CONTROL.search(text)
+            bad = RAW_CONTROL.search(text)
             if bad:
                 problems.append(f"asf {shown}: raw {bad.group()!r} on {name}")
         if "--json" in argv and (code == 0 or argv[0] == "verify"):
