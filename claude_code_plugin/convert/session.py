@@ -31,7 +31,7 @@ from claude_code_plugin.convert.entries import (
     pre_tokens,
     unreadable_entry,
 )
-from claude_code_plugin.source.index import FileIndex
+from claude_code_plugin.source.index import FileIndex, identity
 from claude_code_plugin.source.lines import decode_line
 from claude_code_plugin.source.table import Line
 from claude_code_plugin.source.tree import LINE, LINK, RESPONSE, Plan
@@ -204,7 +204,7 @@ class _Walk:
         if line.unreadable is not None:
             return data, None
         obj = decode_line(data).obj
-        if obj is None or obj.get("uuid", line.uuid) != line.uuid or obj.get("type") != line.type:
+        if obj is None or identity(obj) != (line.type, line.uuid):
             raise StoreError(f"{self.job.path.name}: changed while being converted; run again")
         return data, obj
 

@@ -31,7 +31,7 @@ from claude_code_plugin.source.table import (
     LineTable,
 )
 
-__all__ = ["FileIndex", "index_file", "index_lines", "names_elsewhere", "text_of"]
+__all__ = ["FileIndex", "identity", "index_file", "index_lines", "names_elsewhere", "text_of"]
 
 #: How Claude Code writes a slash command and an input of bash mode as a user message.
 _COMMAND: Final = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.DOTALL)
@@ -233,9 +233,20 @@ def _fill_message(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
                 index.first_command = _command_title(text)
 
 
+def identity(obj: dict[str, Any]) -> tuple[str | None, str | None]:
+    """A line's ``type`` and ``uuid`` as the index keeps them: each a string (a uuid not
+    empty), else None. The second pass compares a line read again by these, not by the raw
+    members, so a member of another type is not taken for a file that changed."""
+    kind, uuid = obj.get("type"), obj.get("uuid")
+    return (
+        kind if isinstance(kind, str) else None,
+        uuid if isinstance(uuid, str) and uuid else None,
+    )
+
+
 def _fill(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
-    kind = obj.get("type")
-    line.type = _intern(kind) if isinstance(kind, str) else None
+    kind, uuid = identity(obj)
+    line.type = _intern(kind)
     index.count(f"type:{line.type or '(none)'}")
     ts = obj.get("timestamp")
     if isinstance(ts, str):
@@ -254,8 +265,7 @@ def _fill(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
             index.leaf_titles.append((sys.intern(leaf) if isinstance(leaf, str) else None, title))
         elif isinstance(title, str) and rank >= index.title_rank:
             index.title, index.title_rank = title, rank
-    uuid = obj.get("uuid")
-    if not isinstance(uuid, str) or not uuid:
+    if uuid is None:
         return  # a bookkeeping line: no place in the tree of its own
     line.uuid = uuid
     parent = obj.get("parentUuid")

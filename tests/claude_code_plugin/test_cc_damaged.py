@@ -102,6 +102,29 @@ def test_unknown_line_types_and_members_are_kept(
     assert context_texts(session) == ["user:hi", "assistant:hello", "claude-code:block"]
 
 
+@pytest.mark.parametrize(
+    ("member", "value"), [("uuid", 7), ("uuid", ""), ("type", 5), ("type", None), ("type", {})]
+)
+def test_a_uuid_or_type_of_another_type_is_not_a_file_that_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], member: str, value: object
+) -> None:
+    """Found by the source fuzzer (cases 28, 1015): the second pass compared a line's raw
+    ``uuid`` and ``type`` with the index's (None for a number or an empty uuid) and stopped
+    the store as changed while being converted; a type that is an object failed the plugin
+    (unhashable, looked up in a set)."""
+    s = simple()
+    s.objects[3][member] = value
+    path = s.write(tmp_path / PROJECT)
+    code, _, _ = run(capsys, "convert", tmp_path / PROJECT, "-o", tmp_path / "o", "--quiet")
+    assert code == ExitCode.OK
+    assert [f for f in verify_path(tmp_path / "o") if f.severity == "error"] == []
+    (report,) = reports_in(tmp_path / "o")
+    assert report["complete"] is True
+    session = sessions_in(tmp_path / "o")[SESSION]
+    originals = [json.loads(raw) for raw in path.read_bytes().splitlines()]
+    assert rebuild(session) == dict(enumerate(originals, 1))
+
+
 @pytest.mark.parametrize("alone", [False, True])
 def test_empty_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], alone: bool) -> None:
     empty = tmp_path / PROJECT / "22222222-2222-4222-8222-222222222222.jsonl"
