@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import re
 from decimal import Decimal
 from typing import Any, Final
 
@@ -29,7 +30,7 @@ from asf_core.canonical import (
     where,
 )
 
-__all__ = ["normalise", "parse"]
+__all__ = ["normalise", "parse", "unwritable"]
 
 
 class _SpelledInt(int):
@@ -202,6 +203,57 @@ def _may_nest_deeper(text: str) -> bool:
 
 def _clip(text: str, width: int = 120) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+# --------------------------------------------------------------------------- unwritable
+
+#: An integer beyond the double range has at least 309 digits (a run is tried from its first
+#: digit only: linear in the text); a surrogate escaped.
+_LONG_DIGITS: Final = re.compile(r"(?<!\d)\d{309}")
+_LONG_DIGITS_B: Final = re.compile(rb"(?<!\d)\d{309}")
+_SURROGATE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_B: Final = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def unwritable(value: Any, text: str | bytes, *, room: int = MAX_DEPTH) -> str | None:
+    """Why a value :func:`parse` read from ``text`` cannot be written into an entry where it
+    may nest ``room`` levels, even normalised: an integer beyond the double range, member
+    names that collide once their lone surrogates are replaced, nesting deeper than ``room``.
+    None when it can. A plugin keeping its source's lines keeps such a line raw, as one it
+    cannot read. Cheap on ordinary text: each rule walks the value only when the text could
+    break it (309 digits in a row, a surrogate escaped or raw, enough brackets).
+    """
+    if isinstance(text, bytes):
+        brackets = text.count(b"[") + text.count(b"{")
+        digits = _LONG_DIGITS_B.search(text) is not None
+        surrogates = _SURROGATE_B.search(text) is not None
+    else:
+        brackets = text.count("[") + text.count("{")
+        digits = _LONG_DIGITS.search(text) is not None
+        surrogates = _SURROGATE.search(text) is not None or has_lone_surrogate(text)
+    if brackets > room and nested_deeper(value, room):
+        return f"arrays and objects nested deeper than {room} levels"
+    if not digits and not surrogates:
+        return None
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, int) and not isinstance(item, bool) and digits:
+            try:
+                float(item)
+            except OverflowError:
+                return _at(path, "integer beyond the double range")
+        elif isinstance(item, dict):
+            if surrogates and len({_fix_surrogates(k) for k in item}) != len(item):
+                return _at(path, "member names collide once made valid text")
+            stack.extend((v, [*path, k]) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, [*path, i]) for i, v in enumerate(item))
+    return None
+
+
+def _at(path: list[str | int], why: str) -> str:
+    return f"{pointer(path)}: {why}" if path else why
 
 
 # --------------------------------------------------------------------------- normalise

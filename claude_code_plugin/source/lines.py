@@ -7,10 +7,10 @@ reading: every other line is decoded as usual, and the bad one is kept as raw te
 
 Decoding is strict (:func:`asf_core.canonical.parse`): a duplicate member name or a
 non-finite number would lose data if we let the JSON library pick one reading, so such a line
-is kept raw too. Invalid UTF-8 inside an otherwise sound line is tolerated: the line is
-decoded with the bad bytes as lone surrogates (the ASF writer then records each in the entry's
-``normalised`` list, from which the bytes can be recovered), so the line keeps its place in the
-conversation.
+is kept raw too; so is one no entry could hold (:func:`asf_core.strict_json.unwritable`).
+Invalid UTF-8 inside an otherwise sound line is tolerated: the line is decoded with the bad
+bytes as lone surrogates (the ASF writer then records each in the entry's ``normalised`` list,
+from which the bytes can be recovered), so the line keeps its place in the conversation.
 """
 
 from __future__ import annotations
@@ -21,10 +21,14 @@ from typing import Any, BinaryIO
 
 from attrs import frozen
 
-from asf_core.canonical import JsonError
-from asf_core.strict_json import parse
+from asf_core.canonical import MAX_DEPTH, JsonError
+from asf_core.strict_json import parse, unwritable
 
-__all__ = ["Decoded", "RawLine", "decode_line", "raw_lines", "raw_text"]
+__all__ = ["LINE_DEPTH", "Decoded", "RawLine", "decode_line", "raw_lines", "raw_text"]
+
+#: How deep a line may nest: an entry holds a line's members two levels down (``data.object``,
+#: ``claude-code.fields``), and an ASF line nests at most MAX_DEPTH levels.
+LINE_DEPTH = MAX_DEPTH - 2
 
 
 @frozen
@@ -79,18 +83,23 @@ def decode_line(data: bytes) -> Decoded:
         reason = str(exc)
         if not reason.startswith("invalid UTF-8"):
             return Decoded(None, reason)
+        text = data.decode("utf-8", "surrogateescape")
         try:  # keep the line's structure; the bad bytes ride along as lone surrogates
-            value = parse(data.decode("utf-8", "surrogateescape"))
+            value = parse(text)
         except JsonError as again:
             return Decoded(None, f"{reason}; {again}")
         if not isinstance(value, dict):
             return Decoded(None, f"a JSON {_kind(value)}, not an object")
+        why = unwritable(value, text, room=LINE_DEPTH)
+        if why is not None:
+            return Decoded(None, f"{reason}; {why}")
         return Decoded(value, f"{reason} (kept as lone surrogates)")
     except Exception as exc:  # a decoder must not fail on any input
         return Decoded(None, f"cannot decode: {type(exc).__name__}")
     if not isinstance(value, dict):
         return Decoded(None, f"a JSON {_kind(value)}, not an object")
-    return Decoded(value)
+    why = unwritable(value, data, room=LINE_DEPTH)
+    return Decoded(value) if why is None else Decoded(None, why)
 
 
 def _kind(value: Any) -> str:

@@ -6,7 +6,8 @@ cannot a last line without its newline that does not parse (it is still being wr
 *truncated*). None of these stops the reading: the line is kept as raw bytes beside its
 reason, and every other line is decoded as usual. Decoding is strict
 (:func:`asf_core.strict_json.parse`): a member named twice or a non-finite number would lose
-data under any one reading, so such a line is kept raw too.
+data under any one reading, so such a line is kept raw too, and so is one no entry could hold
+(:func:`asf_core.strict_json.unwritable`).
 
 Each line knows where it starts and how long it is, so a conversion can read a rollout more
 than once (up to where its first reading stopped, whatever Codex appended since) and read one
@@ -47,8 +48,8 @@ class Line:
 
 
 def _decode(data: bytes) -> tuple[dict[str, Any] | None, str | None]:
-    from asf_core.canonical import JsonError
-    from asf_core.strict_json import parse
+    from asf_core.canonical import MAX_DEPTH, JsonError
+    from asf_core.strict_json import parse, unwritable
 
     try:
         value = parse(data)
@@ -59,7 +60,9 @@ def _decode(data: bytes) -> tuple[dict[str, Any] | None, str | None]:
     if not isinstance(value, dict):
         kind = "array" if isinstance(value, list) else type(value).__name__
         return None, f"a JSON {'null' if value is None else kind}, not an object"
-    return value, None
+    # An entry holds a line's members two levels down (``data.object``, ``codex.fields``).
+    why = unwritable(value, data, room=MAX_DEPTH - 2)
+    return (value, None) if why is None else (None, why)
 
 
 class Digest(Protocol):

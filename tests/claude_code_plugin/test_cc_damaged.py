@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -123,6 +124,38 @@ def test_a_uuid_or_type_of_another_type_is_not_a_file_that_changed(
     session = sessions_in(tmp_path / "o")[SESSION]
     originals = [json.loads(raw) for raw in path.read_bytes().splitlines()]
     assert rebuild(session) == dict(enumerate(originals, 1))
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        (b'{"type": "mode", "n": -' + b"9" * 400 + b"}", "/n: integer beyond the double"),
+        (b'{"type": "mode", "\\ud800": 1, "\\udfff": 2}', "names collide once made valid"),
+        (b'{"type": "mode", "\xff": 1, "\xfe": 2}', "names collide once made valid"),
+        (b'{"type": "mode", "n": ' + b"[" * 510 + b"]" * 510 + b"}", "deeper than 510"),
+    ],
+)
+def test_a_line_no_entry_could_hold_is_a_stray_and_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: bytes, why: str
+) -> None:
+    """Found by the source fuzzer (cases 1015, 1027): a line the strict parse reads but the
+    ASF writer cannot write, even normalised (an integer no double holds, names colliding
+    once their lone surrogates or bad bytes are replaced, nesting past 510 levels, which the
+    entry's two levels take past 512), failed the plugin: the store stopped, exit 3."""
+    path = simple().write(tmp_path / PROJECT)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines.insert(3, line + b"\n")
+    path.write_bytes(b"".join(lines))
+    code, (report,) = _convert(capsys, tmp_path / PROJECT, tmp_path / "o")
+    assert code == ExitCode.OK
+    (stray,) = report["strays"]
+    assert stray["unit"] == f"{SESSION}.jsonl:4"
+    assert why in stray["message"]
+    session = sessions_in(tmp_path / "o")[SESSION]
+    (kept,) = [e for e in session.entries if e.unknown[NS].get("line") == 4]
+    data = kept.data  # type: ignore[attr-defined]
+    raw = base64.b64decode(data["base64"]) if "base64" in data else data["text"].encode()
+    assert raw == line
 
 
 @pytest.mark.parametrize("alone", [False, True])

@@ -121,6 +121,30 @@ def test_damaged_lines_are_strays_and_kept(data: st.DataObject) -> None:
         assert report["counts"]["lines"] == len(expected)
 
 
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        (b'{"type": "event_msg", "n": -' + b"9" * 400 + b"}", "/n: integer beyond the double"),
+        (b'{"type": "event_msg", "\\ud800": 1, "\\udfff": 2}', "names collide once made valid"),
+        (b'{"type": "event_msg", "n": ' + b"[" * 510 + b"]" * 510 + b"}", "deeper than 510"),
+    ],
+)
+def test_a_line_no_entry_could_hold_is_a_stray_and_kept(
+    tmp_path: Path, line: bytes, why: str
+) -> None:
+    """Found by the source fuzzer (cases 1018, 1084): a line the strict parse reads but the
+    ASF writer cannot write, even normalised (an integer no double holds, names colliding
+    once their lone surrogates are replaced, nesting past 510 levels, which the entry's two
+    levels take past 512), failed the plugin: the store stopped, exit 3."""
+    lines = _x5()
+    lines.insert(3, line)
+    _, session, report = _converted(tmp_path, lines)
+    (stray,) = report["strays"]
+    assert stray["unit"].endswith(":4")
+    assert why in stray["message"]
+    assert rebuilt_lines(session)[4] == line
+
+
 def test_truncated_last_line_is_said(tmp_path: Path) -> None:
     lines = _x5()
     lines[-1] = lines[-1][: len(lines[-1]) // 2]
