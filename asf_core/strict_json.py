@@ -232,7 +232,7 @@ def unwritable(value: Any, text: str | bytes, *, room: int = MAX_DEPTH) -> str |
         digits = _LONG_DIGITS.search(text) is not None
         surrogates = _SURROGATE.search(text) is not None or has_lone_surrogate(text)
     if brackets > room and nested_deeper(value, room):
-        return f"arrays and objects nested deeper than {room} levels"
+        return f"nested deeper than {room} levels"
     if not digits and not surrogates:
         return None
     stack: list[tuple[Any, list[str | int]]] = [(value, [])]

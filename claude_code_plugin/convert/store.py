@@ -10,11 +10,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from asf_core.canonical import MAX_DEPTH, JsonError, nested_deeper
+from asf_core.canonical import MAX_DEPTH, JsonError
 from asf_core.files import open_regular
 from asf_core.formats import ConvertedSession, Finding, NativeSession
 from asf_core.model import Header
-from asf_core.strict_json import parse
+from asf_core.strict_json import parse, unwritable
 from claude_code_plugin import NS
 from claude_code_plugin.convert.family import Member, agent_id, arrange
 from claude_code_plugin.convert.session import EPOCH, Child, FileJob
@@ -40,7 +40,8 @@ META_DEPTH = MAX_DEPTH - 2
 def _meta(path: Path) -> tuple[Any, str | None]:
     """A sub-agent's ``agent-<id>.meta.json`` (newer CLIs) and None; or None and why the one
     there cannot be kept (not a regular file: a FIFO in its place would stall the conversion,
-    a device never end; larger than :data:`META_BYTES`; not JSON). None, None: there is none."""
+    a device never end; larger than :data:`META_BYTES`; not JSON; JSON no header can hold).
+    None, None: there is none."""
     try:
         with open_regular(meta_path(path)) as stream:
             data = stream.read(META_BYTES + 1)
@@ -54,9 +55,8 @@ def _meta(path: Path) -> tuple[Any, str | None]:
         meta = parse(data)
     except JsonError as exc:
         return None, f"not JSON: {exc}"
-    if nested_deeper(meta, META_DEPTH):  # the header would be refused: the session lost
-        return None, f"nested deeper than {META_DEPTH} levels"
-    return meta, None
+    why = unwritable(meta, data, room=META_DEPTH)  # the header would be refused: the session lost
+    return (None, why) if why is not None else (meta, None)
 
 
 def _header(store: ClaudeStore, member: Member, stem: str, found: list[Finding]) -> Header:

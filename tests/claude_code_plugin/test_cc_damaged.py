@@ -309,8 +309,12 @@ def test_a_meta_json_that_is_a_fifo_does_not_stall_the_conversion(
         # JSON, but the header holding it two levels down would nest past an ASF line's 512
         # levels: the sub-agent's whole conversion failed (plugin error, exit 3).
         (b'{"a":' * 511 + b"1" + b"}" * 511, "nested deeper than 510 levels"),
+        # Found by the source fuzzer's probes: so did a number no double holds, and names
+        # that collide once their lone surrogates are replaced.
+        (b'{"a": -' + b"9" * 400 + b"}", "/a: integer beyond the double range"),
+        (b'{"\\ud800": 1, "\\udfff": 2}', "member names collide once made valid text"),
     ],
-    ids=["fifo", "not-json", "huge", "deep"],
+    ids=["fifo", "not-json", "huge", "deep", "huge-number", "colliding-names"],
 )
 def test_a_meta_json_that_cannot_be_kept_is_dropped_and_said(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes | None, why: str
