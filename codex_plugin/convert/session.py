@@ -53,9 +53,8 @@ class Survey:
     entries: int
     #: Lines of the calls answered ``aborted``.
     aborted: frozenset[int]
-    #: The lines read, and the bytes they took: the last pass reads no further.
+    #: The lines read (the last pass reads no further than the first reading: its file).
     lines: int
-    end: int
 
 
 def item_of(obj: JSON | None) -> JSON | None:
@@ -346,7 +345,6 @@ class FirstPass:
             entries=counted.live.added,
             aborted=frozenset(left),
             lines=first.counts["lines"],
-            end=self.end,
         )
 
 

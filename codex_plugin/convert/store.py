@@ -89,7 +89,7 @@ def convert_one(session: NativeSession, rollout: RolloutFile | None = None) -> C
 
 def _entries(rollout: RolloutFile, header: Header, survey: Survey) -> Iterator[Entry]:
     try:
-        lines = rollout.last(survey.end)
+        lines = rollout.last()
         yield from entries_of(header, lines, rollout.fetch, survey, rollout.unit)
     finally:
         rollout.close()

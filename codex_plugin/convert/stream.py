@@ -23,6 +23,18 @@ __all__ = ["RolloutFile"]
 JSON = dict[str, Any]
 
 
+class _Counted:
+    """A SHA-256 of the bytes fed, and how many there were."""
+
+    def __init__(self) -> None:
+        self.hash = hashlib.sha256()
+        self.size = 0
+
+    def update(self, data: bytes, /) -> None:
+        self.hash.update(data)
+        self.size += len(data)
+
+
 class RolloutFile:
     """One rollout being converted: its first pass, and what the later ones read."""
 
@@ -31,7 +43,7 @@ class RolloutFile:
         self.unit = unit
         self.first = FirstPass(self.fetch)
         self._stream: BinaryIO | None = None
-        self._read = hashlib.sha256()
+        self._read = _Counted()
 
     def read(self) -> Iterator[Line]:
         """The file's lines, its first reading (``OSError`` if it cannot be opened)."""
@@ -48,12 +60,14 @@ class RolloutFile:
         except OSError as exc:
             raise self._cannot(exc) from exc
 
-    def last(self, end: int) -> Iterator[Line]:
-        """The file's lines up to byte ``end`` for the last pass; ``StoreError`` once they
-        are read when they are not the bytes the first reading read."""
+    def last(self) -> Iterator[Line]:
+        """The file's lines for the last pass, up to the byte where the first reading
+        stopped (past the last line: blank lines after it are read too, so they are not taken
+        for a change); ``StoreError`` once they are read when they are not the bytes the
+        first reading read."""
         again = hashlib.sha256()
-        yield from self.lines(end, again)
-        if again.digest() != self._read.digest():
+        yield from self.lines(self._read.size, again)
+        if again.digest() != self._read.hash.digest():
             raise StoreError(f"{self.unit}: changed while being converted; run again")
 
     def fetch(self, key: int) -> JSON:

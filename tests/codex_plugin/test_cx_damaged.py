@@ -145,6 +145,25 @@ def test_a_line_no_entry_could_hold_is_a_stray_and_kept(
     assert rebuilt_lines(session)[4] == line
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_blank_lines_ending_a_rollout_are_no_change(tmp_path: Path, jobs: str) -> None:
+    """Found by the source fuzzer (case 2507): the first reading's digest took the blank
+    lines after the last line, the last pass stopped at that line's end, and the rollout was
+    refused as changed while being converted (exit 2), however it ended: one blank line,
+    several, or nothing but blank lines."""
+    need_shared()
+    source = tmp_path / ".codex" / "sessions" / NAME
+    write_rollout(source, [*_x5(), b"", b" \t"])
+    blank = "rollout-2026-01-01T00-00-00-0199aaaa-0000-7000-8000-00000000000e.jsonl"
+    write_rollout(tmp_path / ".codex" / "sessions" / blank, [b"", b""])
+    out = tmp_path / "out"
+    assert convert([tmp_path / ".codex"], out, "-j", jobs) == 0
+    (report,) = reports_in(out)
+    assert report["complete"] is True
+    assert report["strays"] == []
+    assert len(report["files"]) == 2
+
+
 def test_truncated_last_line_is_said(tmp_path: Path) -> None:
     lines = _x5()
     lines[-1] = lines[-1][: len(lines[-1]) // 2]
