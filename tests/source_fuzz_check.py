@@ -189,10 +189,18 @@ def _readers(case: Case, root: Path) -> list[str]:
         if code == 1:
             errors = [line for line in out.splitlines() if ": error:" in line]
             problems.append(f"asf verify: {errors[:3]}")
-    _run(problems, ["list", str(case.home), "--json"], {0, 4} | ({2} if case.special else set()))
+    listed = {0, 4} | ({2} if case.special else set())
+    _, out = _run(problems, ["list", str(case.home), "--json"], listed)
+    rng = random.Random(case.number)
+    ids = [
+        s["id"] for store in json.loads(out or "{}").get("stores", []) for s in store["sessions"]
+    ]
+    if ids:  # a session of the home shown as a transcript, converted in memory
+        picked_id = rng.choice(ids)
+        argv = ["show", str(case.home), "--session", picked_id, "--format", "text"]
+        _run(problems, argv, {0, 2, 4})
     if not files:
         return problems
-    rng = random.Random(case.number)
     picked = str(rng.choice(files))
     _run(problems, ["show", picked], {0})
     _run(problems, ["show", "--format", "markdown", picked], {0})
