@@ -8,6 +8,7 @@ the id must be recomputed from the line's own members and ``ts`` has exactly one
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import uuid
 from collections.abc import Mapping
@@ -28,6 +29,7 @@ __all__ = [
     "format_ts",
     "id_with_content",
     "migrate_ts",
+    "name_uuid",
     "subsession_id",
     "ts_ok",
 ]
@@ -270,4 +272,14 @@ def subsession_id(parent_session: str, call_id: str, attempt: int = 0) -> str:
     if attempt < 0:
         raise IdError(f"attempt must not be negative, got {attempt}")
     name = f"{parent_session}/{call_id}" + (f"/{attempt}" if attempt else "")
-    return str(uuid.uuid5(_NIL, name))
+    return name_uuid(name)
+
+
+def name_uuid(name: str) -> str:
+    """UUIDv5 (nil namespace) over ``name``: :func:`uuid.uuid5`'s id, but a name holding
+    lone surrogates (a JSON escape in a source, a file name that is not UTF-8) is hashed
+    with them encoded as they are (``surrogatepass``) instead of failing, each name its own
+    id; a name of valid text has the id ``uuid5`` gives it."""
+    data = _NIL.bytes + name.encode("utf-8", "surrogatepass")
+    digest = hashlib.sha1(data, usedforsecurity=False).digest()  # as uuid5 hashes
+    return str(uuid.UUID(bytes=digest[:16], version=5))

@@ -9,6 +9,7 @@ from pathlib import Path
 from attrs import frozen
 
 from asf_core.formats import Finding, NativeSession
+from asf_core.ids import name_uuid
 from codex_plugin.handle import CodexStore
 from codex_plugin.source.lines import Line, read_lines
 from codex_plugin.source.rollout import Facts, claims, facts_of, named_thread
@@ -47,7 +48,7 @@ def session_id(thread: str | None, unit: str) -> str:
 
 
 def _v5(name: str) -> str:
-    return str(uuid.uuid5(uuid.UUID(int=0), name))
+    return name_uuid(name)
 
 
 def stray(line: Line, unit: str, session: str) -> Finding:

@@ -14,20 +14,18 @@ can name the sub-agent's last entry in ``parents``.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
 from attrs import define, field
 
-from asf_core.ids import subsession_id
+from asf_core.ids import name_uuid, subsession_id
 from claude_code_plugin.source.index import FileIndex
 from claude_code_plugin.source.layout import AGENT_PREFIX, SUFFIX
 
 __all__ = ["Member", "agent_id", "arrange", "session_id"]
 
-_NIL: Final = uuid.UUID(int=0)
 #: Sub-agent ids of the compaction helper start so (``agent-acompact-70d8e7.jsonl``).
 HELPER_PREFIX: Final = "acompact"
 
@@ -35,7 +33,7 @@ HELPER_PREFIX: Final = "acompact"
 def session_id(key: str) -> str:
     """A session's ASF id: UUIDv5 (nil namespace) over ``claude-code:<key>``, the key being
     the session id (``<session>/<file>`` for a transcript no call spawned)."""
-    return str(uuid.uuid5(_NIL, f"claude-code:{key}"))
+    return name_uuid(f"claude-code:{key}")
 
 
 def agent_id(path: Path) -> str:

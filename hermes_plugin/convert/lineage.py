@@ -10,18 +10,17 @@ decided from the ``sessions`` rows alone, so no messages are read to plan a conv
 from __future__ import annotations
 
 import math
-import uuid
 from collections.abc import Callable, Iterable, Sequence
 
 from attrs import field, frozen
 
+from asf_core.ids import name_uuid
 from hermes_plugin.source.relations import Relation, classify, parent_cycles
 from hermes_plugin.source.rows import Message, Session
 from hermes_plugin.source.toolcalls import result_aliases
 
 __all__ = ["Lineage", "find_spawns", "group_uuid"]
 
-_NIL = uuid.UUID(int=0)
 
 #: Relations whose child is an ASF subsession of its parent's session.
 SUBSESSION = frozenset({Relation.DELEGATE, Relation.TOOL})
@@ -32,7 +31,7 @@ def group_uuid(unit: str) -> str:
     """The ASF id of a conversation rooted at a session row: UUIDv5 (nil namespace) over
     ``hermes:<database>:sessions/<id>``; the database is named by its place in the Hermes
     home (``state.db``, ``profiles/<name>/state.db``), never by the path converted."""
-    return str(uuid.uuid5(_NIL, f"hermes:{unit}"))
+    return name_uuid(f"hermes:{unit}")
 
 
 def _start_key(session: Session) -> tuple[float, str]:

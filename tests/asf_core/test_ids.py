@@ -27,6 +27,7 @@ from asf_core.ids import (
     epoch_nanos,
     format_ts,
     migrate_ts,
+    name_uuid,
     subsession_id,
     ts_ok,
 )
@@ -454,3 +455,14 @@ def test_format_ts_of_a_run_in_one_second_spells_each_time(
         total = int(Decimal(repr(when)).scaleb(9).to_integral_value(rounding=ROUND_FLOOR))
         seconds, nanos = divmod(total, 10**9)
         assert format_ts(when) == _spell(seconds, f"{nanos:09d}")
+
+
+@given(st.text())
+def test_a_name_uuid_is_uuid5_and_a_name_with_lone_surrogates_has_its_own(name: str) -> None:
+    """Found by the source fuzzer (case 3417): a Codex thread id (a Claude Code call id) read
+    from a JSON escape can hold a lone surrogate, and ``uuid.uuid5`` raised on it; the
+    plugin failed and its store stopped."""
+    assert name_uuid(name) == str(uuid.uuid5(uuid.UUID(int=0), name))
+    odd = {name_uuid(name + s) for s in ("\ud800", "\udfff", "\udc80", "\ufffd")}
+    assert len(odd) == 4
+    assert uuid.UUID(next(iter(odd))).version == 5

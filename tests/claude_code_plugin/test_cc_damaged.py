@@ -158,6 +158,21 @@ def test_a_line_no_entry_could_hold_is_a_stray_and_kept(
     assert raw == line
 
 
+def test_a_spawning_call_id_with_a_lone_surrogate_links_its_sub_agent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found with the source fuzzer's case 3417 (the same flaw in Codex): the sub-agent's
+    ASF id is a UUIDv5 over its holder's id and the call's, and a call id escaping a lone
+    surrogate made it raise: the plugin failed and the project stopped."""
+    path = kitchen_sink(tmp_path / PROJECT)
+    path.write_bytes(path.read_bytes().replace(b'"toolu_task"', b'"toolu_\\ud800task"'))
+    code, _, _ = run(capsys, "convert", tmp_path / PROJECT, "-o", tmp_path / "o", "--quiet")
+    assert code == ExitCode.OK
+    assert [f for f in verify_path(tmp_path / "o") if f.severity == "error"] == []
+    child = sessions_in(tmp_path / "o")[f"{SESSION}.agent-kit0001"]
+    assert child.header.spawned_by == "toolu_\ufffdtask"  # as the writer made it valid text
+
+
 @pytest.mark.parametrize("alone", [False, True])
 def test_empty_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], alone: bool) -> None:
     empty = tmp_path / PROJECT / "22222222-2222-4222-8222-222222222222.jsonl"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from output_tampering import holder, json_places
 
+from asf_core.cli.main import main
 from asf_core.formats import Finding, NativeSession
 from asf_core.verify.session import verify_path
 from asf_core.walk import Walk
@@ -162,6 +164,20 @@ def test_blank_lines_ending_a_rollout_are_no_change(tmp_path: Path, jobs: str) -
     assert report["complete"] is True
     assert report["strays"] == []
     assert len(report["files"]) == 2
+
+
+def test_a_thread_id_with_a_lone_surrogate_is_a_session_of_its_own(tmp_path: Path) -> None:
+    """Found by the source fuzzer (case 3417): a header's ``id`` escaping a lone surrogate
+    made its ASF id (UUIDv5 over the thread) raise, in ``list`` and ``convert`` alike."""
+    lines = _x5()
+    lines[0] = (
+        lines[0].replace(b'"id": "', b'"id": "x\\udc00', 1).replace(b'"id":"', b'"id":"x\\udc00', 1)
+    )
+    assert b"x\\udc00" in lines[0]
+    _, session, report = _converted(tmp_path, lines)
+    assert report["strays"] == []
+    assert uuid.UUID(session.header.id).version == 5  # named by the thread and the file
+    assert main(["list", str(tmp_path / ".codex"), "--json"]) == 0
 
 
 def test_truncated_last_line_is_said(tmp_path: Path) -> None:
