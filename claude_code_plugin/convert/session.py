@@ -66,15 +66,19 @@ def call_renames(index: FileIndex) -> dict[int, dict[str, str]]:
     session) gets ``<id>-<n>``; position -> native id -> ASF id, for the lines concerned."""
     seen: set[str] = set()
     taken = {call for line in index.lines for call in line.calls}
+    #: Native id -> the n its next repeat tries first: the ones below are taken, so a call
+    #: repeated thousands of times is not searched from 2 each time (quadratic).
+    tried: dict[str, int] = {}
     renames: dict[int, dict[str, str]] = {}
     for pos, line in enumerate(index.lines):
         for call in line.calls:
             if call not in seen:
                 seen.add(call)
                 continue
-            n = 2
+            n = tried.get(call, 2)
             while f"{call}-{n}" in taken:
                 n += 1
+            tried[call] = n + 1
             taken.add(f"{call}-{n}")
             renames.setdefault(pos, {})[call] = f"{call}-{n}"
     return renames

@@ -11,6 +11,7 @@ from pathlib import Path
 from types import FrameType
 
 import pytest
+from asf_fuzz_check import time_bound
 from cc_helpers import NS, PROJECTS, context_texts, read_project, reports_in, run, sessions_in
 from cc_rebuild import rebuild
 from cc_synth import SESSION, Lines, kitchen_sink, simple
@@ -171,6 +172,27 @@ def test_a_spawning_call_id_with_a_lone_surrogate_links_its_sub_agent(
     assert [f for f in verify_path(tmp_path / "o") if f.severity == "error"] == []
     child = sessions_in(tmp_path / "o")[f"{SESSION}.agent-kit0001"]
     assert child.header.spawned_by == "toolu_\ufffdtask"  # as the writer made it valid text
+
+
+def test_a_call_id_repeated_thousands_of_times_converts_in_linear_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by the source fuzzer's crafted files: each repeat of a ``tool_use`` id looked for
+    its ``<id>-<n>`` from n = 2, so 12,000 repeats took about 10 s (20,000: 26 s); now each
+    starts where the last stopped."""
+    s = Lines()
+    parent = s.user(None, "go")
+    for _ in range(12_000):
+        parent = s.call(parent, "msg_1", "toolu_same")
+    s.write(tmp_path / PROJECT)
+    with time_bound(6):
+        code, _, _ = run(capsys, "convert", tmp_path / PROJECT, "-o", tmp_path / "o", "-j", "1")
+    assert code == ExitCode.OK
+    session = sessions_in(tmp_path / "o")[SESSION]
+    items = [e.item for e in session.entries if e.type == "item"]  # type: ignore[attr-defined]
+    calls = [i["call_id"] for i in items if i["type"] == "function_call"]
+    assert calls[:3] == ["toolu_same", "toolu_same-2", "toolu_same-3"]
+    assert len(set(calls)) == 12_000
 
 
 @pytest.mark.parametrize("alone", [False, True])
