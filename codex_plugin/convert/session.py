@@ -106,6 +106,9 @@ class _Conversion:
         #: Call ids given so far, and the one each native call id stands for now.
         self.call_ids: set[str] = set()
         self.renamed: dict[str, str] = {}
+        #: Native call id -> the n its next repeat tries first (those below are given): a
+        #: call id repeated thousands of times is not searched from 1 each time (quadratic).
+        self.tried: dict[str, int] = {}
         self.counts: dict[str, int] = {
             "lines": 0,
             "items": 0,
@@ -137,10 +140,13 @@ class _Conversion:
         if not isinstance(native, str):
             return item, member
         if item.get("type") in CALLS:
-            ours, n = native, 1
+            ours, n = native, self.tried.get(native, 1)
+            if n > 1:
+                ours = f"{native}-{n}"
             while ours in self.call_ids:
                 n += 1
                 ours = f"{native}-{n}"
+            self.tried[native] = n + 1
             self.call_ids.add(ours)
             self.renamed[native] = ours
         else:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asf_fuzz_check import time_bound
 from cx_helpers import (
     by_tag,
     convert,
@@ -178,6 +179,25 @@ def test_a_thread_id_with_a_lone_surrogate_is_a_session_of_its_own(tmp_path: Pat
     assert report["strays"] == []
     assert uuid.UUID(session.header.id).version == 5  # named by the thread and the file
     assert main(["list", str(tmp_path / ".codex"), "--json"]) == 0
+
+
+def test_a_call_id_repeated_thousands_of_times_converts_in_linear_time(tmp_path: Path) -> None:
+    """Found by the source fuzzer's crafted files: each repeat of a call id looked for its
+    ``<id>-<n>`` from n = 1, so 12,000 unanswered calls of one id took about 30 s (20,000:
+    80 s); now each starts where the last stopped."""
+    need_shared()
+    call = {"type": "function_call", "name": "f", "arguments": "{}", "call_id": "c"}
+    line = json.dumps(
+        {"timestamp": "2026-01-01T00:00:00Z", "type": "response_item", "payload": call}
+    )
+    source = tmp_path / ".codex" / "sessions" / NAME
+    write_rollout(source, [_x5()[0], *[line.encode()] * 12_000])
+    with time_bound(6):
+        assert convert([tmp_path / ".codex"], tmp_path / "out", "-j", "1") == 0
+    (session,) = sessions_in(tmp_path / "out").values()
+    calls = [e.item["call_id"] for e in session.entries if e.type == "item"]
+    assert calls[:4] == ["c", "c", "c-2", "c-2"]  # each call, then its aborted output
+    assert len(set(calls)) == 12_000
 
 
 def test_truncated_last_line_is_said(tmp_path: Path) -> None:
