@@ -212,8 +212,13 @@ class LivePath:
         (a compaction entry's ``config`` resets them to it); none on a dry path."""
         from asf_core.replay import Replay, replay_step
 
+        # A compaction's checkpoint sets every setting: replay from the last one (the whole
+        # path each time made a rollout of thousands of compactions quadratic).
+        last = len(self.configs) - 1
+        while last > 0 and not isinstance(self.configs[last][1], Compaction):
+            last -= 1
         replay = Replay()
-        for _, entry in self.configs:
+        for _, entry in self.configs[max(last, 0) :]:
             replay = replay_step(replay, entry)
         return replay.settings()
 
@@ -230,13 +235,12 @@ class LivePath:
     def history(self, upto: int | None = None) -> list[Step | JSON]:
         """The history after the first ``upto`` steps (all: the end of the path): the steps
         holding its items, and the items of a fold."""
-        steps = self.steps if upto is None else self.steps[:upto]
-        out: list[Step | JSON] = []
-        for step in steps:
-            if step.fold is not None:
-                out = self.fold_items(step)
-            elif step.brief is not None:
-                out.append(step)
+        end = len(self.steps) if upto is None else min(upto, len(self.steps))
+        start = end  # after the last fold, which is all that is left of the steps before it
+        while start > 0 and self.steps[start - 1].fold is None:
+            start -= 1
+        out = self.fold_items(self.steps[start - 1]) if start > 0 else []
+        out.extend(step for step in self.steps[start:end] if step.brief is not None)
         return out
 
     def _resume_base(self, turns: int) -> int:

@@ -200,6 +200,34 @@ def test_a_call_id_repeated_thousands_of_times_converts_in_linear_time(tmp_path:
     assert len(set(calls)) == 12_000
 
 
+def test_thousands_of_compactions_convert_in_linear_time(tmp_path: Path) -> None:
+    """Found by the source fuzzer's crafted files: each compaction rebuilt the history from
+    the path's first step and replayed every settings entry since its start, so 5,000
+    compactions took 15 s (10,000: 60 s); now each starts from the last fold."""
+    need_shared()
+
+    def line(kind: str, payload: dict[str, Any]) -> bytes:
+        return json.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": kind, "payload": payload})
+
+    def user(text: str) -> dict[str, Any]:
+        return {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": text}],
+        }
+
+    lines = [_x5()[0]]
+    for n in range(5_000):
+        lines.append(line("response_item", user(f"u{n}")).encode())
+        history = {"message": "s", "replacement_history": [user("h")]}
+        lines.append(line("compacted", history).encode())
+    write_rollout(tmp_path / ".codex" / "sessions" / NAME, lines)
+    with time_bound(6):
+        assert convert([tmp_path / ".codex"], tmp_path / "out", "-j", "1") == 0
+    (report,) = reports_in(tmp_path / "out")
+    assert report["counts"]["compactions"] == 5_000
+
+
 def test_truncated_last_line_is_said(tmp_path: Path) -> None:
     lines = _x5()
     lines[-1] = lines[-1][: len(lines[-1]) // 2]
