@@ -10,7 +10,8 @@ files whole in one case of five. The long run, for manual use::
         tests/test_source_fuzz.py
 
 ``ASF_FUZZ_START=N`` starts at case N; a failure is listed by its case number, which
-:func:`source_fuzz.plan` turns back into the same home.
+:func:`source_fuzz.plan` turns back into the same home. The slow tests also run crafted files
+(:mod:`source_fuzz_crafted`) of ``ASF_FUZZ_CRAFTED`` lines (5,000) each.
 """
 
 from __future__ import annotations
@@ -20,14 +21,17 @@ import time
 from pathlib import Path
 
 import pytest
-from source_fuzz import plan, seeds
+from source_fuzz import Case, Seed, plan, seeds
 from source_fuzz_check import check
+from source_fuzz_crafted import CRAFTED
 
 SEEDS = seeds()
 CASES = int(os.environ.get("ASF_FUZZ_SOURCES") or 10)
 START = int(os.environ.get("ASF_FUZZ_START") or 0)
 #: Every how many cases the -j 2 conversion runs as a subprocess under a memory limit.
 AS_PROCESS = 8
+#: Lines of each crafted file (``ASF_FUZZ_CRAFTED``).
+CRAFTED_LINES = int(os.environ.get("ASF_FUZZ_CRAFTED") or 5_000)
 
 
 def _run(first: int, count: int, root: Path, *, most_lines: int) -> None:
@@ -54,3 +58,15 @@ def test_hostile_sources_short(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_hostile_sources_long(tmp_path: Path) -> None:
     _run(START + 100_000, 120, tmp_path, most_lines=150)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", sorted(CRAFTED))
+def test_crafted_structures(kind: str, tmp_path: Path) -> None:
+    """Thousands of lines of one shape (chains, branches, cycles, repeated call ids,
+    compactions, rollbacks), through everything a user runs: every rule of the random
+    cases, and at most 30 s for all the runs together (each a few seconds when linear)."""
+    fmt, make = CRAFTED[kind]
+    files = make(CRAFTED_LINES)
+    case = Case(-1, Seed(fmt, kind, files), dict(files), done=[f"crafted {kind}"])
+    assert check(case, tmp_path, as_process=True, seconds=60) == []
