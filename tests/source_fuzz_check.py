@@ -98,8 +98,8 @@ def _accounting(store: dict[str, Any], case: Case) -> list[str]:
     missing = []
     special = case.special[0] if case.special else None
     for rel, data in case.files.items():
-        if rel == special:
-            continue
+        if rel == special or not rel.endswith(".jsonl"):
+            continue  # a .meta.json is no transcript: its header's, or a dropped finding
         path = Path(case.home) / rel
         try:
             name = str(path.relative_to(base))
