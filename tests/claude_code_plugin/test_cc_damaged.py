@@ -414,3 +414,21 @@ def test_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     code, _, stderr = run(capsys, "convert", tmp_path / "nope", "-o", tmp_path / "o")
     assert code == ExitCode.USAGE
     assert stderr.count("\n") == 1
+
+
+def test_session_files_named_by_bytes_that_are_not_utf8_convert(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A session file (or a rollout) whose name is not UTF-8 is named by lone surrogates,
+    which the UUIDv5 of its ASF id could not encode (the plugin failed, exit 3, before
+    e2d7e02); each converts, under its own id."""
+    data = simple().bytes()
+    project = tmp_path / PROJECT
+    project.mkdir()
+    for name in (b"11111111-2222-4333-8444-55555555\xff.jsonl", b"\xfe\xff.jsonl"):
+        (project / os.fsdecode(name)).write_bytes(data)
+    code, _, _ = run(capsys, "convert", project, "-o", tmp_path / "o", "--quiet")
+    assert code == ExitCode.OK
+    (report,) = reports_in(tmp_path / "o")
+    assert report["complete"] is True
+    assert len({s.header.id for s in sessions_in(tmp_path / "o").values()}) == 2
