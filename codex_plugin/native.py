@@ -41,14 +41,10 @@ def session_id(thread: str | None, unit: str) -> str:
     are: v7), else a UUIDv5 over ``codex:<thread or file>``."""
     if thread is not None:
         try:
-            return str(uuid.UUID(thread)) if len(thread) == 36 else _v5(f"codex:{thread}")
+            return str(uuid.UUID(thread)) if len(thread) == 36 else name_uuid(f"codex:{thread}")
         except ValueError:
-            return _v5(f"codex:{thread}")
-    return _v5(f"codex:file:{unit}")
-
-
-def _v5(name: str) -> str:
-    return name_uuid(name)
+            return name_uuid(f"codex:{thread}")
+    return name_uuid(f"codex:file:{unit}")
 
 
 def stray(line: Line, unit: str, session: str) -> Finding:
@@ -87,7 +83,7 @@ def native_session(
         named_thread(path.name) != facts.thread or facts.thread in earlier
     ):  # a copy of a thread: told apart by its file
         copy = unit.removesuffix(".jsonl").replace("/", ".")
-        name, asf_id = f"{name}~{copy}", _v5(f"codex:{facts.thread}/{unit}")
+        name, asf_id = f"{name}~{copy}", name_uuid(f"codex:{facts.thread}/{unit}")
     details = {
         k: v
         for k, v in (
