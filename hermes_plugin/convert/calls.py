@@ -83,11 +83,8 @@ class CallBook:
         return call_id
 
     def _enter(self, index: int, call: OpenCall) -> None:
-        found = self._index
-        for key in call.aliases:
-            found.setdefault(key, []).append(index)
-        if call.uid:
-            found.setdefault((_UID, call.uid), []).append(index)
+        for key in _keys(call):
+            self._index.setdefault(key, []).append(index)
 
     def answer(self, tool_call_id: str | None, uid: str | None = None) -> str | None:
         """The ASF ``call_id`` of the call a result names, marking it answered; None when no
