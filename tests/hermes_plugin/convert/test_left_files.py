@@ -75,6 +75,17 @@ def _file_of(out: Path, session: str) -> Path:
     return path
 
 
+def _gone_after_a_run(tmp_path: Path, hermes: Callable[[], Any]) -> tuple[Path, Path, Path]:
+    """A home of sessions ``kept`` and ``gone`` converted, then ``gone`` deleted by Hermes: the
+    home, the output and the file ``gone`` was written to."""
+    home, out = tmp_path / "home", tmp_path / "out"
+    _home(hermes, "kept", "gone")
+    assert _convert(home, out, "--quiet") == 0
+    gone = _file_of(out, "gone")
+    _delete(hermes, "gone")
+    return home, out, gone
+
+
 def _header_id(path: Path) -> str:
     ident: str = json.loads(path.read_bytes().split(b"\n", 1)[0])["id"]
     return ident
@@ -83,13 +94,9 @@ def _header_id(path: Path) -> str:
 def test_a_deleted_session_keeps_its_file_and_the_report_names_it(
     tmp_path: Path, hermes: Callable[[], Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    home, out = tmp_path / "home", tmp_path / "out"
-    _home(hermes, "kept", "gone")
-    assert _convert(home, out, "--quiet") == 0
+    home, out, gone = _gone_after_a_run(tmp_path, hermes)
     assert _left(out) == []
-    gone = _file_of(out, "gone")
     before = gone.read_bytes()
-    _delete(hermes, "gone")
     capsys.readouterr()
     assert _convert(home, out) == 0
     summary = capsys.readouterr().out
@@ -273,11 +280,7 @@ def test_prune_keeps_a_file_that_changed_after_its_header_was_read(
     meantime (the user's own, no ASF session) is not the file whose header said it was ASF."""
     from asf_core.pipeline import left
 
-    home, out = tmp_path / "home", tmp_path / "out"
-    _home(hermes, "kept", "gone")
-    assert _convert(home, out, "--quiet") == 0
-    gone = _file_of(out, "gone")
-    _delete(hermes, "gone")
+    home, out, gone = _gone_after_a_run(tmp_path, hermes)
     read = left.header_id
 
     def then_replaced(path: Path) -> str | None:
@@ -324,11 +327,7 @@ def test_prune_keeps_a_file_it_cannot_delete_and_says_why(
 ) -> None:
     """A gone session's file in a folder closed to writing: the run goes on, the file stays,
     and the report's warning says why in the system's words."""
-    home, out = tmp_path / "home", tmp_path / "out"
-    _home(hermes, "kept", "gone")
-    assert _convert(home, out, "--quiet") == 0
-    gone = _file_of(out, "gone")
-    _delete(hermes, "gone")
+    home, out, gone = _gone_after_a_run(tmp_path, hermes)
     folder = gone.parent
     folder.chmod(0o555)
     try:
