@@ -210,11 +210,11 @@ def _clip(text: str, width: int = 120) -> str:
 #: An integer beyond the double range has at least 309 digits: a run of them is looked for
 #: with every ASCII digit made "0" and every other byte "." (``bytes.translate`` and a search,
 #: C loops: a regular expression took ten to twenty times as long, most of a Claude Code
-#: conversion's reading); a surrogate escaped.
+#: conversion's reading). A surrogate escaped, or one in the text itself (UTF-8 never holds
+#: one: only a text decoded with ``surrogateescape`` does, encoded back ``surrogatepass``).
 _DIGITS_AS_ZERO: Final = bytes(48 if 48 <= b <= 57 else 46 for b in range(256))
 _DIGIT_RUN: Final = b"0" * 309
-_SURROGATE: Final = re.compile(r"\\u[dD][89a-fA-F]")
-_SURROGATE_B: Final = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE: Final = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 
 
 def _long_digits(data: bytes) -> bool:
@@ -230,14 +230,10 @@ def unwritable(value: Any, text: str | bytes, *, room: int = MAX_DEPTH) -> str |
     cannot read. Cheap on ordinary text: each rule walks the value only when the text could
     break it (309 digits in a row, a surrogate escaped or raw, enough brackets).
     """
-    if isinstance(text, bytes):
-        brackets = text.count(b"[") + text.count(b"{")
-        digits = _long_digits(text)
-        surrogates = _SURROGATE_B.search(text) is not None
-    else:
-        brackets = text.count("[") + text.count("{")
-        digits = _long_digits(text.encode("utf-8", "surrogatepass"))
-        surrogates = _SURROGATE.search(text) is not None or has_lone_surrogate(text)
+    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    brackets = data.count(b"[") + data.count(b"{")
+    digits = _long_digits(data)
+    surrogates = _SURROGATE.search(data) is not None
     if brackets > room and nested_deeper(value, room):
         return f"nested deeper than {room} levels"
     if not digits and not surrogates:
