@@ -4,9 +4,11 @@ The other generators write rows through ``SessionDB``'s methods; here the rows c
 Hermes' real ``AIAgent`` doing its work: streaming replies, running the ``terminal`` tool,
 compressing its context (in place, or into a continuation session, with a summary from the
 auxiliary client), delegating to sub-agents, resuming a session, a gateway user's identity, an
-image, a tool it does not have, arguments cut short, an empty reply, a server error. The model
-is a small OpenAI-compatible HTTP server in this process whose replies are fixed by the last
-user message. Run under an interpreter with ``hermes-agent`` and its dependencies::
+image, a tool it does not have, arguments cut short, an empty reply, a server error, and the
+same through the Responses API (``codex_responses``: reasoning and message items kept in their
+own columns). The model is a small OpenAI-compatible HTTP server in this process (chat
+completions and Responses, streamed) whose replies are fixed by the last user message. Run
+under an interpreter with ``hermes-agent`` and its dependencies::
 
     python tests/hermes_agent_loop.py --generator shared/hermes/make_fixtures.py \
         --out DIR/hermes-agentloop-inplace [--split]
@@ -46,14 +48,12 @@ class Script:
         self._once: set[str] = set()
         self._lock = threading.Lock()
 
-    def reply(self, body: dict[str, Any]) -> dict[str, Any]:
+    def reply(self, last: dict[str, Any], tools: set[str]) -> dict[str, Any]:
         """``content``, ``reasoning``, ``calls`` [(name, arguments text)], ``error`` or
-        ``big`` for one request."""
+        ``big`` for a request whose last message is ``last`` (``role`` and ``content``),
+        offering ``tools``."""
         with self._lock:
             n = next(self._count)
-            messages = body.get("messages") or []
-            last = messages[-1] if messages else {}
-            tools = {t["function"]["name"] for t in body.get("tools") or []}
             if not tools and "summar" in json.dumps(last).lower():
                 return {"content": f"Summary {n}: files were listed and tools were run."}
             if last.get("role") != "user":
@@ -90,6 +90,21 @@ class Script:
         return {"content": f"Answer {n} to: {text[:40]}", "reasoning": f"plain thought {n}"}
 
 
+def _chat_request(body: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    """A chat completions request's last message and tool names."""
+    messages = body.get("messages") or [{}]
+    return messages[-1], {t["function"]["name"] for t in body.get("tools") or []}
+
+
+def _responses_request(body: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    """A Responses request's last input item as a message, and its tool names."""
+    items = body.get("input") or [{}]
+    last = items[-1] if isinstance(items, list) else {"role": "user", "content": items}
+    if last.get("type") == "function_call_output":
+        last = {"role": "tool", "content": last.get("output")}
+    return last, {t.get("name", "") for t in body.get("tools") or []}
+
+
 def _text(content: Any) -> str:
     if isinstance(content, list):
         return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
@@ -116,12 +131,16 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             size = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(size) or b"{}")
-            if not self.path.endswith("/chat/completions"):
+            responses = self.path.endswith("/responses")
+            if not responses and not self.path.endswith("/chat/completions"):
                 self._json({})
                 return
-            plan = script.reply(body)
+            plan = script.reply(*(_responses_request if responses else _chat_request)(body))
             if plan.get("error"):
                 self._json({"error": {"message": "scripted failure", "type": "server_error"}}, 500)
+                return
+            if responses:
+                self._responses(plan, 100 + size // 4)
                 return
             stamp = time.time_ns()
             calls = [
@@ -196,6 +215,62 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(b"data: [DONE]\n\n")
             self.wfile.flush()
 
+        def _responses(self, plan: dict[str, Any], prompt: int) -> None:
+            """The Responses API's event stream: each output item whole, then the end."""
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            ident = f"resp_{time.time_ns()}"
+            items: list[dict[str, Any]] = []
+            if plan.get("reasoning"):
+                summary = [{"type": "summary_text", "text": plan["reasoning"]}]
+                items.append(
+                    {
+                        "type": "reasoning",
+                        "id": f"rs_{ident}",
+                        "summary": summary,
+                        "encrypted_content": f"opaque-{ident}",
+                    }
+                )
+            if plan.get("content"):
+                part = {"type": "output_text", "text": plan["content"], "annotations": []}
+                items.append(
+                    {
+                        "type": "message",
+                        "id": f"msg_{ident}",
+                        "role": "assistant",
+                        "status": "completed",
+                        "content": [part],
+                    }
+                )
+            for i, (name, args) in enumerate(plan.get("calls", [])):
+                items.append(
+                    {
+                        "type": "function_call",
+                        "id": f"fc_{ident}_{i}",
+                        "call_id": f"call_{ident}_{i}",
+                        "name": name,
+                        "arguments": args,
+                        "status": "completed",
+                    }
+                )
+
+            def event(kind: str, **members: Any) -> None:
+                data = json.dumps({"type": kind, **members}).encode()
+                self.wfile.write(b"event: " + kind.encode() + b"\ndata: " + data + b"\n\n")
+
+            event("response.created", response={"id": ident, "status": "in_progress"})
+            for index, item in enumerate(items):
+                if item["type"] == "message":
+                    event("response.output_text.delta", output_index=index, delta=plan["content"])
+                event("response.output_item.done", output_index=index, item=item)
+            tokens = _BIG_PROMPT if plan.get("big") else prompt
+            usage = {"input_tokens": tokens, "output_tokens": 20, "total_tokens": tokens + 20}
+            event(
+                "response.completed", response={"id": ident, "status": "completed", "usage": usage}
+            )
+            self.wfile.flush()
+
     return Handler
 
 
@@ -235,6 +310,11 @@ def _conversations(make: Any, db: Any) -> None:
     run(["back again", tool], agent=make(session_id=first.session_id), history=stored)
     for odd in ("BADJSON tool please", "NOTOOL please", "EMPTY answer please", "ERR500 then fine"):
         run([odd, "thanks"])
+    # The Responses API (Hermes' ``codex_responses`` mode): reasoning and message items kept
+    # in their own columns, calls by ``call_id``, compression too.
+    codex = {"api_mode": "codex_responses"}
+    run(["hello codex", "run two tools please", "thanks"], **codex)
+    run([*chat, "run a tool BIG", "after compression a tool", "bye"], **codex)
 
 
 def _facts(path: Path) -> dict[str, Any]:
@@ -256,6 +336,10 @@ def _facts(path: Path) -> dict[str, Any]:
             ),
             "gateway": one("SELECT count(*) FROM sessions WHERE source = 'telegram'"),
             "tool_rows": one("SELECT count(*) FROM messages WHERE role = 'tool'"),
+            "codex_rows": one(
+                "SELECT count(*) FROM messages WHERE codex_message_items"
+                " IS NOT NULL AND codex_reasoning_items IS NOT NULL"
+            ),
         }
 
 
