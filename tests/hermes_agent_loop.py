@@ -4,11 +4,11 @@ The other generators write rows through ``SessionDB``'s methods; here the rows c
 Hermes' real ``AIAgent`` doing its work: streaming replies, running the ``terminal`` tool,
 compressing its context (in place, or into a continuation session, with a summary from the
 auxiliary client), delegating to sub-agents, resuming a session, a gateway user's identity, an
-image, a tool it does not have, arguments cut short, an empty reply, a server error, and the
-same through the Responses API (``codex_responses``: reasoning and message items kept in their
-own columns). The model is a small OpenAI-compatible HTTP server in this process (chat
-completions and Responses, streamed) whose replies are fixed by the last user message. Run
-under an interpreter with ``hermes-agent`` and its dependencies::
+image, a tool it does not have, arguments cut short, an empty reply, a server error, a tool
+interrupted as it runs, and the same through the Responses API (``codex_responses``: reasoning
+and message items kept in their own columns). The model is a small OpenAI-compatible HTTP
+server in this process (chat completions and Responses, streamed) whose replies are fixed by
+the last user message. Run under an interpreter with ``hermes-agent`` and its dependencies::
 
     python tests/hermes_agent_loop.py --generator shared/hermes/make_fixtures.py \
         --out DIR/hermes-agentloop-inplace [--split]
@@ -82,6 +82,8 @@ class Script:
         if "delegate" in text and "delegate_task" in tools:
             goal = {"goal": "Count to three with terminal echo", "context": "be brief"}
             return {"calls": [call("delegate_task", goal)], "reasoning": "I will delegate."}
+        if "SLOW" in text:
+            return {"calls": [call("terminal", {"command": "sleep 5; echo late"})]}
         if "tool" in text or "Count" in text:
             calls = [call("terminal", {"command": f"echo call-{n}"})]
             if "two" in text:
@@ -310,6 +312,10 @@ def _conversations(make: Any, db: Any) -> None:
     run(["back again", tool], agent=make(session_id=first.session_id), history=stored)
     for odd in ("BADJSON tool please", "NOTOOL please", "EMPTY answer please", "ERR500 then fine"):
         run([odd, "thanks"])
+    # Interrupted while its tool runs (the user pressed Ctrl-C), then asked again.
+    slow = make()
+    threading.Timer(1.5, slow.interrupt, ("stop that",)).start()
+    run(["a SLOW tool please", "are you there?"], agent=slow)
     # The Responses API (Hermes' ``codex_responses`` mode): reasoning and message items kept
     # in their own columns, calls by ``call_id``, compression too.
     codex = {"api_mode": "codex_responses"}
@@ -336,6 +342,9 @@ def _facts(path: Path) -> dict[str, Any]:
             ),
             "gateway": one("SELECT count(*) FROM sessions WHERE source = 'telegram'"),
             "tool_rows": one("SELECT count(*) FROM messages WHERE role = 'tool'"),
+            "interrupted": one(
+                "SELECT count(*) FROM messages WHERE role = 'tool' AND content LIKE '%interrupted%'"
+            ),
             "codex_rows": one(
                 "SELECT count(*) FROM messages WHERE codex_message_items"
                 " IS NOT NULL AND codex_reasoning_items IS NOT NULL"

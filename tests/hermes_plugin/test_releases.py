@@ -204,8 +204,9 @@ def test_release_scenarios(dist: str, version: str, schema: int) -> None:
 def test_agent_loop(mode: str, tmp_path: Path) -> None:
     """Sessions Hermes' real agent loop wrote (streamed replies, tool runs, both ways of
     compressing with a summary, sub-agents, a gateway user, an image, a resumed session,
-    failures it recovers from, the Responses API's items) convert to the context its reader
-    returns, losslessly, and through the command: the run took every path it meant to."""
+    failures it recovers from, an interrupted tool, the Responses API's items) convert to the
+    context its reader returns, losslessly, and through the command: the run took every path
+    it meant to."""
     loop = _agent_loop(mode)
     facts = json.loads((loop / "manifest.json").read_text())["facts"]
     assert facts["sessions"] >= 15
@@ -213,6 +214,7 @@ def test_agent_loop(mode: str, tmp_path: Path) -> None:
     assert facts["gateway"] == 1
     assert facts["tool_rows"] >= 20
     assert facts["codex_rows"] >= 5  # the Responses API's items in their own columns
+    assert facts["interrupted"] == 1
     # In place: rows marked compacted, no session ended; split: continuations, none marked.
     compressed = (facts["compacted_rows"], facts["compression_ends"])
     assert compressed[0] > 0 if mode == "inplace" else compressed[1] >= 2
