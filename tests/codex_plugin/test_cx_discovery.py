@@ -361,6 +361,39 @@ def test_a_blank_first_prompt_does_not_hide_the_next(tmp_path: Path) -> None:
     assert listed.preview == "fix the flaky test"
 
 
+def _item(role: str, text: str) -> dict[str, Any]:
+    content = [{"type": "input_text", "text": text}]
+    return {
+        "type": "response_item",
+        "payload": {"type": "message", "role": role, "content": content},
+    }
+
+
+def test_a_prompt_without_a_user_message_event_is_the_preview(tmp_path: Path) -> None:
+    """CLI 0.152.1 writes a prompt as its ``response_item`` and an ``item_completed`` event,
+    no ``user_message``; the pre-envelope format has no events at all. Such a rollout
+    previews its first user message that is a prompt (not the context Codex writes, not a
+    blank one); a ``user_message`` event, where there is one, still comes first."""
+    root = tmp_path / "sessions"
+    done = {
+        "type": "event_msg",
+        "payload": {
+            "type": "item_completed",
+            "item": {"type": "UserMessage", "content": [{"type": "text", "text": "Hi"}]},
+        },
+    }
+    context = _item("user", "<environment_context>\n  <cwd>/projects</cwd>\n</environment_context>")
+    lines = [META, _item("developer", "<permissions instructions>"), context]
+    write_rollout(root / "a" / ROLLOUT, [*lines, _item("user", "  "), _item("user", " Hi\n"), done])
+    bare = {"id": "0199dddd-0000-7000-8000-00000000000b", "timestamp": "2025-04-01T10:00:00Z"}
+    message = {"type": "message", "id": None, "role": "user", "content": "fix it"}
+    write_rollout(root / "b" / ROLLOUT.replace("0199aaaa", "0199eeee"), [bare, message])
+    event = {"type": "event_msg", "payload": {"type": "user_message", "message": "typed"}}
+    write_rollout(root / "c" / _named(META), [META, _item("user", "item"), event])
+    listed = list(native_sessions(CodexStore(root), read_files=True))
+    assert [s.preview for s in listed if isinstance(s, NativeSession)] == ["Hi", "fix it", "typed"]
+
+
 def test_the_source_as_a_word(tmp_path: Path) -> None:
     """``source`` is listed as a word: the string, or the one tag of an object
     (``subagent``, ``custom``); an object of no tag or of two, or no string, lists none.
