@@ -26,6 +26,7 @@ from asf_core.model import Compaction, Config, Custom, Entry, Header, Item, Resp
 from codex_plugin import NS
 from codex_plugin.convert.history import (
     CALLS,
+    Brief,
     legacy_history,
     output_for,
     unanswered,
@@ -106,6 +107,8 @@ class _Conversion:
         #: Call ids given so far, and the one each native call id stands for now.
         self.call_ids: set[str] = set()
         self.renamed: dict[str, str] = {}
+        #: The native call id each given one stands for, where they differ.
+        self.native: dict[str, str] = {}
         #: Native call id -> the n its next repeat tries first (those below are given): a
         #: call id repeated thousands of times is not searched from 1 each time (quadratic).
         self.tried: dict[str, int] = {}
@@ -149,6 +152,8 @@ class _Conversion:
             self.tried[native] = n + 1
             self.call_ids.add(ours)
             self.renamed[native] = ours
+            if ours != native:
+                self.native[ours] = native
         else:
             ours = self.renamed.get(native, native)
         if ours == native:
@@ -286,7 +291,7 @@ class _Conversion:
         at the end of the path: those of its entries after the last fold); the lines of the
         calls left without an output (a fold's too)."""
         history = self.live.history()
-        briefs = self.live.briefs(history)
+        briefs = self.codex_briefs(history)
         after = self.live.folded_at()
         orphans = [
             self.live.entry(p)
@@ -297,6 +302,20 @@ class _Conversion:
             member = {"derived": "omit", "line": self.live.steps[-1].line}
             self.live.add(Config(ts=self.ts, omit={"items": orphans}, unknown={NS: member}))
         return [p.line for n in unanswered(briefs) if isinstance(p := history[n], Step)]
+
+    def codex_briefs(self, history: list[Step | JSON]) -> list[Brief]:
+        """The briefs of ``history`` with the call ids Codex matches calls and outputs by: a
+        call repeating an earlier call's id, renamed, is still answered by any output of its
+        native id, as an output is still asked by any call of it (a fold's items keep theirs)."""
+        briefs = self.live.briefs(history)
+        if not self.native:
+            return briefs
+        return [
+            b._replace(call_id=self.native[b.call_id])
+            if isinstance(p, Step) and b.call_id in self.native
+            else b
+            for p, b in zip(history, briefs, strict=True)
+        ]
 
 
 def _fields(obj: JSON) -> JSON:

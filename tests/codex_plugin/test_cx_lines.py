@@ -94,6 +94,38 @@ def test_a_local_shell_call_without_a_call_id_is_left_unanswered(tmp_path: Path)
     assert "aborted_calls" not in report["counts"]
 
 
+def _native(items: list[JSON]) -> list[JSON]:
+    """Items with the call id Codex wrote (a repeated one is renamed ``<id>-<n>`` in ASF)."""
+    return [{**i, "call_id": i["call_id"].split("-")[0]} if "call_id" in i else i for i in items]
+
+
+def test_a_repeated_call_id_is_answered_as_codex_matches_it(tmp_path: Path) -> None:
+    """Providers other than OpenAI's may number their calls per turn (``call_0`` again in
+    the next turn; CLI 0.152.1 records whatever id the provider gives). Codex matches calls
+    and outputs by that id alone: a repeated call left open is answered by the earlier
+    output of its id (no ``aborted`` output is added), and an output after a rollback of
+    the repeated call still has the first call of its id in the history (not left out)."""
+
+    def msg(role: str, text: str) -> JSON:
+        return {"type": "message", "role": role, "content": [{"type": "input_text", "text": text}]}
+
+    call = {"type": "function_call", "name": "exec_command", "arguments": "{}", "call_id": "call_0"}
+    output = {"type": "function_call_output", "call_id": "call_0", "output": "ok"}
+    turns = [msg("user", "one"), call, output, msg("user", "two"), call]
+    open_call = [_line("response_item", item, n) for n, item in enumerate(turns, 1)]
+    session, report = _converted(tmp_path / "open", [_meta(model_provider="shirty"), *open_call])
+    items = context_items(session)
+    assert [i.get("call_id") for i in items] == [None, "call_0", "call_0", None, "call_0-2"]
+    assert _native(items) == rebuild(tmp_path / "open" / ".codex" / ROLLOUT)
+    assert "aborted_calls" not in report["counts"]
+    rollback = _line("event_msg", {"type": "thread_rolled_back", "num_turns": 1}, 6)
+    after = [_line("response_item", item, 7) for item in (msg("user", "three"), output)]
+    session, _ = _converted(tmp_path / "rolled", [_meta(), *open_call, rollback, *after])
+    items = context_items(session)
+    assert [i.get("call_id") for i in items] == [None, "call_0", "call_0", None, "call_0-2"]
+    assert _native(items) == rebuild(tmp_path / "rolled" / ".codex" / ROLLOUT)
+
+
 def test_blank_lines_are_counted_never_read(tmp_path: Path) -> None:
     """Blank lines (empty, spaces, a carriage return) make no entry and no stray, but count:
     the lines after them keep their physical numbers."""
