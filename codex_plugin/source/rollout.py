@@ -100,22 +100,20 @@ def _is_legacy_header(obj: JSON) -> bool:
     return "type" not in obj and "id" in obj and "timestamp" in obj
 
 
-def _prompt(item: Any) -> str | None:
-    """A user message's text when it is a prompt the user typed (not context Codex wrote)."""
-    from codex_plugin.convert.history import is_turn, text_of
-
-    return (text_of(item).strip()[:_PREVIEW_CHARS] or None) if is_turn(item) else None
-
-
 def facts_of(lines: Iterable[Line], file_name: str) -> Facts:
     """The facts of a rollout's lines (``file_name`` gives the thread when no line does).
 
     The preview is the first ``user_message`` event with text; a rollout with none (newer
     CLIs record a prompt as its ``response_item`` and an ``item_completed`` event only, and the
-    pre-envelope format has no events) previews its first user message that is a prompt."""
+    pre-envelope format has no events) previews its first user message that is a prompt.
+    The turns are the ``task_started`` events; older CLIs write none (0.77 and before), and
+    their turns are their prompts: the ``user_message`` events, else the prompt items."""
+    from codex_plugin.convert.history import is_turn, text_of
+
     facts = Facts()
     first = True
     typed: str | None = None  # the first prompt among the items
+    prompts = items = 0  # user_message events; user messages that are prompts
     for line in lines:
         facts.lines += 1
         obj = line.obj
@@ -140,17 +138,23 @@ def facts_of(lines: Iterable[Line], file_name: str) -> Facts:
             facts.model = _text(payload.get("model"))
         elif kind == "compacted":
             facts.compactions += 1
-        elif typed is None and (kind == "response_item" or "payload" not in obj):
-            typed = _prompt(payload if kind == "response_item" else obj)
+        elif kind == "response_item" or "payload" not in obj:
+            item = payload if kind == "response_item" else obj
+            if isinstance(item, dict) and item.get("role") == "user" and is_turn(item):
+                items += 1
+                typed = typed or text_of(item).strip()[:_PREVIEW_CHARS] or None
         elif kind == "event_msg" and isinstance(payload, dict):
             event = payload.get("type")
             if event in ("task_started", "turn_started"):
                 facts.turns += 1
-            elif event == "user_message" and facts.preview is None:
-                text = (_text(payload.get("message")) or "").strip()
-                facts.preview = text[:_PREVIEW_CHARS] or None  # blank: the next prompt
+            elif event == "user_message":
+                prompts += 1
+                if facts.preview is None:
+                    text = (_text(payload.get("message")) or "").strip()
+                    facts.preview = text[:_PREVIEW_CHARS] or None  # blank: the next prompt
         first = False
     facts.preview = facts.preview or typed
+    facts.turns = facts.turns or prompts or items
     thread = facts.meta.get("id")
     facts.thread = thread if isinstance(thread, str) and thread else named_thread(file_name)
     return facts

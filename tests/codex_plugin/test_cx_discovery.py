@@ -293,7 +293,7 @@ def test_listing(tmp_path: Path) -> None:
     assert first.details["version"] == "1.2"
     assert (second.relation, second.parent) == ("subagent", "t")
     assert second.source == "subagent"
-    assert json.dumps(first.counts) == '{"lines": 4, "turns": 0}'
+    assert json.dumps(first.counts) == '{"lines": 4, "turns": 1}'  # its prompt
 
 
 def test_an_absolute_cwd_is_kept_windows_too(tmp_path: Path) -> None:
@@ -392,6 +392,27 @@ def test_a_prompt_without_a_user_message_event_is_the_preview(tmp_path: Path) ->
     write_rollout(root / "c" / _named(META), [META, _item("user", "item"), event])
     listed = list(native_sessions(CodexStore(root), read_files=True))
     assert [s.preview for s in listed if isinstance(s, NativeSession)] == ["Hi", "fix it", "typed"]
+
+
+def test_an_old_rollout_counts_its_prompts_as_turns(tmp_path: Path) -> None:
+    """CLIs up to 0.77 write no ``task_started`` (a 0.41.0 rollout: context, the prompt
+    item, its ``user_message`` event with ``kind``, a ``turn_context``, the answer): each
+    prompt is a turn, the ``user_message`` events, else (the pre-envelope format) the user
+    messages that are prompts; where ``task_started`` events are written, they alone count."""
+    root = tmp_path / "sessions"
+    event = {"type": "event_msg", "payload": {"type": "user_message", "message": "/specify"}}
+    event["payload"]["kind"] = "plain"
+    old = [META, _item("user", "<environment_context>\n  <shell>powershell.exe</shell>")]
+    old += [_item("user", "/specify"), event, {"type": "turn_context", "payload": {}}]
+    old += [_item("assistant", "Let me know what to work on."), _item("user", "two"), event]
+    write_rollout(root / "a" / ROLLOUT, old)
+    bare = {"id": "0199dddd-0000-7000-8000-00000000000b", "timestamp": "2025-04-01T10:00:00Z"}
+    message = {"type": "message", "id": None, "role": "user", "content": "fix it"}
+    write_rollout(root / "b" / ROLLOUT.replace("0199aaaa", "0199eeee"), [bare, message])
+    started = {"type": "event_msg", "payload": {"type": "task_started", "turn_id": "t1"}}
+    write_rollout(root / "c" / _named(META), [META, started, *old[2:4]])
+    listed = list(native_sessions(CodexStore(root), read_files=True))
+    assert [s.counts["turns"] for s in listed if isinstance(s, NativeSession)] == [2, 1, 1]
 
 
 def test_the_source_as_a_word(tmp_path: Path) -> None:
