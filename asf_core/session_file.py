@@ -69,6 +69,11 @@ class SessionFile:
     #: For a file redacted in memory: the id an entry has in the file -> its id now (an entry
     #: whose content redacting changed is sealed again), as another session still names it.
     renamed: dict[str, str] = field(factory=dict)
+    #: Each entry's span in a depth-first walk of the tree :meth:`path_to` follows, made on
+    #: first use (with the entry count it was made for): see :meth:`above`.
+    _spans: list[tuple[int, dict[str, tuple[int, int]]]] = field(
+        factory=list, init=False, repr=False, eq=False
+    )
 
     def current(self, entry_id: str) -> str | None:
         """The id now of an entry named by its id, a migrated file's legacy id or the id it
@@ -99,6 +104,55 @@ class SessionFile:
             path.append(entry)
         path.reverse()
         return path
+
+    def up_of(self, entry_id: str) -> str | None:
+        """The entry :meth:`path_to` steps to from this one: its ``parent`` when that is an
+        entry earlier in the file, else None (the entry starts its path)."""
+        parent = self.by_id[entry_id].parent
+        up = self.index_of.get(parent) if parent is not None else None
+        return parent if up is not None and up < self.index_of[entry_id] else None
+
+    def above(self, ancestor_id: str, entry_id: str) -> bool:
+        """Whether ``ancestor_id`` is on :meth:`path_to` ``entry_id`` before the entry itself.
+
+        Constant time after one walk of the file: rules asking it of every compaction or
+        queued item stay linear in a file of thousands of them (a walk of each path was
+        quadratic: 10,000 compactions took 80 s to verify).
+        """
+        spans = self._span_table()
+        inner, outer = spans.get(entry_id), spans.get(ancestor_id)
+        if inner is None or outer is None:
+            return False
+        return outer[0] < inner[0] < outer[1]
+
+    def _span_table(self) -> dict[str, tuple[int, int]]:
+        """Entry id -> (when the walk enters it, when it has left its last descendant)."""
+        if self._spans and self._spans[0][0] == len(self.entries):
+            return self._spans[0][1]
+        kids: dict[str, list[str]] = {}
+        roots: list[str] = []
+        for entry in self.entries:
+            ident = id_of(entry)
+            up = self.up_of(ident)
+            if up is None:
+                roots.append(ident)
+            else:
+                kids.setdefault(up, []).append(ident)
+        spans: dict[str, tuple[int, int]] = {}
+        entered: dict[str, int] = {}
+        clock = 0
+        stack = [(r, False) for r in reversed(roots)]
+        while stack:
+            ident, left = stack.pop()
+            if left:
+                spans[ident] = (entered[ident], clock)
+                continue
+            entered[ident] = clock
+            clock += 1
+            stack.append((ident, True))
+            stack.extend((k, False) for k in reversed(kids.get(ident, ())))
+        self._spans[:] = [(len(self.entries), spans)]
+        return spans
 
     def leaves(self) -> list[str]:
         """Ids of entries without children, in file order."""

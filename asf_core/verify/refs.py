@@ -67,13 +67,6 @@ def _wrong_type(entry: Entry, name: str, kind: str = ERROR) -> Finding:
     )
 
 
-def _on_path_before(session: SessionView, entry: Entry) -> list[Entry]:
-    """The path root .. entry, without the entry itself."""
-    if entry.id is None:
-        return []
-    return session.path_to(entry.id)[:-1]
-
-
 def target_findings(session: SessionView) -> Iterable[Finding]:
     """``outcome.target`` names an entry of this file (prefix allowed); label, branch summary
     ``from`` and judged_by targets should too."""
@@ -123,8 +116,7 @@ def first_kept_findings(session: SessionView) -> Iterable[Finding]:
         kept = member(entry, "first_kept")
         if kept is None:
             continue
-        before = {e.id for e in _on_path_before(session, entry)}
-        if not isinstance(kept, str) or kept not in before:
+        if not isinstance(kept, str) or entry.id is None or not session.above(kept, entry.id):
             yield _finding(
                 "first-kept",
                 entry,
@@ -139,14 +131,9 @@ def queued_findings(session: SessionView) -> Iterable[Finding]:
         if not isinstance(entry, Item) or entry.queued_from is None:
             continue
         source = entry.queued_from
-        queued = next(
-            (
-                e
-                for e in _on_path_before(session, entry)
-                if e.id == source and isinstance(e, Queued)
-            ),
-            None,
-        )
+        named = session.by_id.get(source) if isinstance(source, str) else None
+        above = entry.id is not None and named is not None and session.above(source, entry.id)
+        queued = named if above and isinstance(named, Queued) else None
         if queued is None:
             yield _finding(
                 "queued-from",
@@ -154,7 +141,7 @@ def queued_findings(session: SessionView) -> Iterable[Finding]:
                 f"queued_from {source} is not a queued entry on the path before the item",
             )
             continue
-        if source in drained and drained[source] in {e.id for e in _on_path_before(session, entry)}:
+        if source in drained and entry.id is not None and session.above(drained[source], entry.id):
             yield _finding(
                 "queued-drained-twice",
                 entry,
@@ -217,26 +204,39 @@ def _resets(entry: Entry) -> bool:
     return isinstance(entry, Compaction) or (isinstance(entry, Config) and entry.replace is True)
 
 
+def _resets_above(session: SessionView) -> dict[str, str | None]:
+    """Entry id -> the nearest entry above it on its path that :func:`_resets`, in one pass
+    (a parent is earlier in the file than its children)."""
+    found: dict[str, str | None] = {}
+    for entry in session.entries:
+        ident = entry.id or ""
+        up = session.up_of(ident) if ident in session.by_id else None
+        found[ident] = None if up is None else up if _resets(session.by_id[up]) else found[up]
+    return found
+
+
 def omitted_of_findings(session: SessionView) -> Iterable[Finding]:
     """``{"keep": n, "of": id}`` names a config on the path before, carrying
     ``instructions_omitted``, not discarded since by a replace or checkpoint (0.11)."""
+    resets: dict[str, str | None] | None = None
     for entry in session.entries:
         if not isinstance(entry, Config) or not entry.instructions_omitted:
             continue
         ofs = [e["of"] for e in entry.instructions_omitted if isinstance(e, dict) and "of" in e]
         if not ofs:
             continue
-        before = _on_path_before(session, entry)
-        index = {e.id: i for i, e in enumerate(before)}
+        if resets is None:
+            resets = _resets_above(session)
+        ident = entry.id or ""
         for of in ofs:
-            at = index.get(of) if isinstance(of, str) else None
-            named = before[at] if at is not None else None
+            named = session.by_id.get(of) if isinstance(of, str) else None
+            reset = resets.get(ident)
             why = ""
-            if at is None:
+            if named is None or entry.id is None or not session.above(of, ident):
                 why = "names no entry on the path before this config"
             elif not isinstance(named, Config) or named.instructions_omitted is None:
                 why = "names an entry that is not a config carrying instructions_omitted"
-            elif any(_resets(e) for e in before[at + 1 :]):
+            elif reset is not None and session.above(of, reset):
                 why = "names a list discarded since by a replace or a compaction checkpoint"
             elif entry.replace is True:
                 why = "sits in a replace entry, which may not keep earlier lists"
