@@ -49,6 +49,13 @@ _NOT_TYPED: Final = ("<", "[Request interrupted")
 #: (``<command-name>``, ``<local-command-stdout>``, ``<ide_opened_file>``); a prompt that
 #: begins with another tag (``<div>``, ``<T>``) was typed.
 _MARKUP: Final = re.compile(r"\s*(?:<[a-z]+(?:[-_][a-z]+)+[\s/>]|\[Request interrupted)")
+#: How newer CLIs (2.1.278) write pasted text into a prompt: ``<pasted_content id="…">``, the
+#: paste on its own lines, ``</pasted_content id="…">`` (with blank lines around). The paste
+#: is what the user gave (Claude Code's own ``last-prompt`` line holds it unwrapped and
+#: stripped), not the CLI's markup.
+_PASTE: Final = re.compile(
+    r'<pasted_content id="([^"]*)">\n?(.*?)\n?</pasted_content id="\1">', re.DOTALL
+)
 #: What a call spawning a sub-agent says about it (``Task``/``Agent`` input members).
 _TASK: Final = ("subagent_type", "description")
 
@@ -222,6 +229,8 @@ def _fill_message(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
                 index.spawned_by_result.add(line.agent)
     if line.prompt and not line.meta and not line.summary and not line.sidechain:
         text = text_of(message.get("content"))
+        if text and "<pasted_content" in text:
+            text = _PASTE.sub(r"\2", text).strip()
         if text and text.strip():
             if not text.lstrip().startswith(_NOT_TYPED):
                 if index.first_plain_prompt is None:

@@ -326,3 +326,36 @@ def test_a_prompt_that_begins_with_a_tag_of_its_own_still_names_its_session(
     assert code == 0
     (store,) = json.loads(stdout)["stores"]
     assert [s["title"] for s in store["sessions"]] == [title]
+
+
+def _pasted(text: str, paste_id: str = "9f32") -> str:
+    """A prompt holding pasted text, as CLI 2.1.278 writes it."""
+    return f'\n\n<pasted_content id="{paste_id}">\n{text}\n</pasted_content id="{paste_id}">\n'
+
+
+@pytest.mark.parametrize(
+    ("prompts", "title"),
+    [
+        ([_pasted("Run: echo hook fixture run")], "Run: echo hook fixture run"),
+        ([_pasted("Read the file .env"), "and then?"], "Read the file .env"),
+        (["Look at this:" + _pasted("a\nb")], "Look at this:\n\na\nb"),
+    ],
+    ids=["paste only", "paste before a plain prompt", "text then a paste"],
+)
+def test_a_pasted_prompt_names_its_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], prompts: list[str], title: str
+) -> None:
+    """CLI 2.1.278 wraps text pasted into a prompt in ``<pasted_content id="…">`` tags, which
+    read as its own markup: a session whose prompts were pastes had no title, and one that
+    went on with a typed prompt was named by that later prompt. The paste is the user's: the
+    session is named by it, unwrapped, as the CLI's own ``last-prompt`` line gives it."""
+    lines = Lines(version="2.1.278")
+    parent = None
+    for prompt in prompts:
+        parent = lines.user(parent, prompt, promptSource="typed", origin={"kind": "human"})
+        parent = lines.text(parent, f"msg_{parent[-4:]}", "ok")
+    lines.write(tmp_path / "-p")
+    code, stdout, _ = run(capsys, "list", tmp_path / "-p", "--json")
+    assert code == 0
+    (store,) = json.loads(stdout)["stores"]
+    assert [s["title"] for s in store["sessions"]] == [title]
