@@ -50,7 +50,8 @@ def usage(native: Any) -> JSON | None:
     """Anthropic usage in the Open Responses shape.
 
     Anthropic counts uncached, cache-written and cache-read input apart; Open Responses'
-    ``input_tokens`` is all of them, with the cache reads as ``cached_tokens``.
+    ``input_tokens`` is all of them, with the cache reads as ``cached_tokens``. The thinking
+    tokens a line counts (``output_tokens_details.thinking_tokens``) are the reasoning tokens.
     """
     if not isinstance(native, dict):
         return None
@@ -59,12 +60,18 @@ def usage(native: Any) -> JSON | None:
         return None
     total_in = sum(_count(native.get(k)) for k in keys)
     out = _count(native.get("output_tokens"))
-    return {
+    mapped: JSON = {
         "input_tokens": total_in,
         "input_tokens_details": {"cached_tokens": _count(native.get("cache_read_input_tokens"))},
         "output_tokens": out,
         "total_tokens": total_in + out,
     }
+    # Newer CLIs (2.1.150 on) say how many of the output tokens were thinking.
+    details = native.get("output_tokens_details")
+    thinking = details.get("thinking_tokens") if isinstance(details, dict) else None
+    if isinstance(thinking, int) and not isinstance(thinking, bool):
+        mapped["output_tokens_details"] = {"reasoning_tokens": thinking}
+    return mapped
 
 
 def api_error(line: JSON) -> JSON | None:

@@ -359,3 +359,27 @@ def test_a_pasted_prompt_names_its_session(
     assert code == 0
     (store,) = json.loads(stdout)["stores"]
     assert [s["title"] for s in store["sessions"]] == [title]
+
+
+def test_thinking_tokens_are_the_reasoning_tokens(tmp_path: Path) -> None:
+    """CLI 2.1.280 counts a response's thinking in ``usage.output_tokens_details``
+    (``thinking_tokens``, on every line of the response): the Open Responses usage gives it as
+    ``reasoning_tokens``, as the other formats' usages do; a usage without it has none."""
+    lines = Lines(version="2.1.280")
+    prompt = lines.user(None, "Run the command: echo run three")
+    thinking = {"type": "thinking", "thinking": "", "signature": "EqACCqgB"}
+    lines.assistant(prompt, "msg_011CfKAk", thinking)
+    lines.objects[-1]["message"]["usage"] = {
+        "input_tokens": 2,
+        "cache_creation_input_tokens": 9837,
+        "cache_read_input_tokens": 38639,
+        "output_tokens": 88,
+        "output_tokens_details": {"thinking_tokens": 8},
+    }
+    lines.write(tmp_path / "in" / "-p")
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    (response,) = _responses(tmp_path / "out")
+    assert response.usage is not None
+    assert response.usage["output_tokens"] == 88
+    assert response.usage["output_tokens_details"] == {"reasoning_tokens": 8}
+    assert main(["verify", str(tmp_path / "out")]) == 0
