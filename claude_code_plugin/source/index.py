@@ -166,6 +166,26 @@ def text_of(content: Any) -> str | None:
     return None
 
 
+def _prompt_text(content: Any) -> str | None:
+    """The text a prompt names its session by: its text blocks (a string content is one),
+    pasted text unwrapped, joined; a block that is the CLI's markup is left out when another
+    is not. IDEs send what the editor shows (``<ide_opened_file>``, ``<ide_selection>``) as
+    blocks of their own before the typed text, which alone says what the user asked."""
+    if isinstance(content, str):
+        texts = [content]
+    elif isinstance(content, list):
+        texts = [
+            b["text"]
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        ]
+    else:
+        return None
+    texts = [_PASTE.sub(r"\2", t).strip() if "<pasted_content" in t else t for t in texts]
+    typed = [t for t in texts if _MARKUP.match(t) is None]
+    return "\n".join(typed or texts) if texts else None
+
+
 def _blocks(message: dict[str, Any]) -> list[dict[str, Any]] | str | None:
     content = message.get("content")
     if isinstance(content, str):
@@ -228,9 +248,7 @@ def _fill_message(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
                 index.spawns[line.agent] = line.results[0]
                 index.spawned_by_result.add(line.agent)
     if line.prompt and not line.meta and not line.summary and not line.sidechain:
-        text = text_of(message.get("content"))
-        if text and "<pasted_content" in text:
-            text = _PASTE.sub(r"\2", text).strip()
+        text = _prompt_text(message.get("content"))
         if text and text.strip():
             if not text.lstrip().startswith(_NOT_TYPED):
                 if index.first_plain_prompt is None:

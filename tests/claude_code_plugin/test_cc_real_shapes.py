@@ -383,3 +383,34 @@ def test_thinking_tokens_are_the_reasoning_tokens(tmp_path: Path) -> None:
     assert response.usage["output_tokens"] == 88
     assert response.usage["output_tokens_details"] == {"reasoning_tokens": 8}
     assert main(["verify", str(tmp_path / "out")]) == 0
+
+
+_OPENED = "<ide_opened_file>The user opened the file /w/app.py in the IDE.</ide_opened_file>"
+_SELECTED = "<ide_selection>The user selected the lines 3 to 4 from /w/a.py:\nx\n</ide_selection>"
+
+
+@pytest.mark.parametrize(
+    ("content", "title"),
+    [
+        ([_OPENED, "why does this crash?"], "why does this crash?"),
+        ([_SELECTED, _OPENED, "rename x"], "rename x"),
+        ([_OPENED, _pasted("Traceback (most recent call)")], "Traceback (most recent call)"),
+        ([_OPENED], None),
+    ],
+    ids=["opened file", "selection", "a paste after it", "nothing typed"],
+)
+def test_an_ide_prompt_is_named_by_what_was_typed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: list[str], title: str | None
+) -> None:
+    """Claude Code's IDE integration sends what the editor shows as text blocks of their own
+    (``<ide_opened_file>``, ``<ide_selection>``) before the block the user typed, all in one
+    user line: read joined, the prompt began with the CLI's markup and named nothing, so an IDE
+    session took its title from a later prompt, or had none. Each block is judged alone."""
+    lines = Lines()
+    prompt = lines.user(None, [{"type": "text", "text": text} for text in content])
+    lines.text(prompt, "msg_1", "Looking.")
+    lines.write(tmp_path / "-p")
+    code, stdout, _ = run(capsys, "list", tmp_path / "-p", "--json")
+    assert code == 0
+    (store,) = json.loads(stdout)["stores"]
+    assert [s["title"] for s in store["sessions"]] == [title]
