@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from asf_fuzz_check import time_bound
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from asf_core.model import Compaction, Config, Entry, Header, Item, Queued
@@ -142,7 +142,6 @@ def _build(specs: list[tuple[str, int | None, int | None]]) -> SessionFile:
 
 
 @given(st.lists(_SPEC, min_size=1, max_size=25))
-@settings(max_examples=400)
 @example([("compaction", None, 0)])
 @example([("config", None, None), ("queued", 0, None), ("item", 1, 1), ("item", 2, 1)])
 @example([("config", None, None), ("compaction", 0, 0), ("config", 1, 0), ("config", 0, 0)])
@@ -167,7 +166,7 @@ def test_the_rules_find_what_walking_each_path_finds(
 
 
 def test_thousands_of_compactions_verify_in_linear_time(tmp_path: Path) -> None:
-    """A chain of 4,000 rounds (a compaction keeping from the first entry, a queued item
+    """A chain of 2,000 rounds (a compaction keeping from the first entry, a queued item
     drained, a config keeping the round's omitted list) verifies clean, and twice the
     rounds take about twice the time, not four times."""
 
@@ -192,5 +191,5 @@ def test_thousands_of_compactions_verify_in_linear_time(tmp_path: Path) -> None:
         return spent
 
     with time_bound(60):
-        small, large = timed(2_000), timed(4_000)
+        small, large = timed(1_000), timed(2_000)
     assert large < 3 * small + 0.5, (small, large)
