@@ -15,7 +15,8 @@ the last user message. Run under an interpreter with ``hermes-agent`` and its de
 
 Then Hermes' own readers record the oracle (``expected-conversation`` ...) and
 ``manifest.json`` says what the run did (compacted rows, continuations, sub-agents), so a
-test can tell that the loop took the paths it meant to.
+test can tell that the loop took the paths it meant to, and each session's intent as the
+fixture generator words it, so the fixture tests read the directory as one of theirs.
 """
 
 from __future__ import annotations
@@ -412,10 +413,43 @@ def main() -> None:
     mf.record_oracle(hermes_state.SessionDB, path, out, ids)
     mf.finish_db(path, out / "state.db")
     facts = _facts(out / "state.db")
-    mf.jdump(
-        out / "manifest.json",
-        {"generator": "tests/hermes_agent_loop.py", "split": args.split, "facts": facts},
-    )
+    with sqlite3.connect(str(out / "state.db")) as conn:
+        stamped = [r[0] for r in conn.execute("SELECT version FROM schema_version")]
+        journal = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    manifest = {
+        "generator": "tests/hermes_agent_loop.py",
+        "split": args.split,
+        "facts": facts,
+        "schema_version_rows": stamped,
+        "journal_mode": journal,
+        "sessions": _intents(out / "state.db"),
+    }
+    mf.jdump(out / "manifest.json", manifest)
+
+
+def _intents(path: Path) -> dict[str, str]:
+    """Each session's intent in the fixture generator's words (what the reader's relation
+    tests expect): the runs make a child session only by compressing (its parent ended so)
+    or by delegating (before 0.18 the child keeps its parent's ``source``); every other
+    session is a conversation of its own."""
+    intents = {}
+    with sqlite3.connect(str(path)) as conn:
+        rows = conn.execute(
+            "SELECT s.id, s.source, s.parent_session_id, p.end_reason FROM sessions s"
+            " LEFT JOIN sessions p ON p.id = s.parent_session_id"
+        )
+        for sid, source, parent, parent_end in rows:
+            if parent is None:
+                intents[sid] = "root conversation of the agent loop"
+            elif parent_end == "compression":
+                intents[sid] = "compression continuation written by the agent loop"
+            elif source == "subagent":
+                intents[sid] = "delegate sub-agent run by the agent loop"
+            else:
+                intents[sid] = (
+                    "delegate sub-agent, unmarked: the agent loop's, with its parent's source"
+                )
+    return intents
 
 
 if __name__ == "__main__":

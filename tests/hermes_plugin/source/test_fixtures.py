@@ -63,6 +63,8 @@ def intended(description: str, has_session_key: bool) -> tuple[Relation, bool | 
         return Relation.RESET, True
     if d.startswith("legacy reset child"):
         return (Relation.RESET, False) if has_session_key else (Relation.DELEGATE, False)
+    if d.startswith("delegate sub-agent, unmarked"):  # the agent loop's, before 0.18
+        return Relation.DELEGATE, False
     if d.startswith("delegate sub-agent"):
         return Relation.DELEGATE, True
     if d.startswith("third-party tool session"):
