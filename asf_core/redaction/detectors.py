@@ -25,7 +25,15 @@ _E = r"(?![A-Za-z0-9_])"
 
 #: What ``(?i:x)`` matches for the first letter of each case-blind word below: to the engine
 #: the long s (U+017F) is an ``s`` and the Kelvin sign (U+212A) a ``k``.
-_CASES: Final = {"a": "Aa", "b": "Bb", "k": "Kk\u212a", "p": "Pp", "s": "Ss\u017f", "t": "Tt"}
+_CASES: Final = {
+    "a": "Aa",
+    "b": "Bb",
+    "c": "Cc",
+    "k": "Kk\u212a",
+    "p": "Pp",
+    "s": "Ss\u017f",
+    "t": "Tt",
+}
 
 
 def _case_blind(*words: str) -> str:
@@ -62,6 +70,8 @@ _DOMAIN = (
 #: start: :class:`_RunFinder` stays exact, since no place after the ``g`` of ``git@`` may
 #: start one (they are inside a word).
 _GIT_REMOTE = r"(?:(?<=://)|(?<=:\\/\\/))git@|git@" + _DOMAIN + r":[A-Za-z0-9_~/.\-]"
+#: A cookie's name: an HTTP token (RFC 6265, RFC 9110).
+_COOKIE_NAME = r"[!#$%&*+.^_`|~0-9A-Za-z\-]+"
 _SCHEME_RUN = r"(?i:[a-z0-9+.\-])"
 _SCHEME_START = r"(?i:\b[a-z])"
 
@@ -131,6 +141,27 @@ _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
         r"(?:-[A-Za-z]*[uU]|--(?:proxy-)?user[=\s])\s*(?:\\?[\"'])?"
         r"(?P<s>(?!\$)(?:[^\s:\"'\\]*:(?!\$|//)(?:[^\s\"'\\]|\\(?![\"'nrt]))+"
         r"|[^\s:\"'\\]+(?=:(?:[\s\"'\\]|$))))",
+    ),
+    (
+        # A cookie header's value, as a request sends it (``Cookie: a=b; c=d``) and a response
+        # sets it (``Set-Cookie: a=b; Path=/``): in a header line, in JSON text, curl's
+        # ``-H``; from its first name=value pair to the end of the line or of the quoted
+        # string. It must open with name=value, so prose after "Cookie:" keeps its words.
+        "cookie",
+        _B
+        + _opening("cookie")
+        + r"(?:\\?[\"'])?\s*:\s*(?:\\?[\"'])?"
+        + r"(?P<s>"
+        + _COOKIE_NAME
+        + r"=(?:[^\r\n\"'\\]|\\(?![\"'nrt]))*)",
+    ),
+    (
+        # curl's -b/--cookie name=value (not a cookie jar's file name, which has no "="), on
+        # curl's own command line as for -u below.
+        "cookie",
+        _B + r"curl(?:\.exe)?(?=\s)(?:\\\r?\n|(?![;|&]\s|&&)[^\r\n]){0,400}?\s"
+        r"(?:-b|--cookie)[=\s]\s*(?:\\?[\"'])?"
+        r"(?P<s>" + _COOKIE_NAME + r"=(?:[^\s\"'\\;]|;\s?(?=[^\s\"'\\]))*)",
     ),
     (
         "url_password",
@@ -287,7 +318,7 @@ _HINTS = re.compile(
     r"-----BEGIN|sk-|sk_|rk_|whsec_|A[KSBCRI][IBCOD]A|ghp_|gho_|ghu_|ghs_|ghr_"
     r"|github_pat_|glpat-|AIza|ya29\.|x(?:ox|app-)|hooks\.slack|hf_|npm_|pypi-|SG\.|:AA"
     r"|eyJ|://|@|%40|curl|"
-    + _case_blind("bearer", "key", "secret", "token", "passw", "aws", "authorization")
+    + _case_blind("bearer", "key", "secret", "token", "passw", "aws", "authorization", "cookie")
 )
 
 

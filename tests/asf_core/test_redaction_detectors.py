@@ -74,6 +74,13 @@ SAMPLES: list[tuple[str, str, str]] = [
     # ada:S3cr3tPassw0rd in base64
     ("basic_auth", "Authorization: Basic {}", "YWRhOlMzY3IzdFBhc3N3MHJk"),
     ("basic_auth", "curl -sS -u {} https://api.example.org/v1", "ada:S3cr3tPassw0rd"),
+    (
+        "cookie",
+        "curl -H 'Cookie: {}' https://example.org",
+        "sessionid=8f1c2e9a7b6d; csrftoken=Zx9Y",
+    ),
+    ("cookie", '{{"set-cookie": "{}", "n": 1}}', "__cf_bm=Ab3.dE-6; path=/; HttpOnly"),
+    ("cookie", "curl -sS -b {} https://example.org/v1", "session=Qm9vbGVhbg"),
     ("url_password", "postgres://ada:{}@db.example.org/main", "S3cr3tPassw0rd"),
     ("secret", "config: api_key={}; next", "q8Zr2Lm4Nt6Vb"),
     ("email", "write to {} today", "ada.lovelace@example.org"),
@@ -102,6 +109,7 @@ _WORD_BOUNDED = set(KINDS) - {
     "slack_webhook",
     "bearer_token",
     "basic_auth",
+    "cookie",
     "url_password",
     "secret",
     "email",
@@ -153,6 +161,8 @@ def test_every_row_of_the_table_has_a_sample() -> None:
         "call_0e3f9a2b7c4d1e8f6a5b; toolu_01SZB3juMsXcXZbHjVubHiga",
         "xsk-ant-api03-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6 glued to a word",
         "npm install xapp-1-cli xapp-server-framework-2024-extensions-v2",
+        "Cookie: a recipe with chocolate chips; fortune_cookie: a=b",
+        "curl -b cookies.txt https://example.org",
     ],
 )
 def test_ids_hashes_and_words_are_left_alone(text: str) -> None:

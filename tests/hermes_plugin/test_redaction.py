@@ -43,6 +43,7 @@ PLANTED: dict[str, str] = {
     "sk_live_4eC39HqLyjWDarjtT1zdp7dc9Qz": "stripe_key",
     "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789": "huggingface_token",
     "tok3n_Xy9Zw8Vu7Ts6Rq5Po4": "bearer_token",
+    "sessionid=7d9f3a1c5e2b4d6f8a0c": "cookie",
     PEM: "private_key",
     "S3cr3tPassw0rd!x": "url_password",
     "ada.lovelace@example.org": "email",
@@ -116,6 +117,7 @@ def _write(path: Path) -> None:
                     "arguments": json.dumps(
                         {
                             "command": "curl -H 'Authorization: Bearer tok3n_Xy9Zw8Vu7Ts6Rq5Po4' "
+                            "-H 'Cookie: sessionid=7d9f3a1c5e2b4d6f8a0c' "
                             "postgres://deploy:S3cr3tPassw0rd!x@db.internal:5432/app",
                             "env": {"GITHUB_TOKEN": "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R"},
                         }
