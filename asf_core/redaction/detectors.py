@@ -70,6 +70,9 @@ _DOMAIN = (
 #: start: :class:`_RunFinder` stays exact, since no place after the ``g`` of ``git@`` may
 #: start one (they are inside a word).
 _GIT_REMOTE = r"(?:(?<=://)|(?<=:\\/\\/))git@|git@" + _DOMAIN + r":[A-Za-z0-9_~/.\-]"
+#: From "curl" to a whitespace before one of its options, on curl's own command line: within
+#: 400 characters, to a line break (but one a backslash continues) or to ; | & and &&.
+_ON_CURL_LINE = _B + r"curl(?:\.exe)?(?=\s)(?:\\\r?\n|(?![;|&]\s|&&)[^\r\n]){0,400}?\s"
 #: A cookie's name: an HTTP token (RFC 6265, RFC 9110).
 _COOKIE_NAME = r"[!#$%&*+.^_`|~0-9A-Za-z\-]+"
 _SCHEME_RUN = r"(?i:[a-z0-9+.\-])"
@@ -137,8 +140,7 @@ _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
         # & and &&): docker's -u and others take a uid:gid. A shell variable is no secret
         # ($PASS, ${PASS}, $(cmd)), nor a URL (-u lacking its value).
         "basic_auth",
-        _B + r"curl(?:\.exe)?(?=\s)(?:\\\r?\n|(?![;|&]\s|&&)[^\r\n]){0,400}?\s"
-        r"(?:-[A-Za-z]*[uU]|--(?:proxy-)?user[=\s])\s*(?:\\?[\"'])?"
+        _ON_CURL_LINE + r"(?:-[A-Za-z]*[uU]|--(?:proxy-)?user[=\s])\s*(?:\\?[\"'])?"
         r"(?P<s>(?!\$)(?:[^\s:\"'\\]*:(?!\$|//)(?:[^\s\"'\\]|\\(?![\"'nrt]))+"
         r"|[^\s:\"'\\]+(?=:(?:[\s\"'\\]|$))))",
     ),
@@ -157,10 +159,9 @@ _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
     ),
     (
         # curl's -b/--cookie name=value (not a cookie jar's file name, which has no "="), on
-        # curl's own command line as for -u below.
+        # curl's own command line as for -u above.
         "cookie",
-        _B + r"curl(?:\.exe)?(?=\s)(?:\\\r?\n|(?![;|&]\s|&&)[^\r\n]){0,400}?\s"
-        r"(?:-b|--cookie)[=\s]\s*(?:\\?[\"'])?"
+        _ON_CURL_LINE + r"(?:-b|--cookie)[=\s]\s*(?:\\?[\"'])?"
         r"(?P<s>" + _COOKIE_NAME + r"=(?:[^\s\"'\\;]|;\s?(?=[^\s\"'\\]))*)",
     ),
     (
