@@ -11,7 +11,7 @@ import functools
 import hashlib
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 from typing import Any, Final
@@ -22,6 +22,7 @@ __all__ = [
     "ENVELOPE",
     "RESERVED",
     "IdError",
+    "NumberedNames",
     "body_of",
     "content_hash",
     "entry_id",
@@ -283,3 +284,26 @@ def name_uuid(name: str) -> str:
     data = _NIL.bytes + name.encode("utf-8", "surrogatepass")
     digest = hashlib.sha1(data, usedforsecurity=False).digest()  # as uuid5 hashes
     return str(uuid.UUID(bytes=digest[:16], version=5))
+
+
+class NumberedNames:
+    """Names made unique within a file (a call id ASF needs once per session): a name is
+    given as it is while it is free, else as ``<name>-2``, ``<name>-3`` ..., the first not
+    taken. Each name remembers where its search stopped, so a name repeated thousands of
+    times is not searched from the start each time (quadratic)."""
+
+    def __init__(self, taken: Iterable[str] = ()) -> None:
+        #: Every name given, and those reserved at the start (never given to another).
+        self.taken = set(taken)
+        self._next: dict[str, int] = {}
+
+    def give(self, name: str) -> str:
+        """``name``, or its first free ``<name>-<n>``; taken from now on."""
+        n = self._next.get(name, 1)
+        given = name if n == 1 else f"{name}-{n}"
+        while given in self.taken:
+            n += 1
+            given = f"{name}-{n}"
+        self._next[name] = n + 1
+        self.taken.add(given)
+        return given

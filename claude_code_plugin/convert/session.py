@@ -21,7 +21,7 @@ from attrs import define, field
 
 from asf_core.files import open_regular
 from asf_core.formats import StoreError
-from asf_core.ids import IdError, migrate_ts, ts_ok
+from asf_core.ids import IdError, NumberedNames, migrate_ts, ts_ok
 from asf_core.model import Entry, ParentRef
 from asf_core.writer import seal
 from claude_code_plugin.convert import derived
@@ -63,24 +63,17 @@ class Child:
 
 def call_renames(index: FileIndex) -> dict[int, dict[str, str]]:
     """ASF needs call ids unique in the file: a native id seen again (a replay, a resumed
-    session) gets ``<id>-<n>``; position -> native id -> ASF id, for the lines concerned."""
+    session) gets ``<id>-<n>``, none of the file's native ids; position -> native id -> ASF
+    id, for the lines concerned."""
     seen: set[str] = set()
-    taken = {call for line in index.lines for call in line.calls}
-    #: Native id -> the n its next repeat tries first: the ones below are taken, so a call
-    #: repeated thousands of times is not searched from 2 each time (quadratic).
-    tried: dict[str, int] = {}
+    names = NumberedNames(call for line in index.lines for call in line.calls)
     renames: dict[int, dict[str, str]] = {}
     for pos, line in enumerate(index.lines):
         for call in line.calls:
             if call not in seen:
                 seen.add(call)
                 continue
-            n = tried.get(call, 2)
-            while f"{call}-{n}" in taken:
-                n += 1
-            tried[call] = n + 1
-            taken.add(f"{call}-{n}")
-            renames.setdefault(pos, {})[call] = f"{call}-{n}"
+            renames.setdefault(pos, {})[call] = names.give(call)
     return renames
 
 

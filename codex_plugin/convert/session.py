@@ -22,6 +22,7 @@ from typing import Any, Final
 from attrs import frozen
 
 from asf_core.formats import StoreError
+from asf_core.ids import NumberedNames
 from asf_core.model import Compaction, Config, Custom, Entry, Header, Item, Response
 from codex_plugin import NS
 from codex_plugin.convert.history import (
@@ -105,13 +106,10 @@ class _Conversion:
         self.model: str | None = None
         self.meta_seen = False
         #: Call ids given so far, and the one each native call id stands for now.
-        self.call_ids: set[str] = set()
+        self.call_ids = NumberedNames()
         self.renamed: dict[str, str] = {}
         #: The native call id each given one stands for, where they differ.
         self.native: dict[str, str] = {}
-        #: Native call id -> the n its next repeat tries first (those below are given): a
-        #: call id repeated thousands of times is not searched from 1 each time (quadratic).
-        self.tried: dict[str, int] = {}
         self.counts: dict[str, int] = {
             "lines": 0,
             "items": 0,
@@ -143,14 +141,7 @@ class _Conversion:
         if not isinstance(native, str):
             return item, member
         if item.get("type") in CALLS:
-            ours, n = native, self.tried.get(native, 1)
-            if n > 1:
-                ours = f"{native}-{n}"
-            while ours in self.call_ids:
-                n += 1
-                ours = f"{native}-{n}"
-            self.tried[native] = n + 1
-            self.call_ids.add(ours)
+            ours = self.call_ids.give(native)
             self.renamed[native] = ours
             if ours != native:
                 self.native[ours] = native

@@ -466,3 +466,14 @@ def test_a_name_uuid_is_uuid5_and_a_name_with_lone_surrogates_has_its_own(name: 
     odd = {name_uuid(name + s) for s in ("\ud800", "\udfff", "\udc80", "\ufffd")}
     assert len(odd) == 4
     assert uuid.UUID(next(iter(odd))).version == 5
+
+
+def test_numbered_names_give_each_name_once() -> None:
+    """A name is given as it is while free, then ``-2``, ``-3`` ... past any taken, reserved
+    names included; other names keep their own count."""
+    from asf_core.ids import NumberedNames
+
+    names = NumberedNames(["a-2", "b"])
+    given = [names.give(n) for n in ("a", "a", "b", "a", "b", "a-3")]
+    assert given == ["a", "a-3", "b-2", "a-4", "b-3", "a-3-2"]
+    assert len(set(given)) == len(given)
