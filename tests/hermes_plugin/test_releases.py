@@ -30,6 +30,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -131,51 +132,59 @@ def _name(dist: str, version: str) -> str:
     return "hermes-" + (version if dist == "hermes-agent" else f"{dist.split('-')[-1]}-{version}")
 
 
-def _fresh(out: Path, *sources: Path) -> tuple[bool, str]:
-    """Whether ``out`` was made from these very scripts, and their digest."""
+def _made(out: Path, sources: tuple[Path, ...], command: Callable[[], list[str]]) -> Path:
+    """``out``, made by the command ``command`` gives (its venv made then, when needed) when
+    it is missing or was made from other versions of these scripts."""
     stamp = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
     done = out / ".made-by-sha256"
-    return done.is_file() and done.read_text().strip() == stamp, stamp
+    if not (done.is_file() and done.read_text().strip() == stamp):
+        _run(command())
+        done.write_text(stamp + "\n", encoding="utf-8")
+    return out
 
 
 def _fixtures(dist: str, version: str) -> Path:
-    """The release's fixture directory under the cache's fixture root (made when missing or
-    when the generator changed)."""
+    """The release's fixture directory under the cache's fixture root."""
     out = CACHE / "fixtures" / _name(dist, version)
-    fresh, stamp = _fresh(out, GENERATOR)
-    if fresh:
-        return out
-    python = _venv(dist, version)
-    cmd = [sys.executable, str(GENERATOR), "--python", str(python), "--out", str(out)]
-    _run([*cmd, "--stub-modules", "yaml,httpx,requests", "--profile", "work"])
-    (out / ".made-by-sha256").write_text(stamp + "\n", encoding="utf-8")
-    return out
+
+    def command() -> list[str]:
+        python = _venv(dist, version)
+        cmd = [sys.executable, str(GENERATOR), "--python", str(python), "--out", str(out)]
+        return [*cmd, "--stub-modules", "yaml,httpx,requests", "--profile", "work"]
+
+    return _made(out, (GENERATOR,), command)
 
 
 def _scenarios(dist: str, version: str) -> Path:
     """The release's scenario directory under the cache's scenario root."""
     out = CACHE / "scenarios" / f"{_name(dist, version)}-scenarios"
-    fresh, stamp = _fresh(out, GENERATOR, SCENARIOS)
-    if fresh:
-        return out
-    python = _venv(dist, version)
-    _run([str(python), str(SCENARIOS), "--generator", str(GENERATOR), "--out", str(out)])
-    (out / ".made-by-sha256").write_text(stamp + "\n", encoding="utf-8")
-    return out
+
+    def command() -> list[str]:
+        python = _venv(dist, version)
+        return [str(python), str(SCENARIOS), "--generator", str(GENERATOR), "--out", str(out)]
+
+    return _made(out, (GENERATOR, SCENARIOS), command)
 
 
 def _agent_loop(version: str, mode: str) -> Path:
     """The agent loop's directory for a release and a compression mode (``inplace`` or
     ``split``)."""
     out = CACHE / "agent-loop" / f"hermes-agentloop-{version}-{mode}"
-    fresh, stamp = _fresh(out, GENERATOR, AGENT_LOOP)
-    if fresh:
-        return out
-    python = _venv("hermes-agent", version, deps=True)
-    split = ["--split"] if mode == "split" else []
-    _run([str(python), str(AGENT_LOOP), "--generator", str(GENERATOR), "--out", str(out), *split])
-    (out / ".made-by-sha256").write_text(stamp + "\n", encoding="utf-8")
-    return out
+
+    def command() -> list[str]:
+        python = _venv("hermes-agent", version, deps=True)
+        split = ["--split"] if mode == "split" else []
+        return [
+            str(python),
+            str(AGENT_LOOP),
+            "--generator",
+            str(GENERATOR),
+            "--out",
+            str(out),
+            *split,
+        ]
+
+    return _made(out, (GENERATOR, AGENT_LOOP), command)
 
 
 def _check(root: Path, name: str, tests: list[str]) -> None:
