@@ -210,7 +210,7 @@ def _resets_above(session: SessionView) -> dict[str, str | None]:
     found: dict[str, str | None] = {}
     for entry in session.entries:
         ident = entry.id or ""
-        up = session.up_of(ident) if ident in session.by_id else None
+        up = session.up_of(ident) if entry.id is not None else None
         found[ident] = None if up is None else up if _resets(session.by_id[up]) else found[up]
     return found
 
@@ -228,9 +228,9 @@ def omitted_of_findings(session: SessionView) -> Iterable[Finding]:
         if resets is None:
             resets = _resets_above(session)
         ident = entry.id or ""
+        reset = resets.get(ident)  # the nearest list-discarding entry above this config
         for of in ofs:
             named = session.by_id.get(of) if isinstance(of, str) else None
-            reset = resets.get(ident)
             why = ""
             if named is None or entry.id is None or not session.above(of, ident):
                 why = "names no entry on the path before this config"
