@@ -152,18 +152,24 @@ def _remember(values: list[str], value: str | None) -> None:
         values.append(value)
 
 
-def text_of(content: Any) -> str | None:
-    """The text of a message's content: a string, or its text blocks joined."""
+def _texts(content: Any) -> list[str] | None:
+    """A message content's texts: a string is one text, a list gives those of its text blocks; None
+    for content of another type."""
     if isinstance(content, str):
-        return content
+        return [content]
     if isinstance(content, list):
-        texts = [
+        return [
             b["text"]
             for b in content
             if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
         ]
-        return "\n".join(texts) if texts else None
     return None
+
+
+def text_of(content: Any) -> str | None:
+    """The text of a message's content: a string, or its text blocks joined."""
+    texts = _texts(content)
+    return "\n".join(texts) if texts else None
 
 
 def _prompt_text(content: Any) -> str | None:
@@ -171,15 +177,8 @@ def _prompt_text(content: Any) -> str | None:
     pasted text unwrapped, joined; a block that is the CLI's markup is left out when another
     is not. IDEs send what the editor shows (``<ide_opened_file>``, ``<ide_selection>``) as
     blocks of their own before the typed text, which alone says what the user asked."""
-    if isinstance(content, str):
-        texts = [content]
-    elif isinstance(content, list):
-        texts = [
-            b["text"]
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-        ]
-    else:
+    texts = _texts(content)
+    if texts is None:
         return None
     texts = [_PASTE.sub(r"\2", t).strip() if "<pasted_content" in t else t for t in texts]
     typed = [t for t in texts if _MARKUP.match(t) is None]
