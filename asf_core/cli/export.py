@@ -29,6 +29,7 @@ from asf_core.cli.output import ExitCode, Fail, err, out, worst
 from asf_core.cli.path_args import STDIN, path_text
 from asf_core.cli.redacting import JoinedSessions, redacted_file, redaction_for
 from asf_core.cli.show import resolve_leaf
+from asf_core.cli.show_input import read_asf_file
 from asf_core.cli.streams import JSON_ESCAPE, encodable
 from asf_core.errors import cannot_write
 from asf_core.export import SessionTree, atif_document, otel_request
@@ -40,7 +41,7 @@ from asf_core.export.transcript_html import render_html
 from asf_core.export.transcript_text import render_markdown, render_text
 from asf_core.files import write_atomic
 from asf_core.pipeline.access import file_mode, make_within
-from asf_core.reader import FormatError, read_session
+from asf_core.reader import FormatError
 from asf_core.safe_text import json_safe, printable
 from asf_core.session_file import SessionFile
 
@@ -75,11 +76,7 @@ class _Job:
 
 def _load(path: Path) -> SessionFile:
     try:
-        return read_session(path)
-    except FileNotFoundError as exc:
-        raise Fail(f"{path}: no such file") from exc
-    except OSError as exc:
-        raise Fail(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        return read_asf_file(path)
     except FormatError as exc:
         raise Fail(f"{path}: not an ASF session file: {exc}") from exc
 

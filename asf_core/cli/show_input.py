@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from asf_core.formats import ConvertedSession
     from asf_core.redaction import SessionRedaction
 
-__all__ = ["Shown", "load"]
+__all__ = ["Shown", "load", "read_asf_file"]
 
 
 @frozen(kw_only=True)
@@ -65,7 +65,9 @@ def _as_asf(session: SessionFile, redaction: SessionRedaction | None, name: str)
     return Shown(session=redacted, name=name)
 
 
-def _asf(path: Path) -> SessionFile:
+def read_asf_file(path: Path) -> SessionFile:
+    """An ASF session file; a missing or unreadable one is a :class:`Fail` naming it (a file
+    that is no ASF session raises ``FormatError``, which each command words its own way)."""
     try:
         return read_session(path)
     except FileNotFoundError as exc:
@@ -165,7 +167,7 @@ def load(args: argparse.Namespace) -> Shown:
                 ) from None
             raise
     try:
-        return _as_asf(_asf(path), redaction, str(path))
+        return _as_asf(read_asf_file(path), redaction, str(path))
     except FormatError as exc:
         not_asf = exc
     try:
