@@ -100,18 +100,30 @@ def visible(item: Any) -> TypeGuard[JSON]:
     return kind != "message" or item.get("role") != "system"
 
 
-def text_of(item: JSON) -> str:
-    """The text parts of a message, joined."""
+def _text_parts(item: JSON) -> list[str]:
+    """The text parts of a message, in order."""
     content = item.get("content")
     if isinstance(content, str):
-        return content
+        return [content]
     if not isinstance(content, list):
-        return ""
-    return "".join(
+        return []
+    return [
         part["text"]
         for part in content
         if isinstance(part, dict) and isinstance(part.get("text"), str)
-    )
+    ]
+
+
+def text_of(item: JSON) -> str:
+    """The text parts of a message, joined."""
+    return "".join(_text_parts(item))
+
+
+def _holds_context(item: JSON) -> bool:
+    """Whether a part of the message is context Codex writes. Codex judges each part
+    (``is_contextual_user_message_content``: any part), and newer CLIs put the plugin list
+    before the environment in one message, so the joined text need not begin with it."""
+    return any(text.lstrip().startswith(_CONTEXT_PREFIXES) for text in _text_parts(item))
 
 
 def is_context(item: Any) -> bool:
@@ -122,15 +134,14 @@ def is_context(item: Any) -> bool:
     role = item.get("role")
     if role == "developer":
         return True
-    return role == "user" and text_of(item).lstrip().startswith(_CONTEXT_PREFIXES)
+    return role == "user" and _holds_context(item)
 
 
 def is_turn(item: Any) -> bool:
     """A user message that starts a turn: typed by the user, not context or a summary."""
     if not isinstance(item, dict) or item.get("type") != "message" or item.get("role") != "user":
         return False
-    text = text_of(item).lstrip()
-    return not text.startswith(_CONTEXT_PREFIXES) and not text.startswith(SUMMARY_PREFIX)
+    return not _holds_context(item) and not text_of(item).lstrip().startswith(SUMMARY_PREFIX)
 
 
 class Brief(NamedTuple):

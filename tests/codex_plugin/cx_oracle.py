@@ -98,11 +98,22 @@ def _text(item: JSON) -> str:
     return "".join(t for t in texts if isinstance(t, str))
 
 
+def _part_injected(item: JSON) -> bool:
+    """Codex calls a user message context when any one of its parts is
+    (``is_contextual_user_message_content``), wherever that part stands."""
+    content = item.get("content")
+    parts = [content] if isinstance(content, str) else content if isinstance(content, list) else []
+    for part in parts:
+        text = part.get("text") if isinstance(part, dict) else part
+        if isinstance(text, str) and text.lstrip().startswith(INJECTED):
+            return True
+    return False
+
+
 def _user_turn(item: JSON) -> bool:
     if item.get("type") != "message" or item.get("role") != "user":
         return False
-    text = _text(item).lstrip()
-    return not text.startswith(INJECTED) and not text.startswith(SUMMARY_START)
+    return not _part_injected(item) and not _text(item).lstrip().startswith(SUMMARY_START)
 
 
 def _injected(item: JSON) -> bool:
@@ -110,7 +121,7 @@ def _injected(item: JSON) -> bool:
         return False
     if item.get("role") == "developer":
         return True
-    return item.get("role") == "user" and _text(item).lstrip().startswith(INJECTED)
+    return item.get("role") == "user" and _part_injected(item)
 
 
 def _rollback_turns(line: JSON) -> int | None:

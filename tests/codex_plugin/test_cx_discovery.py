@@ -394,6 +394,23 @@ def test_a_prompt_without_a_user_message_event_is_the_preview(tmp_path: Path) ->
     assert [s.preview for s in listed if isinstance(s, NativeSession)] == ["Hi", "fix it", "typed"]
 
 
+def test_context_in_a_later_part_is_no_preview(tmp_path: Path) -> None:
+    """CLI 0.151 writes the plugin list and the environment as two parts of one user
+    message, the list first. Codex calls a message context when any part is, so the
+    preview (and the turn count) skips it for the prompt after it."""
+    root = tmp_path / "sessions"
+    plugins = "<recommended_plugins>\n- Notes (notes@curated)\n</recommended_plugins>"
+    environment = "<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"
+    parts = [{"type": "input_text", "text": plugins}, {"type": "input_text", "text": environment}]
+    both = _item("user", plugins)
+    both["payload"]["content"] = parts
+    started = {"type": "event_msg", "payload": {"type": "task_started", "turn_id": "u1"}}
+    write_rollout(root / ROLLOUT, [META, started, both, _item("user", "read the paper")])
+    [listed] = native_sessions(CodexStore(root), read_files=True)
+    assert isinstance(listed, NativeSession)
+    assert listed.preview == "read the paper"
+
+
 def test_an_old_rollout_counts_its_prompts_as_turns(tmp_path: Path) -> None:
     """CLIs up to 0.77 write no ``task_started`` (a 0.41.0 rollout: context, the prompt
     item, its ``user_message`` event with ``kind``, a ``turn_context``, the answer): each

@@ -170,6 +170,24 @@ def test_user_messages_codex_writes_are_no_turns(tmp_path: Path) -> None:
         assert texts == ["kept prompt"]
 
 
+def test_context_in_any_part_makes_a_message_no_turn(tmp_path: Path) -> None:
+    """Codex calls a user message context when any one of its parts is: a message whose
+    first part is the plugin list (CLI 0.151) and whose second is the environment is no
+    turn, so rolling back one turn after it drops the typed turn before it (and the oracle
+    agrees, as ``_converted`` checks)."""
+    rollout = Rollout(THREAD)
+    rollout.meta(THREAD)
+    rollout.item(_msg("user", "kept prompt"))
+    rollout.turn(["say"], False)
+    both = _msg("user", "<recommended_plugins>- Notes</recommended_plugins>")
+    both["content"].append({"type": "input_text", "text": "<environment_context>cwd"})
+    rollout.item(both)
+    rollout.rollback(1)
+    session, _ = _converted(tmp_path, rollout.lines)
+    texts = [i["content"][0]["text"] for i in context_items(session)]
+    assert texts == ["kept prompt"]
+
+
 def _legacy_context(root: Path, prompts: list[str]) -> list[str]:
     rollout = Rollout(THREAD)
     rollout.meta(THREAD)
