@@ -11,6 +11,7 @@ from attrs import frozen
 from asf_core.formats import Finding, NativeSession
 from asf_core.ids import name_uuid
 from codex_plugin.handle import CodexStore
+from codex_plugin.source.layout import COMPRESSED
 from codex_plugin.source.lines import Line, read_lines
 from codex_plugin.source.rollout import Facts, claims, facts_of, named_thread
 
@@ -122,6 +123,13 @@ def native_session(
     )
 
 
+def _not_read(path: Path) -> str:
+    """Why a file named like a rollout is not converted."""
+    if path.name.endswith(COMPRESSED):
+        return "a rollout Codex compressed (zstd), which asf does not read: not converted"
+    return "not a regular file (a FIFO, a device, a link to a folder or to nothing): not converted"
+
+
 def native_sessions(store: CodexStore, *, read_files: bool) -> Iterator[NativeSession | Finding]:
     """Each rollout as a native session (or a finding for one that cannot be read), then
     what is named like a rollout but is no file (never opened: a FIFO would stall the run)
@@ -137,11 +145,6 @@ def native_sessions(store: CodexStore, *, read_files: bool) -> Iterator[NativeSe
             unit = store.relative(path)
             yield NativeSession(id=unit, native=Unread(path=path, unit=unit))
     for path in walk.others:
-        yield Finding(
-            kind="dropped",
-            message="not a regular file (a FIFO, a device, a link to a folder or to nothing): "
-            "not converted",
-            unit=store.relative(path),
-        )
+        yield Finding(kind="dropped", message=_not_read(path), unit=store.relative(path))
     for folder, why in walk.skipped:
         yield unsearchable(folder, why)

@@ -23,6 +23,7 @@ from asf_core.home import home
 from asf_core.walk import Walk, files_under, is_dir, is_file
 
 __all__ = [
+    "COMPRESSED",
     "Found",
     "default_home",
     "default_stores",
@@ -39,6 +40,10 @@ SESSIONS: Final = "sessions"
 ARCHIVED: Final = "archived_sessions"
 SUFFIX: Final = ".jsonl"
 _ROLLOUT: Final = re.compile(r"rollout-.*\.jsonl")
+#: The suffix Codex adds to a rollout it compresses in place (zstd) once it is a week old
+#: (``rollout/src/compression.rs``, sessions and archived sessions alike): asf cannot read
+#: such a file, but says that it is there.
+COMPRESSED: Final = ".zst"
 #: The most of a first line read to judge a file (a session header holds Codex's whole
 #: base instructions: tens of kilobytes); a longer first line is judged on its start.
 _SNIFF_BYTES: Final = 1 << 22
@@ -78,10 +83,20 @@ def is_rollout_name(name: str) -> bool:
     return bool(_ROLLOUT.fullmatch(name))
 
 
+def _rollout_or_compressed(name: str) -> bool:
+    return is_rollout_name(name.removesuffix(COMPRESSED))
+
+
 def rollouts_under(root: Path) -> Walk:
     """Every ``rollout-*.jsonl`` file below ``root``, in path order, and the folders passed
-    over."""
-    return files_under(root, is_rollout_name)
+    over; the rollouts Codex compressed (``rollout-*.jsonl.zst``), which asf cannot read,
+    go with what is no file to ``others``, for the caller to report."""
+    walk = files_under(root, _rollout_or_compressed)
+    compressed = tuple(path for path in walk.files if path.name.endswith(COMPRESSED))
+    if not compressed:
+        return walk
+    plain = tuple(path for path in walk.files if not path.name.endswith(COMPRESSED))
+    return Walk(files=plain, skipped=walk.skipped, others=tuple(sorted(walk.others + compressed)))
 
 
 def _codex_line(value: Any) -> bool:
@@ -142,8 +157,8 @@ def _directory_claim(directory: Path, *, trusted: bool) -> Found | None:
     """A directory holding rollouts: sure when it is a Codex home's ``sessions`` (or below
     it), else when its first judgeable rollout is Codex's."""
     walk = rollouts_under(directory)
-    if not walk.files:
-        return None
+    if not walk.files:  # a home's folder of rollouts Codex compressed is still its store
+        return Found(directory, 1.0, "Codex sessions") if trusted and walk.others else None
     if trusted:
         return Found(directory, 1.0, "Codex sessions")
     for file in walk.files:
