@@ -84,7 +84,10 @@ def item_summary(item: Any, width: int | None = _WIDTH) -> str:
         text = output if isinstance(output, str) else _text_of(output)
         return clip(f"output [{item.get('call_id', '?')}]: {text}", width)
     if kind == "reasoning":
-        return clip(f"reasoning: {_text_of(item.get('summary'))}", width)
+        # The summary is the reasoning written to be shown; a model that writes none
+        # (Anthropic's thinking) has only the raw text, which is better than a blank line.
+        said = _text_of(item.get("summary")) or _text_of(item.get("content"))
+        return clip(f"reasoning: {said}", width)
     return clip(kind, width)
 
 

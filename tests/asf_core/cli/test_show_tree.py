@@ -13,6 +13,7 @@ import pytest
 from fixture_paths import VECTORS
 
 from asf_core.cli.main import ExitCode, main
+from asf_core.cli.render import item_summary
 from asf_core.model import (
     BranchSummary,
     Compaction,
@@ -129,6 +130,21 @@ def test_the_context_says_the_settings_and_items_in_force(
         f"  {made[3][0][7:15]}  reasoning: Arithmetic.",
         f"  {made[4][0][7:15]}  call lookup({{}}) [c1]",
     ]
+
+
+def test_reasoning_without_a_summary_shows_its_text() -> None:
+    """Reasoning kept only as its text, with no summary (as Claude Code's thinking is), says
+    that text in its line; a summary, where there is one, is what the line says."""
+    raw = {
+        "type": "reasoning",
+        "summary": [],
+        "content": [{"type": "reasoning_text", "text": "Two and two make four."}],
+    }
+    assert item_summary(raw) == "reasoning: Two and two make four."
+    summed = {**raw, "summary": [{"type": "summary_text", "text": "Arithmetic."}]}
+    assert item_summary(summed) == "reasoning: Arithmetic."
+    opaque = {"type": "reasoning", "summary": [], "encrypted_content": "x"}
+    assert item_summary(opaque) == "reasoning:"
 
 
 def test_a_prefix_two_entries_share_is_ambiguous(capsys: pytest.CaptureFixture[str]) -> None:
