@@ -11,7 +11,7 @@ from attrs import frozen
 from asf_core.formats import Finding, NativeSession
 from asf_core.ids import name_uuid
 from codex_plugin.handle import CodexStore
-from codex_plugin.source.layout import COMPRESSED
+from codex_plugin.source.compressed import COMPRESSED, plain_name
 from codex_plugin.source.lines import Line, read_lines
 from codex_plugin.source.rollout import Facts, claims, facts_of, named_thread
 
@@ -83,7 +83,7 @@ def native_session(
     if facts.thread is not None and (
         named_thread(path.name) != facts.thread or facts.thread in earlier
     ):  # a copy of a thread: told apart by its file
-        copy = unit.removesuffix(".jsonl").replace("/", ".")
+        copy = plain_name(unit).removesuffix(".jsonl").replace("/", ".")
         name, asf_id = f"{name}~{copy}", name_uuid(f"codex:{facts.thread}/{unit}")
     details = {
         k: v
@@ -126,7 +126,10 @@ def native_session(
 def _not_read(path: Path) -> str:
     """Why a file named like a rollout is not converted."""
     if path.name.endswith(COMPRESSED):
-        return "a rollout Codex compressed (zstd), which asf does not read: not converted"
+        return (
+            f"a compressed copy of {plain_name(path.name)} beside it, which Codex reads "
+            "instead: not converted"
+        )
     return "not a regular file (a FIFO, a device, a link to a folder or to nothing): not converted"
 
 

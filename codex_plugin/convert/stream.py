@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from asf_core.files import open_regular
 from asf_core.formats import StoreError
 from codex_plugin.convert.session import FirstPass, item_of
+from codex_plugin.source.compressed import open_rollout
 from codex_plugin.source.lines import Digest, Line, decode_at, lines_of, read_lines
 
 __all__ = ["RolloutFile"]
@@ -55,7 +55,7 @@ class RolloutFile:
     def lines(self, end: int, digest: Digest | None = None) -> Iterator[Line]:
         """The file's lines up to byte ``end``, read again (every byte fed to ``digest``)."""
         try:
-            with open_regular(self.path) as stream:
+            with open_rollout(self.path) as stream:
                 yield from lines_of(stream, end, digest=digest)
         except OSError as exc:
             raise self._cannot(exc) from exc
@@ -74,7 +74,7 @@ class RolloutFile:
         """The item of the line at offset ``key``, read again."""
         try:
             if self._stream is None:
-                self._stream = open_regular(self.path)
+                self._stream = open_rollout(self.path)
             item = item_of(decode_at(self._stream, key))
         except OSError as exc:
             raise self._cannot(exc) from exc

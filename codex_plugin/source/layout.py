@@ -21,9 +21,9 @@ from attrs import frozen
 
 from asf_core.home import home
 from asf_core.walk import Walk, files_under, is_dir, is_file
+from codex_plugin.source.compressed import COMPRESSED, open_rollout, plain_name
 
 __all__ = [
-    "COMPRESSED",
     "Found",
     "default_home",
     "default_stores",
@@ -40,10 +40,6 @@ SESSIONS: Final = "sessions"
 ARCHIVED: Final = "archived_sessions"
 SUFFIX: Final = ".jsonl"
 _ROLLOUT: Final = re.compile(r"rollout-.*\.jsonl")
-#: The suffix Codex adds to a rollout it compresses in place (zstd) once it is a week old
-#: (``rollout/src/compression.rs``, sessions and archived sessions alike): asf cannot read
-#: such a file, but says that it is there.
-COMPRESSED: Final = ".zst"
 #: The most of a first line read to judge a file (a session header holds Codex's whole
 #: base instructions: tens of kilobytes); a longer first line is judged on its start.
 _SNIFF_BYTES: Final = 1 << 22
@@ -84,19 +80,25 @@ def is_rollout_name(name: str) -> bool:
 
 
 def _rollout_or_compressed(name: str) -> bool:
-    return is_rollout_name(name.removesuffix(COMPRESSED))
+    return is_rollout_name(plain_name(name))
 
 
 def rollouts_under(root: Path) -> Walk:
-    """Every ``rollout-*.jsonl`` file below ``root``, in path order, and the folders passed
-    over; the rollouts Codex compressed (``rollout-*.jsonl.zst``), which asf cannot read,
-    go with what is no file to ``others``, for the caller to report."""
+    """Every rollout below ``root`` (``rollout-*.jsonl``, or ``rollout-*.jsonl.zst`` as
+    Codex compresses them), in path order, and the folders passed over. A compressed one
+    beside its plain form is hidden, as Codex hides it (it reads the plain file): it goes
+    with what is no file to ``others``, for the caller to report."""
     walk = files_under(root, _rollout_or_compressed)
-    compressed = tuple(path for path in walk.files if path.name.endswith(COMPRESSED))
-    if not compressed:
+    plain = {path for path in walk.files if not path.name.endswith(COMPRESSED)}
+    hidden = tuple(
+        path
+        for path in walk.files
+        if path not in plain and path.with_name(plain_name(path.name)) in plain
+    )
+    if not hidden:
         return walk
-    plain = tuple(path for path in walk.files if not path.name.endswith(COMPRESSED))
-    return Walk(files=plain, skipped=walk.skipped, others=tuple(sorted(walk.others + compressed)))
+    files = tuple(path for path in walk.files if path not in hidden)
+    return Walk(files=files, skipped=walk.skipped, others=tuple(sorted(walk.others + hidden)))
 
 
 def _codex_line(value: Any) -> bool:
@@ -115,11 +117,10 @@ def sniff(path: Path) -> bool | None:
     """True when the first readable line of ``path`` is Codex's, False when it is something
     else, None when nothing could be judged (empty, unreadable, only damaged lines)."""
     from asf_core.canonical import JsonError
-    from asf_core.files import open_regular
     from asf_core.strict_json import parse
 
     try:
-        with open_regular(path) as stream:
+        with open_rollout(path) as stream:
             head = stream.read(4096)
             if b"\0" in head:
                 return False
@@ -142,10 +143,11 @@ def sniff(path: Path) -> bool | None:
 
 
 def _file_claim(path: Path) -> Found | None:
-    if path.suffix != SUFFIX:
+    name = plain_name(path.name)
+    if Path(name).suffix != SUFFIX:
         return None
     verdict = sniff(path)
-    named = is_rollout_name(path.name)
+    named = is_rollout_name(name)
     if verdict is True:
         return Found(path, 1.0 if named else 0.9, "Codex rollout file")
     if verdict is None and named:  # named as Codex names them, nothing to read: say why
@@ -157,8 +159,8 @@ def _directory_claim(directory: Path, *, trusted: bool) -> Found | None:
     """A directory holding rollouts: sure when it is a Codex home's ``sessions`` (or below
     it), else when its first judgeable rollout is Codex's."""
     walk = rollouts_under(directory)
-    if not walk.files:  # a home's folder of rollouts Codex compressed is still its store
-        return Found(directory, 1.0, "Codex sessions") if trusted and walk.others else None
+    if not walk.files:
+        return None
     if trusted:
         return Found(directory, 1.0, "Codex sessions")
     for file in walk.files:

@@ -23,7 +23,7 @@ from typing import Any, BinaryIO, Protocol
 
 from attrs import frozen
 
-from asf_core.files import open_regular
+from codex_plugin.source.compressed import open_rollout
 
 __all__ = ["Digest", "Line", "decode_at", "lines_of", "raw_form", "read_lines"]
 
@@ -72,8 +72,9 @@ class Digest(Protocol):
 
 
 def read_lines(path: Path, digest: Digest | None = None) -> Iterator[Line]:
-    """The lines of the rollout at ``path``, streamed; ``OSError`` if it cannot be opened."""
-    with open_regular(path) as stream:
+    """The lines of the rollout at ``path`` (inflated, if Codex compressed it), streamed;
+    ``OSError`` if it cannot be opened."""
+    with open_rollout(path) as stream:
         yield from lines_of(stream, digest=digest)
 
 

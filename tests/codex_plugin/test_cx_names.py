@@ -93,33 +93,6 @@ def test_what_is_named_like_a_rollout_but_is_no_file_is_reported(tmp_path: Path)
     assert len(report["files"]) == 1
 
 
-def test_a_rollout_codex_compressed_is_reported_not_missed(tmp_path: Path) -> None:
-    """Codex compresses a week-old rollout in place (``rollout-*.jsonl.zst``, zstd), in
-    ``sessions`` and ``archived_sessions`` alike. asf cannot read one, but reports each as
-    dropped, saying why, instead of passing it over in silence; a home's folder holding
-    only such files is still a store to report on."""
-    home = tmp_path / ".codex"
-    sessions, archived = home / "sessions", home / "archived_sessions"
-    write_rollout(
-        sessions / "rollout-2026-03-01T10-00-00-real.jsonl", [{**_META, "payload": {"id": "t"}}]
-    )
-    frame = b"\x28\xb5\x2f\xfd" + b"\0" * 8  # a zstd frame's magic, then no real frame
-    (sessions / "rollout-2026-02-01T10-00-00-old.jsonl.zst").write_bytes(frame)
-    archived.mkdir()
-    (archived / "rollout-2026-01-01T10-00-00-older.jsonl.zst").write_bytes(frame)
-    (sessions / "notes.jsonl.zst").write_bytes(frame)  # no rollout's name: not Codex's
-    out = tmp_path / "out"
-    assert convert([home], out) == 0
-    reports = reports_in(out)
-    dropped = sorted((f["unit"], f["message"]) for r in reports for f in r["dropped"])
-    why = "a rollout Codex compressed (zstd), which asf does not read: not converted"
-    assert dropped == [
-        ("rollout-2026-01-01T10-00-00-older.jsonl.zst", why),
-        ("rollout-2026-02-01T10-00-00-old.jsonl.zst", why),
-    ]
-    assert sum(len(r["files"]) for r in reports) == 1
-
-
 def test_a_headerless_rollout_is_named_by_the_last_id_in_its_name(tmp_path: Path) -> None:
     """With no header, the thread is the file name's last UUID (Codex puts the thread's id
     last: an earlier one is some other id the name was given)."""
