@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import errno
 import sys
-import tempfile
 from pathlib import Path
 from typing import BinaryIO, Final
 
@@ -47,6 +46,9 @@ def open_rollout(path: Path) -> BinaryIO:
 
 
 def _inflated(packed: BinaryIO, path: Path) -> BinaryIO:
+    # Imported here: a run that reads no compressed rollout loads none of them.
+    import tempfile
+
     if sys.version_info >= (3, 14):
         from compression import zstd
     else:
