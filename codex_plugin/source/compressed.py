@@ -61,7 +61,7 @@ def _inflated(packed: BinaryIO, path: Path) -> BinaryIO:
             while chunk := stream.read(_CHUNK):
                 size += len(chunk)
                 if size > MAX_INFLATED:
-                    raise OSError(errno.EFBIG, "inflates beyond 8 GiB", str(path))
+                    raise OSError(errno.EFBIG, f"inflates past {MAX_INFLATED:,} bytes", str(path))
                 out.write(chunk)
         out.seek(0)
     except (zstd.ZstdError, EOFError) as exc:

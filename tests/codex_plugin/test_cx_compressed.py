@@ -166,9 +166,27 @@ def test_a_rollout_inflating_beyond_the_limit_is_refused(
     packed = tmp_path / "rollout-2026-03-01T10-00-00-x.jsonl.zst"
     packed.write_bytes(zstd.compress(b"x" * 5_000_000))
     monkeypatch.setattr(compressed, "MAX_INFLATED", 4_000_000)
-    with pytest.raises(OSError, match="inflates beyond") as raised:
+    with pytest.raises(OSError, match="inflates past 4,000,000 bytes") as raised:
         open_rollout(packed)
     assert raised.value.errno == errno.EFBIG
     monkeypatch.setattr(compressed, "MAX_INFLATED", 5_000_000)
     with open_rollout(packed) as stream:
         assert stream.seek(0, 2) == 5_000_000
+
+
+def test_inflating_holds_a_chunk_not_the_rollout(tmp_path: Path) -> None:
+    """A compressed rollout is inflated to disk a chunk at a time: memory stays flat
+    whatever it inflates to (48 MB here, a few MB of buffers held at most)."""
+    import tracemalloc
+
+    line = json.dumps({"type": "event_msg", "payload": {"text": "x" * 900}}).encode() + b"\n"
+    packed = tmp_path / "rollout-2026-03-01T10-00-00-x.jsonl.zst"
+    packed.write_bytes(zstd.compress(line * (48 * 1024 * 1024 // len(line))))
+    tracemalloc.start()
+    try:
+        with open_rollout(packed) as stream:
+            assert stream.seek(0, 2) > 47 * 1024 * 1024
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 1024 * 1024
