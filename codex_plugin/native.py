@@ -10,6 +10,7 @@ from attrs import frozen
 
 from asf_core.formats import Finding, NativeSession
 from asf_core.ids import name_uuid
+from asf_core.walk import is_file
 from codex_plugin.handle import CodexStore
 from codex_plugin.source.compressed import COMPRESSED, plain_name
 from codex_plugin.source.lines import Line, read_lines
@@ -124,8 +125,9 @@ def native_session(
 
 
 def _not_read(path: Path) -> str:
-    """Why a file named like a rollout is not converted."""
-    if path.name.endswith(COMPRESSED):
+    """Why a file named like a rollout is not converted: a compressed copy beside its plain
+    rollout (the walk's only regular files among what it does not hand over), or no file."""
+    if path.name.endswith(COMPRESSED) and is_file(path):
         return (
             f"a compressed copy of {plain_name(path.name)} beside it, which Codex reads "
             "instead: not converted"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -190,3 +191,25 @@ def test_inflating_holds_a_chunk_not_the_rollout(tmp_path: Path) -> None:
     finally:
         tracemalloc.stop()
     assert peak < 8 * 1024 * 1024
+
+
+def test_a_fifo_named_like_a_compressed_rollout_is_no_file_and_never_opened(
+    tmp_path: Path,
+) -> None:
+    """What is named like a compressed rollout but is no file is reported as such (not as a
+    compressed copy), and never opened: a FIFO would stall the run."""
+    sessions = tmp_path / ".codex" / "sessions"
+    name = "rollout-2026-03-01T10-00-00-019c8bfe-0000-7000-8000-000000000002.jsonl"
+    meta = {"timestamp": "2026-03-01T10:00:00Z", "type": "session_meta"}
+    write_rollout(sessions / name, [{**meta, "payload": {"id": "t"}}])
+    os.mkfifo(sessions / f"{name}.zst")
+    os.mkfifo(sessions / "rollout-2026-03-01T10-00-01-alone.jsonl.zst")
+    out = tmp_path / "out"
+    assert convert([tmp_path / ".codex"], out) == 0
+    (report,) = reports_in(out)
+    why = "not a regular file (a FIFO, a device, a link to a folder or to nothing): not converted"
+    assert sorted((f["unit"], f["message"]) for f in report["dropped"]) == [
+        (f"{name}.zst", why),
+        ("rollout-2026-03-01T10-00-01-alone.jsonl.zst", why),
+    ]
+    assert len(report["files"]) == 1
