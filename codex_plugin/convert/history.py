@@ -119,11 +119,12 @@ def text_of(item: JSON) -> str:
     return "".join(_text_parts(item))
 
 
-def _holds_context(item: JSON) -> bool:
-    """Whether a part of the message is context Codex writes. Codex judges each part
-    (``is_contextual_user_message_content``: any part), and newer CLIs put the plugin list
-    before the environment in one message, so the joined text need not begin with it."""
-    return any(text.lstrip().startswith(_CONTEXT_PREFIXES) for text in _text_parts(item))
+def _holds_context(parts: list[str]) -> bool:
+    """Whether a part of a message (its text parts) is context Codex writes. Codex judges
+    each part (``is_contextual_user_message_content``: any part), and newer CLIs put the
+    plugin list before the environment in one message, so the joined text need not begin
+    with it."""
+    return any(text.lstrip().startswith(_CONTEXT_PREFIXES) for text in parts)
 
 
 def is_context(item: Any) -> bool:
@@ -134,14 +135,15 @@ def is_context(item: Any) -> bool:
     role = item.get("role")
     if role == "developer":
         return True
-    return role == "user" and _holds_context(item)
+    return role == "user" and _holds_context(_text_parts(item))
 
 
 def is_turn(item: Any) -> bool:
     """A user message that starts a turn: typed by the user, not context or a summary."""
     if not isinstance(item, dict) or item.get("type") != "message" or item.get("role") != "user":
         return False
-    return not _holds_context(item) and not text_of(item).lstrip().startswith(SUMMARY_PREFIX)
+    parts = _text_parts(item)  # read once for both tests
+    return not _holds_context(parts) and not "".join(parts).lstrip().startswith(SUMMARY_PREFIX)
 
 
 class Brief(NamedTuple):
