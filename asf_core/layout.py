@@ -52,15 +52,25 @@ def slug(text: str) -> str:
     return _UNSAFE.sub("_", text).lstrip(".") or "_"
 
 
-def store_label(path: Path) -> str:
+def store_label(path: Path, *, redact: bool = False) -> str:
     """The directory name for one store's output, stable across runs and collision-free.
 
     Readable part: the store's parent directory and file name; unique part: the first 10 hex
     digits of the SHA-256 of its resolved absolute path. ``/home/u/.hermes/state.db`` becomes
-    ``hermes-state.db-<hash>``.
+    ``hermes-state.db-<hash>``. ``redact`` spells a home directory's account name in the
+    readable part ``USER`` (``/home/ada/.codex`` is ``USER-.codex-<hash>``): a placeholder
+    numbered in the order a run meets values would move the folder from run to run.
     """
     resolved = path.resolve()
-    readable = slug("-".join(p for p in (resolved.parent.name, resolved.name) if p))[:60]
+    shown = resolved
+    if redact:
+        from asf_core.redaction.detectors import home_users
+
+        text = str(resolved)
+        for start, end in reversed(home_users(text)):
+            text = text[:start] + "USER" + text[end:]
+        shown = Path(text)
+    readable = slug("-".join(p for p in (shown.parent.name, shown.name) if p))[:60]
     digest = hashlib.sha256(os.fsencode(resolved)).hexdigest()[:10]
     return f"{readable}-{digest}"
 
@@ -139,6 +149,6 @@ def session_file_name(name: str) -> str | None:
     return None if file_name == REPORT_NAME else file_name
 
 
-def store_dir(out_dir: Path, format: str, store: Path) -> Path:
+def store_dir(out_dir: Path, format: str, store: Path, *, redact: bool = False) -> Path:
     """The directory one store's output goes to: ``<out>/<format>/<store label>``."""
-    return out_dir / slug(format) / store_label(store)
+    return out_dir / slug(format) / store_label(store, redact=redact)

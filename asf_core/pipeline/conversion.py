@@ -141,7 +141,7 @@ def convert_store(
     run without a problem did not write are deleted (:mod:`asf_core.pipeline.left`).
     """
     claim = candidate.claim
-    dest = store_dir(out_dir, claim.format, claim.path)
+    dest = store_dir(out_dir, claim.format, claim.path, redact=redaction is not None)
     inputs = inputs if inputs is not None else Inputs.of([claim.path])
     guard = inputs if inputs.near(dest) else None
     wanted = selection or Selection()

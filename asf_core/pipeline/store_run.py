@@ -275,8 +275,17 @@ class StoreRun:
     def close(self, store: StoreHandle | None) -> None:
         """Make the files durable, close the store, write the records and the report."""
         report = self.report
+        # The report beside the files names the store and describes it as the sessions do:
+        # redacted (an account name in a path); the caller's report object keeps them.
+        shown: dict[str, Any] = {}
         if self.redaction is not None:
-            report.add_redactions(STORE_REDACTIONS, self.redaction.redactor.take_counts())
+            redactor = self.redaction.redactor
+            shown["path"], shown["output"] = (
+                redactor.text(report.path),
+                redactor.text(report.output),
+            )
+            shown["store"] = redactor.value(report.store)
+            report.add_redactions(STORE_REDACTIONS, redactor.take_counts())
         try:
             self.syncer.finish(self.dest)
         except OSError as exc:
@@ -292,7 +301,9 @@ class StoreRun:
             self.guard.check_write(self.dest / REPORT_NAME)
             self.guard.check_write(self.dest / FINGERPRINTS_NAME)
         try:
-            written = write_report(self.dest / REPORT_NAME, report)
+            written = write_report(
+                self.dest / REPORT_NAME, attrs.evolve(report, **shown) if shown else report
+            )
             if self.old is not None:
                 kept = self.new if report.complete else {**self.old, **self.new}
                 self._save(kept, self._whole(written))

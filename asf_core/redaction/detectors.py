@@ -13,7 +13,9 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
-__all__ = ["KINDS", "Span", "find_secrets", "phone_finder"]
+from asf_core.redaction.home_paths import HOME_USER_PATTERNS
+
+__all__ = ["KINDS", "Span", "find_secrets", "home_users", "phone_finder"]
 
 #: A found secret: where it starts and ends in the text, and what kind it is.
 Span = tuple[int, int, str]
@@ -192,6 +194,7 @@ _PATTERNS: Final[tuple[tuple[str, str], ...]] = (
         _B + f"(?!{_GIT_REMOTE})" + _EMAIL_RUN + _EMAIL_RUN + r"*@" + _DOMAIN + _E,
     ),
     ("email_encoded", _B + _ENCODED_RUN + _ENCODED_RUN + r"*%40" + _DOMAIN + _E),
+    *HOME_USER_PATTERNS,
 )
 #: Patterns reported under another kind's name.
 _REPORTED_AS: Final = {"email_encoded": "email"}
@@ -318,7 +321,7 @@ KINDS: Final[tuple[str, ...]] = (
 _HINTS = re.compile(
     r"-----BEGIN|sk-|sk_|rk_|whsec_|A[KSBCRI][IBCOD]A|ghp_|gho_|ghu_|ghs_|ghr_"
     r"|github_pat_|glpat-|AIza|ya29\.|x(?:ox|app-)|hooks\.slack|hf_|npm_|pypi-|SG\.|:AA"
-    r"|eyJ|://|@|%40|curl|"
+    r"|eyJ|://|@|%40|curl|/Users/|/home/|Users\\|-Users-|-home-|"
     + _case_blind("bearer", "key", "secret", "token", "passw", "aws", "authorization", "cookie")
 )
 
@@ -344,6 +347,23 @@ def find_secrets(text: str, phones: Callable[[str], list[Span]] | None = None) -
     found.sort(key=lambda f: (f[0], f[1]))
     kept: list[Span] = []
     for _, _, span in found:
+        if not kept or span[0] >= kept[-1][1]:
+            kept.append(span)
+    return kept
+
+
+def home_users(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` spells a home directory's account name (``home_user``), earliest
+    first: what a redacted run leaves out of the names it gives folders."""
+    found = [
+        match.span("s")
+        for kind, _, finditer in _FINDERS
+        if kind == "home_user"
+        for match in finditer(text)
+    ]
+    found.sort()
+    kept: list[tuple[int, int]] = []
+    for span in found:
         if not kept or span[0] >= kept[-1][1]:
             kept.append(span)
     return kept

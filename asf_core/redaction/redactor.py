@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
 from asf_core.redaction.detectors import Span, find_secrets, phone_finder
+from asf_core.redaction.home_paths import GENERIC_ACCOUNTS
 
 __all__ = ["MissingDetector", "Redactor", "placeholder_pattern"]
 
@@ -99,10 +100,16 @@ class Redactor:
         whole = self._personal.get(text)
         if whole is not None:
             return self.placeholder(whole, text)
-        spans = self._personal_spans(text) + find_secrets(text, self._phones)
+        secrets = find_secrets(text, self._phones)
+        if secrets:
+            self._learn_accounts(text, secrets)
+        spans = self._personal_spans(text) + secrets
         if not spans:
             return text
-        spans.sort(key=lambda s: s[0])  # stable: a personal value before a secret at one place
+        # At one place the longer wins (an e-mail address over the account name it opens
+        # with: the name alone would leave the rest of the address); of two alike, the
+        # personal value (the sort is stable).
+        spans.sort(key=lambda s: (s[0], s[0] - s[1]))
         out: list[str] = []
         at = 0
         for start, end, kind in spans:
@@ -113,6 +120,20 @@ class Redactor:
             at = end
         out.append(text[at:])
         return "".join(out)
+
+    def _learn_accounts(self, text: str, secrets: list[Span]) -> None:
+        """An account name found in a home directory's path names its person wherever else
+        it stands as a word (``ls -l``'s owner, a shell prompt's ``ada@host``), from this
+        text on; but not a generic account's (``ubuntu``, ``runner``), a common word too."""
+        names = {
+            text[start:end]
+            for start, end, kind in secrets
+            if kind == "home_user"
+            and text[start:end] not in self._personal
+            and text[start:end].casefold() not in GENERIC_ACCOUNTS
+        }
+        if names:
+            self.learn({"home_user": sorted(names)})
 
     def _personal_spans(self, text: str) -> list[Span]:
         if self._personal_re is None:

@@ -86,6 +86,9 @@ SAMPLES: list[tuple[str, str, str]] = [
     ("email", "write to {} today", "ada.lovelace@example.org"),
     # percent-encoded in a URL's query, as it leaked before
     ("email", "GET /users?email={}&page=2", "ada.lovelace%40example.org"),
+    ("home_user", '{{"cwd": "/Users/{}/Code/rune"}}', "ada.lovelace"),
+    ("home_user", r"type C:\Users\{}\Documents\notes.txt", "Ada Lovelace"),
+    ("home_user", "cat ~/.claude/projects/-home-{}-proj/s.jsonl", "ada"),
 ]
 
 
@@ -114,6 +117,7 @@ _WORD_BOUNDED = set(KINDS) - {
     "secret",
     "email",
     "phone",
+    "home_user",
 }
 
 
@@ -719,3 +723,55 @@ def test_case_blind_words_match_as_their_one_group_spelling_did(text: str) -> No
     before = re.compile(_VALUE_AFTER_NAME_BEFORE)
     assert [m.span("s") for m in now.finditer(text)] == [m.span("s") for m in before.finditer(text)]
     assert bool(_HINTS.search(text)) == bool(re.search(_HINTS_BEFORE, text))
+
+
+# --- account names in home directories' paths ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("/Users/ada/Code/x", "ada"),
+        ("cd /home/bob.smith/proj.", "bob.smith"),  # the sentence's dot is not the name's
+        ("open file:///Users/ada/notes.md", "ada"),
+        ("/var/home/carol/.config", "carol"),  # Fedora Silverblue
+        ("/mnt/c/Users/dave/x", "dave"),  # WSL
+        ('"cwd":"/home/erin"', "erin"),
+        ("/Users/ivan_k-9/", "ivan_k-9"),
+        (r"C:\Users\Ada Lovelace\Documents", "Ada Lovelace"),
+        (r"path C:\Users\Ada is here", "Ada"),  # a space ends it where no backslash follows
+        (r"{\"cwd\": \"C:\\Users\\eve\\x\"}", "eve"),  # JSON text in a string
+        ("D:/Users/frank/x", "frank"),
+        ("~/.claude/projects/-Users-gina-proj/s.jsonl", "gina"),
+        ("C--Users-hank-proj", "hank"),
+        ("/home/josé/x", "josé"),
+    ],
+)
+def test_a_home_directory_names_its_account(text: str, name: str) -> None:
+    start = text.index(name)
+    assert find_secrets(text) == [(start, start + len(name), "home_user")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "https://example.com/home/about",  # a page of a site, after its host
+        "see docs/home/index.md and my.home/x",
+        "/Users/Shared/build",  # no one's: macOS's and Windows' common folders
+        r"C:\Users\Public\Desktop and C:\Users\Default User\x and C:\Users\All Users",
+        "/home/$USER/x and /home/${USER} and /home/*/x and /home/",
+        "pass --home-dir /srv and take-home-pay",
+        r"XC:\Users\x",  # no drive letter: a longer word before the colon
+    ],
+)
+def test_paths_that_name_no_account_are_left_alone(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+def test_home_users_are_where_find_secrets_finds_them() -> None:
+    from asf_core.redaction.detectors import home_users
+
+    text = "mail ada@example.org from /home/ada/x, C--Users-bob-p and /Users/carol"
+    spans = [(a, b) for a, b, kind in find_secrets(text) if kind == "home_user"]
+    assert home_users(text) == spans
+    assert [text[a:b] for a, b in spans] == ["ada", "bob", "carol"]

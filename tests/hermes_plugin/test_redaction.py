@@ -55,6 +55,8 @@ PLANTED: dict[str, str] = {
     "Ada Lovelace": "display_name",
     ORIGIN: "origin_json",
     "https://billing.example-corp.net/v1/acct-31337": "billing_base_url",
+    # the CLI session's working directory names its account: the path, then the name
+    "/home/ada": "home_user",
 }
 #: Pieces that must not survive either (the body of the key, the members of origin_json).
 PIECES = ("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "BKcwggSjAgEAAoIBAQC7xq", "ada_l_1815")

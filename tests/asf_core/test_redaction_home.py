@@ -1,0 +1,119 @@
+"""Account names in home directories' paths (``--redact``'s ``home_user``, docs/cli.md): found
+in paths, then wherever the name stands as a word, kept out of the folder names a redacted
+run gives, on the shared homes' real account names (a Claude Code project of ``marco``'s, a
+Codex thread run from ``/Users/macmini``)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from fixture_paths import CLAUDE_HOME, CODEX_HOME
+
+from asf_core.cli.main import main
+from asf_core.layout import store_label
+from asf_core.redaction import Redactor, placeholder_pattern
+
+#: The shared homes' account names, and where they are.
+NAMES = (b"marco", b"macmini")
+PROJECT = CLAUDE_HOME / ".claude" / "projects" / "-home-marco-projects-spotter"
+
+
+def _digest(path: str) -> str:
+    return hashlib.sha256(path.encode()).hexdigest()[:10]
+
+
+@pytest.mark.parametrize(
+    ("path", "plain", "redacted"),
+    [
+        ("/home/adalovelace/.codex", "adalovelace-.codex", "USER-.codex"),
+        ("/Users/ada/.claude/projects/-Users-ada-proj", "projects--Users-ada-proj", None),
+        ("/srv/agents/-Users-ada-x", "agents--Users-ada-x", "agents--Users-USER-x"),
+        ("/srv/hermes/state.db", "hermes-state.db", "hermes-state.db"),
+    ],
+)
+def test_a_redacted_store_folder_spells_the_account_user(
+    path: str, plain: str, redacted: str | None
+) -> None:
+    """The readable part loses the name; the hash stays the path's, so the folder is the same
+    on every run (a numbered placeholder would depend on what the run met first)."""
+    redacted = redacted or "projects--Users-USER-proj"
+    assert store_label(Path(path)) == f"{plain}-{_digest(path)}"
+    assert store_label(Path(path), redact=True) == f"{redacted}-{_digest(path)}"
+
+
+def test_an_account_found_in_a_path_is_replaced_wherever_it_stands_as_a_word() -> None:
+    r = Redactor(phones=False)
+    first = r.text("cd /home/marco/projects/spotter")
+    assert first == "cd /home/[REDACTED:home_user:1]/projects/spotter"
+    listing = r.text("drwxrwxr-x 13 marco marco 4096 Feb 10 .\nmarco@box:~$ ls marcopolo")
+    assert "marco " not in listing
+    assert (
+        placeholder_pattern().sub("P", listing)
+        == "drwxrwxr-x 13 P P 4096 Feb 10 .\nP@box:~$ ls marcopolo"
+    )
+    assert r.take_counts() == {"home_user": 4}
+
+
+def test_an_account_in_a_text_is_replaced_there_too_before_and_after_the_path() -> None:
+    r = Redactor(phones=False)
+    out = r.text("marco wrote /Users/marco/notes.md; ask marco")
+    assert placeholder_pattern().sub("P", out) == "P wrote /Users/P/notes.md; ask P"
+
+
+def test_a_generic_account_is_replaced_in_paths_only() -> None:
+    r = Redactor(phones=False)
+    assert r.text("/home/ubuntu/app and /home/runner/work") == (
+        "/home/[REDACTED:home_user:1]/app and /home/[REDACTED:home_user:2]/work"
+    )
+    assert r.text("sudo apt install ubuntu-desktop; the runner ran") == (
+        "sudo apt install ubuntu-desktop; the runner ran"
+    )
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def test_no_account_name_is_left_in_a_redacted_conversion_of_real_homes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Claude Code project named after ``/home/marco/...`` (``ls -l`` listings name its
+    owner) and a Codex home with a thread from ``/Users/macmini``: unredacted, the names are
+    in the files and their folders' names; redacted, in no byte and no name, and every file
+    verifies."""
+    projects = tmp_path / "projects"
+    shutil.copytree(PROJECT, projects / PROJECT.name)
+    plain, redacted = tmp_path / "plain", tmp_path / "redacted"
+    sources = [str(projects / PROJECT.name), str(CODEX_HOME / ".codex")]
+    assert main(["convert", *sources, "-o", str(plain), "--quiet"]) == 0
+    seen = _files(plain)
+    for name in NAMES:
+        assert any(name in data for data in seen.values()), name
+    assert any("marco" in path for path in seen), "the store folder names the account"
+    assert main(["convert", *sources, "-o", str(redacted), "--redact", "--quiet"]) == 0
+    written = _files(redacted)
+    assert len([p for p in written if p.endswith(".jsonl")]) == len(
+        [p for p in seen if p.endswith(".jsonl")]
+    )
+    for path, data in written.items():
+        for name in NAMES:
+            assert name not in path.encode(), path
+            assert name not in data, (path, name)
+    reports = [json.loads(data) for path, data in written.items() if path.endswith("report.json")]
+    assert sum(c.get("home_user", 0) for r in reports for c in r["redactions"].values()) > 0
+    capsys.readouterr()
+    assert main(["verify", str(redacted)]) == 0
+
+
+def test_an_address_that_opens_with_the_account_name_is_replaced_whole() -> None:
+    """At one place the longer span wins: the learned name alone would leave the rest of the
+    address (``[REDACTED:home_user:1].lovelace@example.org``)."""
+    r = Redactor(phones=False)
+    r.text("/home/ada/x")
+    assert r.text("mail ada.lovelace@example.org, ada") == (
+        "mail [REDACTED:email:1], [REDACTED:home_user:1]"
+    )
