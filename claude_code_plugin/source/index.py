@@ -56,8 +56,11 @@ _MARKUP: Final = re.compile(r"\s*(?:<[a-z]+(?:[-_][a-z]+)+[\s/>]|\[Request inter
 _PASTE: Final = re.compile(
     r'<pasted_content id="([^"]*)">\n?(.*?)\n?</pasted_content id="\1">', re.DOTALL
 )
-#: What a call spawning a sub-agent says about it (``Task``/``Agent`` input members).
-_TASK: Final = ("subagent_type", "description")
+#: The tools that spawn a sub-agent.
+_TASK_TOOLS: Final = ("Task", "Agent")
+#: Where a spawning call's input names the sub-agent's type: ``subagent_type``, or
+#: ``agentType`` (the ``Agent`` calls of CLI 2.1.212 name it so).
+_TASK_TYPE: Final = ("subagent_type", "agentType")
 
 
 def _intern(value: Any) -> str | None:
@@ -207,6 +210,22 @@ def _response_key(message_id: Any, request_id: Any) -> str | None:
     return f"{message_id} {request_id}" if isinstance(request_id, str) else message_id
 
 
+def _task(block: dict[str, Any]) -> dict[str, str]:
+    """What a ``tool_use`` spawning a sub-agent says of it: its ``subagent_type`` and
+    ``description``; empty for a call of another tool (one naming no type and not a ``Task``
+    or ``Agent`` call)."""
+    task = block.get("input")
+    if not isinstance(task, dict):
+        return {}
+    kind = next((task[k] for k in _TASK_TYPE if isinstance(task.get(k), str)), None)
+    if kind is None and block.get("name") not in _TASK_TOOLS:
+        return {}
+    about = {"subagent_type": kind} if kind is not None else {}
+    if isinstance(task.get("description"), str):
+        about["description"] = task["description"]
+    return about
+
+
 def _fill_message(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
     """Role, message id, tool ids and prompt text of a user or assistant line."""
     message = obj.get("message")
@@ -224,10 +243,9 @@ def _fill_message(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
                 if b.get("type") == "tool_use" and isinstance(b.get("id"), str)
             )
             for block in blocks:
-                task = block.get("input")
-                if block.get("type") == "tool_use" and isinstance(task, dict):
-                    about = {k: task[k] for k in _TASK if isinstance(task.get(k), str)}
-                    if "subagent_type" in about and isinstance(block.get("id"), str):
+                if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                    about = _task(block)
+                    if about:
                         index.tasks[block["id"]] = about
         return
     line.set(SUMMARY, obj.get("isCompactSummary") is True)

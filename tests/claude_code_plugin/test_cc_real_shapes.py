@@ -414,3 +414,51 @@ def test_an_ide_prompt_is_named_by_what_was_typed(
     assert code == 0
     (store,) = json.loads(stdout)["stores"]
     assert [s["title"] for s in store["sessions"]] == [title]
+
+
+@pytest.mark.parametrize(
+    ("task", "about"),
+    [
+        (
+            {"description": "探索 AMS 服务", "agentType": "general-purpose"},
+            {"subagent_type": "general-purpose", "description": "探索 AMS 服务"},
+        ),
+        ({"description": "探索 AMS 服务"}, {"description": "探索 AMS 服务"}),
+    ],
+    ids=["agentType", "no type"],
+)
+def test_an_agent_call_names_its_sub_agent(
+    tmp_path: Path, task: dict[str, str], about: dict[str, str]
+) -> None:
+    """A published 2.1.212 session launches background agents with ``Agent`` calls whose
+    input names the type ``agentType`` (not ``subagent_type``), and an ``Agent`` call may name
+    no type at all: the sub-agent's header still has the type and description the call gave
+    (both were left out, as only a ``subagent_type`` made a call a spawning one)."""
+    lines = Lines(version="2.1.212")
+    prompt = lines.user(None, "fan out subagents to explore ams/wms/pms")
+    call = "call_function_bgveum6nm9hd_1"
+    block = {
+        "id": call,
+        "input": {"prompt": "Explore ~/aosp/base/services/core/java/com/android/server/am", **task},
+        "name": "Agent",
+        "type": "tool_use",
+    }
+    spawn = lines.assistant(prompt, "msg_18c9fb4fa0cbf7e6", block)
+    launched = {
+        "isAsync": True,
+        "status": "async_launched",
+        "agentId": "a8604b69de692db0c",
+        "description": "探索 AMS 服务",
+    }
+    done = lines.result(spawn, call, "Async agent launched successfully.", toolUseResult=launched)
+    lines.text(done, "msg_18c9fb52", "Six agents are working in the background.")
+    project = tmp_path / "in" / "-home-cwtrocks"
+    lines.write(project)
+    agent = Lines(agentId="a8604b69de692db0c", isSidechain=True, version="2.1.212")
+    agent.text(agent.user(None, block["input"]["prompt"]), "msg_a1", "Phase 1: Module Map.")
+    agent.write(project / lines.session / "subagents", "agent-a8604b69de692db0c")
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    child = sessions_in(tmp_path / "out")[f"{lines.session}.agent-a8604b69de692db0c"]
+    assert child.header.spawned_by == call
+    got = child.header.unknown["claude-code"]
+    assert {k: got[k] for k in ("subagent_type", "description") if k in got} == about
