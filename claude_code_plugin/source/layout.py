@@ -262,6 +262,22 @@ def _file_claim(path: Path) -> Found | None:
     return None
 
 
+def _session_above(path: Path) -> Path | None:
+    """The session file whose side directory holds ``path``, a folder at or below its
+    ``subagents/`` (a workflow's run folder ``subagents/workflows/<run>/``, say): it, not a
+    project, is what the folder belongs to (its ``journal.jsonl`` is no session). None when
+    ``path`` is in no ``subagents/`` folder, or its session's file is not there."""
+    folders = [path, *path.parents]
+    if not path.is_absolute():  # named from inside it (``.``): its place is the cwd's
+        folders += path.absolute().parents
+    for folder in folders:
+        if folder.name == SUBAGENTS:
+            side = folder.parent
+            session = side.parent / f"{side.name}{SUFFIX}"
+            return session if side.name and _is_file(session) else None
+    return None
+
+
 def stores_at(path: Path | None) -> list[Found]:
     """The Claude Code stores at ``path``: a ``.claude`` (or ``$CLAUDE_CONFIG_DIR``-like)
     directory, a ``projects`` directory, a project directory, a session's side directory,
@@ -283,6 +299,10 @@ def stores_at(path: Path | None) -> list[Found]:
         trusted = path.name == PROJECTS and path.parent.name == CLAUDE_DIR
         if trusted or path.name == PROJECTS:
             return _projects_root(path, trusted=trusted)
+        session = _session_above(path)
+        if session is not None:  # a folder inside a session's side directory
+            claim = _file_claim(session)
+            return [claim] if claim is not None else []
         claim = _project_claim(path, trusted=path.parent.name == PROJECTS)
         if claim is not None:
             return [claim]

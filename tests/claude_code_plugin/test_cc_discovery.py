@@ -52,6 +52,46 @@ def test_a_project_directory_a_session_file_and_its_side_directory() -> None:
     assert _claimed(A0Y / F1.stem) == [(F1, 1.0)]
 
 
+def test_a_folder_in_a_side_directory_is_its_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder inside a session's side directory (its ``subagents/``, a workflow's run
+    folder ``subagents/workflows/<run>/`` beside that run's ``journal.jsonl``, as CLI 2.1.167
+    and later write them) is that session's, as the side directory is: it was taken for a
+    project, its journal converted as a session and its agents as orphans of a missing file."""
+    project = tmp_path / "projects" / "-home-cwtrocks"
+    main = simple(Lines(version="2.1.212")).write(project)
+    side = project / SESSION / "subagents"
+    simple(Lines(agentId="a651d9ec80933f498", isSidechain=True)).write(
+        side, "agent-a651d9ec80933f498"
+    )
+    run_folder = side / "workflows" / "wf_ee4496f1-21b"
+    simple(Lines(agentId="a1dc167b051549fcf", isSidechain=True)).write(
+        run_folder, "agent-a1dc167b051549fcf"
+    )
+    journal = '{"type":"started","key":"v2:50ad796a","agentId":"a1dc167b051549fcf"}\n'
+    (run_folder / "journal.jsonl").write_text(journal)
+    for folder in (side, side / "workflows", run_folder):
+        assert _claimed(folder) == [(main, 1.0)]
+    monkeypatch.chdir(run_folder)
+    assert _claimed(Path()) == [(main.absolute(), 1.0)]
+    monkeypatch.chdir(tmp_path)
+    assert convert([run_folder], tmp_path / "out") == 0
+    (report,) = reports_in(tmp_path / "out")
+    assert sorted(report["files"]) == [
+        SESSION,
+        f"{SESSION}.agent-a651d9ec80933f498",
+        f"{SESSION}.workflows.wf_ee4496f1-21b.agent-a1dc167b051549fcf",
+    ]
+    assert report["strays"] == []
+    unit = f"{SESSION}/subagents/workflows/wf_ee4496f1-21b/journal.jsonl"
+    assert [d["unit"] for d in report["dropped"]] == [unit]
+    # Not in a side directory, or its session's file missing: judged as before.
+    assert _claimed(project) == [(project, 1.0)]
+    main.unlink()
+    assert _claimed(run_folder) == [(run_folder, 0.9)]
+
+
 def test_default_is_the_users_own(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
     clean_env.setenv("HOME", str(CLAUDE_HOME))
     assert _claimed(None) == [(p, 1.0) for p in ALL_PROJECTS]
