@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
-from attrs import define, field
+from attrs import define, evolve, field
 
 from asf_core.files import open_regular
 from asf_core.formats import StoreError
@@ -163,6 +163,23 @@ class FileJob:
             raise StoreError(f"{self.path.name}: cannot read: {exc.strerror or exc}") from exc
 
 
+def _notice_parents(job: FileJob) -> dict[int, list[Child]]:
+    """Where the work of a sub-agent launched in the background comes back: the first of its
+    ``<task-notification>`` lines written at or after its transcript's last line, by position;
+    none while it still runs when the file ends."""
+    index = job.index
+    found: dict[int, list[Child]] = {}
+    for child in job.links:
+        if child.agent not in index.async_agents:
+            continue
+        last = child.job.index.last_ts
+        for pos, ts in index.notices.get(child.agent, ()):
+            if last is None or (ts is not None and ts >= last):
+                found.setdefault(pos, []).append(child)
+                break
+    return found
+
+
 def _refs(children: Sequence[Child]) -> tuple[ParentRef, ...]:
     refs = [r for r in (c.parent_ref() for c in children) if r is not None]
     return tuple(sorted(refs, key=lambda r: (r.session or "", r.entry)))
@@ -178,6 +195,8 @@ class _Walk:
         self.state = _State(env=job.initial_env)
         self.ts = EPOCH
         self.by_call, self.by_boundary = job._children_by()
+        #: Line position -> the background sub-agents whose work that line brings back.
+        self.by_notice = _notice_parents(job)
         #: Compact boundary position -> its entry's id, and its ``preTokens``.
         self.boundary_ids: dict[int, str | None] = {}
         #: Compact boundary position -> its node, and the position of the first message its
@@ -290,6 +309,11 @@ class _Walk:
                 self.state.set_model(model)
         place = self._place(pos, line, ts)
         made = line_entries(obj, line, place)
+        if pos in self.by_notice and made.entries:
+            head = made.entries[0]
+            refs = {(r.session or "", r.entry): r for r in head.parents}
+            refs.update({(r.session or "", r.entry): r for r in _refs(self.by_notice[pos])})
+            made.entries[0] = evolve(head, parents=tuple(refs[k] for k in sorted(refs)))
         for native, asf in made.calls.items():
             self.state.set_call(native, asf)
         if line.boundary:
@@ -335,4 +359,8 @@ class _Walk:
         )
 
     def _output_parents(self, call: str) -> tuple[ParentRef, ...]:
-        return _refs(self.by_call.get(self.state.calls.get(call, call), ()))
+        """The sub-agents whose work a call's output holds: those it spawned, but not one it
+        launched in the background (its output says only that it started; the work comes
+        back in a ``<task-notification>``, see :func:`_notice_parents`)."""
+        spawned = self.by_call.get(self.state.calls.get(call, call), ())
+        return _refs([c for c in spawned if c.agent not in self.job.index.async_agents])

@@ -56,6 +56,9 @@ _MARKUP: Final = re.compile(r"\s*(?:<[a-z]+(?:[-_][a-z]+)+[\s/>]|\[Request inter
 _PASTE: Final = re.compile(
     r'<pasted_content id="([^"]*)">\n?(.*?)\n?</pasted_content id="\1">', re.DOTALL
 )
+#: How a background sub-agent's work comes back: a user line (the CLI's) holding
+#: ``<task-notification>`` with the agent's id as ``<task-id>``.
+_NOTICE: Final = re.compile(r"<task-notification>\s*<task-id>([^<\s]+)</task-id>")
 #: The tools that spawn a sub-agent.
 _TASK_TOOLS: Final = ("Task", "Agent")
 #: Where a spawning call's input names the sub-agent's type: ``subagent_type``, or
@@ -112,6 +115,12 @@ class FileIndex:
     kept_heads: dict[int, str] = field(factory=dict)
     #: Tool use id -> ``subagent_type`` and ``description`` of a call that spawns a sub-agent.
     tasks: dict[str, dict[str, str]] = field(factory=dict)
+    #: The sub-agents ``spawns`` has from a result launching them in the background
+    #: (``toolUseResult.isAsync``): their work returns later, in a ``<task-notification>``.
+    async_agents: set[str] = field(factory=set)
+    #: Sub-agent id -> the positions (and timestamps) of the user lines bringing its
+    #: ``<task-notification>`` (``<task-id>`` the agent's id), in file order.
+    notices: dict[str, list[tuple[int, str | None]]] = field(factory=dict)
     counts: dict[str, int] = field(factory=dict)
 
     def count(self, key: str, n: int = 1) -> None:
@@ -264,6 +273,14 @@ def _fill_message(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
             if line.results and line.agent not in index.spawned_by_result:
                 index.spawns[line.agent] = line.results[0]
                 index.spawned_by_result.add(line.agent)
+                if result.get("isAsync") is True or result.get("status") == "async_launched":
+                    index.async_agents.add(line.agent)
+    if line.prompt and not line.sidechain:
+        texts = _texts(message.get("content")) or ()
+        for task in {m.group(1) for t in texts for m in _NOTICE.finditer(t)}:
+            stamp = obj.get("timestamp")
+            at = (len(index.lines), stamp if isinstance(stamp, str) else None)
+            index.notices.setdefault(sys.intern(task), []).append(at)
     if line.prompt and not line.meta and not line.summary and not line.sidechain:
         text = _prompt_text(message.get("content"))
         if text and text.strip():

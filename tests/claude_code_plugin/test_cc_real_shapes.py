@@ -462,3 +462,50 @@ def test_an_agent_call_names_its_sub_agent(
     assert child.header.spawned_by == call
     got = child.header.unknown["claude-code"]
     assert {k: got[k] for k in ("subagent_type", "description") if k in got} == about
+
+
+def _notice(agent: str, call: str, status: str, result: str) -> str:
+    return (
+        f"<task-notification>\n<task-id>{agent}</task-id>\n<tool-use-id>{call}</tool-use-id>\n"
+        f'<status>{status}</status>\n<summary>Agent "探索 Power 服务" {status}</summary>\n'
+        f"<result>\n{result}\n</result>\n</task-notification>"
+    )
+
+
+def test_a_background_agent_joins_its_notification(tmp_path: Path) -> None:
+    """A published 2.1.212 session launches agents in the background: the ``Agent`` call's
+    result only says the agent started (``toolUseResult.isAsync``), and what it did comes back
+    later as a user line holding a ``<task-notification>`` (one each time it stops; it may be
+    resumed after one). The launch's output listed the agent's last entry in ``parents``, an
+    entry written after it whose work it does not hold; now the notification written after the
+    agent's last line does, and no other entry."""
+    agent_id, call = "a2c2aebd015d5171e", "call_function_bgveum6nm9hd_5"
+    lines = Lines(version="2.1.212")
+    prompt = lines.user(None, "fan out subagents to explore the power service")
+    task = {"prompt": "Explore power", "description": "探索 Power 服务", "agentType": "general"}
+    block = {"id": call, "input": task, "name": "Agent", "type": "tool_use"}
+    spawn = lines.assistant(prompt, "msg_18c9fb4fa0cbf7e6", block)
+    launched = {"isAsync": True, "status": "async_launched", "agentId": agent_id}
+    done = lines.result(spawn, call, "Async agent launched successfully.", toolUseResult=launched)
+    waiting = lines.text(done, "msg_2", "Waiting for the agent.")
+    early = lines.user(waiting, _notice(agent_id, call, "killed", "读取更多关键字段"))
+    resumed = lines.text(early, "msg_3", "Resumed it.")
+    lines.text(resumed, "msg_3b", "Still waiting.")
+    later = lines.user(resumed, _notice(agent_id, "call_1d9d6afd", "completed", "Done."))
+    lines.text(later, "msg_4", "The agent finished.")
+    project = tmp_path / "in" / "-home-cwtrocks"
+    lines.write(project)
+    agent = Lines(agentId=agent_id, isSidechain=True, version="2.1.212")
+    agent.n = 5  # its lines are written between the two notifications
+    agent.text(agent.user(None, "Explore power"), "msg_a1", "Done.")
+    agent.write(project / lines.session / "subagents", f"agent-{agent_id}")
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    sessions = sessions_in(tmp_path / "out")
+    child, main_session = sessions[f"{lines.session}.agent-{agent_id}"], sessions[lines.session]
+    joined = {
+        e.unknown["claude-code"]["uuid"]: [(p.session, p.entry) for p in e.parents]
+        for e in main_session.entries
+        if e.parents
+    }
+    assert joined == {later: [(child.header.id, child.resume_leaf())]}
+    assert main(["verify", str(tmp_path / "out")]) == 0
