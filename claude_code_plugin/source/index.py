@@ -235,6 +235,14 @@ def _task(block: dict[str, Any]) -> dict[str, str]:
     return about
 
 
+def _notices(texts: Iterable[str], obj: dict[str, Any], index: FileIndex) -> None:
+    """Note the sub-agents whose ``<task-notification>`` the line being read brings."""
+    for task in sorted({m.group(1) for t in texts for m in _NOTICE.finditer(t)}):
+        stamp = obj.get("timestamp")
+        at = (len(index.lines), stamp if isinstance(stamp, str) else None)
+        index.notices.setdefault(sys.intern(task), []).append(at)
+
+
 def _fill_message(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
     """Role, message id, tool ids and prompt text of a user or assistant line."""
     message = obj.get("message")
@@ -276,11 +284,7 @@ def _fill_message(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
                 if result.get("isAsync") is True or result.get("status") == "async_launched":
                     index.async_agents.add(line.agent)
     if line.prompt and not line.sidechain:
-        texts = _texts(message.get("content")) or ()
-        for task in {m.group(1) for t in texts for m in _NOTICE.finditer(t)}:
-            stamp = obj.get("timestamp")
-            at = (len(index.lines), stamp if isinstance(stamp, str) else None)
-            index.notices.setdefault(sys.intern(task), []).append(at)
+        _notices(_texts(message.get("content")) or (), obj, index)
     if line.prompt and not line.meta and not line.summary and not line.sidechain:
         text = _prompt_text(message.get("content"))
         if text and text.strip():
@@ -359,6 +363,12 @@ def _fill(line: Draft, obj: dict[str, Any], index: FileIndex) -> None:
         after = isinstance(segment, dict) and segment.get("anchorUuid") != obj.get("uuid")
         if isinstance(head, str) and head and after:
             index.kept_heads[len(index.lines)] = sys.intern(head)
+    elif kind == "attachment" and not line.sidechain:
+        # A notification that arrives while a turn runs is queued and given to the model as
+        # an attachment (CLI 2.1.212: ``queued_command``, ``commandMode: task-notification``).
+        queued = obj.get("attachment")
+        if isinstance(queued, dict) and isinstance(queued.get("prompt"), str):
+            _notices((queued["prompt"],), obj, index)
     elif kind == "progress":
         data = obj.get("data")
         if isinstance(data, dict) and data.get("type") == "agent_progress":

@@ -472,13 +472,15 @@ def _notice(agent: str, call: str, status: str, result: str) -> str:
     )
 
 
-def test_a_background_agent_joins_its_notification(tmp_path: Path) -> None:
+@pytest.mark.parametrize("queued", [False, True], ids=["user line", "queued attachment"])
+def test_a_background_agent_joins_its_notification(tmp_path: Path, queued: bool) -> None:
     """A published 2.1.212 session launches agents in the background: the ``Agent`` call's
     result only says the agent started (``toolUseResult.isAsync``), and what it did comes back
     later as a user line holding a ``<task-notification>`` (one each time it stops; it may be
     resumed after one). The launch's output listed the agent's last entry in ``parents``, an
     entry written after it whose work it does not hold; now the notification written after the
-    agent's last line does, and no other entry."""
+    agent's last line does, and no other entry; also when it arrives during a turn, queued as
+    an attachment (``queued_command``)."""
     agent_id, call = "a2c2aebd015d5171e", "call_function_bgveum6nm9hd_5"
     lines = Lines(version="2.1.212")
     prompt = lines.user(None, "fan out subagents to explore the power service")
@@ -491,7 +493,16 @@ def test_a_background_agent_joins_its_notification(tmp_path: Path) -> None:
     early = lines.user(waiting, _notice(agent_id, call, "killed", "读取更多关键字段"))
     resumed = lines.text(early, "msg_3", "Resumed it.")
     lines.text(resumed, "msg_3b", "Still waiting.")
-    later = lines.user(resumed, _notice(agent_id, "call_1d9d6afd", "completed", "Done."))
+    notice = _notice(agent_id, "call_1d9d6afd", "completed", "Done.")
+    if queued:
+        attachment = {
+            "type": "queued_command",
+            "prompt": notice,
+            "commandMode": "task-notification",
+        }
+        later = lines._entry("attachment", resumed, attachment=attachment)
+    else:
+        later = lines.user(resumed, notice)
     lines.text(later, "msg_4", "The agent finished.")
     project = tmp_path / "in" / "-home-cwtrocks"
     lines.write(project)
