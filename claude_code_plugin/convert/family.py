@@ -14,7 +14,7 @@ can name the sub-agent's last entry in ``parents``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -96,6 +96,23 @@ def _spawner(member: Member, holders: Sequence[Member]) -> tuple[Member, str] | 
     return None
 
 
+def _named_call(
+    member: Member, holders: Sequence[Member], meta_call: Callable[[Member], str | None]
+) -> tuple[Member, str] | None:
+    """The call a sub-agent's ``.meta.json`` names (``toolUseId``), when a file of the family
+    holds it and no result names another sub-agent for it: the link when neither the call's
+    result nor progress lines name the agent (a call interrupted before its result could)."""
+    call = meta_call(member)
+    if call is None:
+        return None
+    for holder in holders:
+        if holder is member or call in holder.index.spawns.values():
+            continue
+        if any(call in line.calls for line in holder.index.lines):
+            return holder, call
+    return None
+
+
 def _cyclic(member: Member) -> bool:
     seen: set[int] = set()
     node: Member | None = member
@@ -107,8 +124,13 @@ def _cyclic(member: Member) -> bool:
     return False
 
 
-def arrange(main: Member | None, agents: Sequence[Member]) -> list[Member]:
+def arrange(
+    main: Member | None,
+    agents: Sequence[Member],
+    meta_call: Callable[[Member], str | None] = lambda member: None,
+) -> list[Member]:
     """Link every sub-agent, give every file its ASF id, and return the files children first.
+    ``meta_call`` gives the call a sub-agent's ``.meta.json`` names, for one no result names.
 
     With no session file, each transcript is a session of its own. A second transcript of
     one agent (an older CLI's copy beside the file under ``subagents/``) hangs from the
@@ -124,6 +146,8 @@ def arrange(main: Member | None, agents: Sequence[Member]) -> list[Member]:
             continue
         met.add(agent.agent)
         found = None if agent.helper else _spawner(agent, holders)
+        if found is None and not agent.helper:
+            found = _named_call(agent, holders, meta_call)
         if found is not None:
             agent.holder, agent.call = found
         elif agent.helper and (boundary := _boundary_for(agent.index, main.index)) is not None:

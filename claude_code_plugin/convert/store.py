@@ -59,6 +59,14 @@ def _meta(path: Path) -> tuple[Any, str | None]:
     return (None, why) if why is not None else (meta, None)
 
 
+def _meta_call(member: Member) -> str | None:
+    """The spawning call a sub-agent's ``.meta.json`` names (``toolUseId``, CLI 2.1.167 and
+    later), if it can be read."""
+    meta, _ = _meta(member.path)
+    call = meta.get("toolUseId") if isinstance(meta, dict) else None
+    return call if isinstance(call, str) and call else None
+
+
 def _header(store: ClaudeStore, member: Member, stem: str, found: list[Finding]) -> Header:
     """A member's header; what cannot be kept of its sub-agent's ``.meta.json`` is said in
     ``found`` (the session's findings)."""
@@ -261,7 +269,7 @@ def family(store: ClaudeStore, native: Native) -> Iterator[ConvertedSession | Fi
     family = [m for m in (main, *agents) if m is not None]
     yield from _missing_agents(family, stem, store)
     jobs: dict[int, FileJob] = {}
-    members = arrange(main, agents)
+    members = arrange(main, agents, _meta_call)
     # The file standing for the native session (what ``asf show --session`` shows, what the
     # progress line counts): its own, else the last of its sub-agents'.
     holder = main if main is not None else (members[-1] if members else None)

@@ -520,3 +520,37 @@ def test_a_background_agent_joins_its_notification(tmp_path: Path, queued: bool)
     }
     assert joined == {later: [(child.header.id, child.resume_leaf())]}
     assert main(["verify", str(tmp_path / "out")]) == 0
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["call in the session", "call elsewhere"])
+def test_an_interrupted_agent_is_linked_by_its_meta(tmp_path: Path, named: bool) -> None:
+    """A published 2.1.167 sub-agent transcript ends ``[Request interrupted by user]``: its
+    ``Agent`` call was interrupted, so no result (nor, since 2.1.1xx, any progress line) names
+    the agent, and it hung unlinked from its session's end. Its ``agent-<id>.meta.json`` names
+    the call (``toolUseId``): the sub-agent is that call's, when the call is in the family."""
+    agent_id, call = "a651d9ec80933f498", "tooluse_ZHSwbwGYD6xW0bdCSNzHIW"
+    lines = Lines(version="2.1.167")
+    prompt = lines.user(None, "深度探索代码库")
+    task = {"description": "深度探索代码库", "prompt": "Perform a comprehensive analysis"}
+    block = {"id": call, "input": {**task, "subagent_type": "Explore"}, "name": "Agent"}
+    spawn = lines.assistant(prompt, "fd0f7349-b03b-4747-a61c", {**block, "type": "tool_use"})
+    interrupted = "[Request interrupted by user for tool use]"
+    lines.result(spawn, call, interrupted, toolUseResult=f"Error: {interrupted}", is_error=True)
+    project = tmp_path / "in" / "-home-cwtrocks-OpenCoreAnalysisKit"
+    lines.write(project)
+    side = project / lines.session / "subagents"
+    agent = Lines(agentId=agent_id, isSidechain=True, version="2.1.167")
+    asked = agent.user(None, task["prompt"])
+    agent.user(agent.text(asked, "44153f7b", "Let me start."), "[Request interrupted by user]")
+    agent.write(side, f"agent-{agent_id}")
+    meta = {"agentType": "Explore", "description": "深度探索代码库"}
+    meta["toolUseId"] = call if named else "tooluse_NotInThisSession"
+    (side / f"agent-{agent_id}.meta.json").write_text(json.dumps(meta, ensure_ascii=False))
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    sessions = sessions_in(tmp_path / "out")
+    child, holder = sessions[f"{lines.session}.agent-{agent_id}"], sessions[lines.session]
+    assert child.header.parent_session == holder.header.id
+    assert child.header.spawned_by == (call if named else None)
+    links = [e for e in holder.entries if e.type == "link"]
+    assert [(e.session, e.call_id) for e in links] == [(child.header.id, call if named else None)]
+    assert main(["verify", str(tmp_path / "out")]) == 0
