@@ -35,10 +35,16 @@ __all__ = [
 JSON = dict[str, Any]
 
 #: ``response_item`` kinds Codex keeps in the history (a ``message`` only when not
-#: ``system``); ``ghost_snapshot`` and unknown kinds never reach the model.
+#: ``system``); ``ghost_snapshot``, ``compaction_trigger`` and unknown kinds never reach the
+#: model. Newer CLIs add ``agent_message`` (a message between agents of a multi-agent run: a
+#: sub-agent's task, a sub-agent's answer to its parent), ``additional_tools`` and
+#: ``context_compaction``, which Codex sends like the others (codex-rs ``is_api_message``).
 VISIBLE: Final = frozenset(
     {
         "message",
+        "agent_message",
+        "additional_tools",
+        "context_compaction",
         "reasoning",
         "function_call",
         "function_call_output",
@@ -139,7 +145,11 @@ def is_context(item: Any) -> bool:
 
 
 def is_turn(item: Any) -> bool:
-    """A user message that starts a turn: typed by the user, not context or a summary."""
+    """An item that starts a turn: a user message typed by the user (not context or a
+    summary), or a message from another agent (``agent_message``), which Codex's rollback
+    counts as a turn as it does a prompt (``is_user_turn_boundary``)."""
+    if isinstance(item, dict) and item.get("type") == "agent_message":
+        return True
     if not isinstance(item, dict) or item.get("type") != "message" or item.get("role") != "user":
         return False
     parts = _text_parts(item)  # read once for both tests

@@ -194,9 +194,12 @@ class LivePath:
         return [_brief(piece) for piece in history]
 
     def turn_texts(self, history: list[Step | JSON]) -> Iterator[str]:
-        """The texts of the user turns in ``history``, newest first, each read when asked."""
+        """The texts of the user turns in ``history``, newest first, each read when asked
+        (the user messages: what a legacy compaction keeps; another agent's message is a
+        turn, but no user message)."""
         for piece in reversed(history):
-            if _brief(piece).turn:
+            brief = _brief(piece)
+            if brief.turn and brief.kind == "message":
                 yield text_of(self.item(piece))
 
     def restart(self, parent: str | None) -> None:

@@ -18,9 +18,14 @@ from typing import Any
 
 JSON = dict[str, Any]
 
-#: Item kinds the model sees (a ``message`` only when not ``system``).
+#: Item kinds the model sees (a ``message`` only when not ``system``); the notes' list, and
+#: the kinds newer CLIs write that Codex sends too (codex-rs ``context_manager/history.rs``
+#: ``is_api_message``: ``agent_message``, ``additional_tools``, ``context_compaction``).
 SEEN = {
     "message",
+    "agent_message",
+    "additional_tools",
+    "context_compaction",
     "reasoning",
     "function_call",
     "function_call_output",
@@ -110,6 +115,12 @@ def _part_injected(item: JSON) -> bool:
     return False
 
 
+def _agent_turn(item: JSON) -> bool:
+    """A message from another agent starts a turn a rollback drops (codex-rs
+    ``is_user_turn_boundary``), though it is no user message a compaction keeps."""
+    return item.get("type") == "agent_message"
+
+
 def _user_turn(item: JSON) -> bool:
     if item.get("type") != "message" or item.get("role") != "user":
         return False
@@ -154,7 +165,7 @@ def _base(lines: list[JSON]) -> int:
         item = _item_of(line)
         if turns is not None:
             to_pass += max(turns, 0)
-        elif item is not None and _user_turn(item):
+        elif item is not None and (_user_turn(item) or _agent_turn(item)):
             to_pass = max(to_pass - 1, 0)
         elif to_pass == 0 and (_replacement(line) is not None or _empty_replacement(line)):
             return n
@@ -193,7 +204,7 @@ def _legacy(history: list[JSON], summary: str) -> list[JSON]:
 
 
 def _drop_turns(history: list[JSON], turns: int) -> list[JSON]:
-    starts = [n for n, item in enumerate(history) if _user_turn(item)]
+    starts = [n for n, item in enumerate(history) if _user_turn(item) or _agent_turn(item)]
     if turns < 1 or not starts:
         return history
     cut = starts[-turns] if turns <= len(starts) else starts[0]
