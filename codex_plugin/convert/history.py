@@ -21,6 +21,7 @@ __all__ = [
     "OUTPUTS",
     "VISIBLE",
     "Brief",
+    "agent_item",
     "brief",
     "is_turn",
     "legacy_history",
@@ -212,6 +213,47 @@ def legacy_history(turns: Iterable[str], summary: str) -> list[JSON]:
     out = [_user_message(text) for text in reversed(kept)]
     out.append(_user_message(summary or "(no summary available)"))
     return out
+
+
+def agent_item(communication: Any) -> JSON | None:
+    """The item Codex's resume puts in the history for an ``inter_agent_communication`` line
+    (a message between the agents of a multi-agent run, which a legacy-mode rollout writes as
+    its own line kind rather than as an ``agent_message`` item: codex-rs
+    ``InterAgentCommunication::to_model_input_item``), or None for a payload Codex cannot
+    read (it skips the line). Its text is the message's, or for an encrypted one a header
+    naming the message's kind, task and sender, then the encrypted content."""
+    if not isinstance(communication, dict):
+        return None
+    author, recipient = communication.get("author"), communication.get("recipient")
+    content, encrypted = communication.get("content"), communication.get("encrypted_content")
+    others = communication.get("other_recipients", [])
+    if not (
+        isinstance(author, str)
+        and isinstance(recipient, str)
+        and isinstance(content, str)
+        and isinstance(communication.get("trigger_turn"), bool)
+        and (encrypted is None or isinstance(encrypted, str))
+        and isinstance(others, list)
+        and all(isinstance(other, str) for other in others)
+    ):
+        return None
+    if encrypted is None:
+        parts: list[JSON] = [{"type": "input_text", "text": content}]
+    else:
+        kind = "NEW_TASK" if communication["trigger_turn"] else "MESSAGE"
+        head = f"Message Type: {kind}\nTask name: {recipient}\nSender: {author}\nPayload:\n"
+        parts = [
+            {"type": "input_text", "text": head},
+            {"type": "encrypted_content", "encrypted_content": encrypted},
+        ]
+    item: JSON = {"type": "agent_message"}
+    if isinstance(communication.get("id"), str):
+        item["id"] = communication["id"]
+    item |= {"author": author, "recipient": recipient, "content": parts}
+    metadata = communication.get("internal_chat_message_metadata_passthrough")
+    if metadata is not None:
+        item["internal_chat_message_metadata_passthrough"] = metadata
+    return item
 
 
 def _call_id(item: Any) -> str | None:

@@ -28,6 +28,7 @@ from codex_plugin import NS
 from codex_plugin.convert.history import (
     CALLS,
     Brief,
+    agent_item,
     legacy_history,
     output_for,
     unanswered,
@@ -61,9 +62,12 @@ class Survey:
 
 def item_of(obj: JSON | None) -> JSON | None:
     """The item a readable line holds: its payload, or the line itself in the pre-envelope
-    format (no ``payload``)."""
+    format (no ``payload``); for an ``inter_agent_communication`` line, the item Codex makes
+    of it."""
     if obj is None:
         return None
+    if obj.get("type") == "inter_agent_communication":
+        return agent_item(obj.get("payload"))
     item = obj.get("payload") if "payload" in obj else obj
     return item if isinstance(item, dict) else None
 
@@ -191,6 +195,12 @@ class _Conversion:
             self.compacted(line, obj, payload)
         elif kind == "event_msg" and isinstance(payload, dict):
             self.event(line, obj, payload)
+        elif kind == "inter_agent_communication" and (agent := agent_item(payload)) is not None:
+            self.custom(line, {"object": obj})
+            entry = Item(
+                ts=self.ts, item=agent, unknown={NS: {"line": line.number, "derived": "agent"}}
+            )
+            self.live.add_item(entry, agent, line.number, line.offset)
         else:
             self.custom(line, {"object": obj})
 

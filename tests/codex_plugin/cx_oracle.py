@@ -72,8 +72,54 @@ def parse(path: Path) -> list[JSON]:
     return out
 
 
+def _from_agent(message: Any) -> JSON | None:
+    """What Codex's resume adds for an ``inter_agent_communication`` line (codex-rs
+    ``InterAgentCommunication::to_model_input_item``): an ``agent_message`` from its author to
+    its recipient holding its text, or, encrypted, a header then the encrypted content; a
+    payload that is not the communication Codex reads adds nothing (its line skipped)."""
+    if not isinstance(message, dict):
+        return None
+    fields = ("author", "recipient", "content")
+    if not all(isinstance(message.get(f), str) for f in fields):
+        return None
+    if type(message.get("trigger_turn")) is not bool:
+        return None
+    secret = message.get("encrypted_content")
+    others = message.get("other_recipients", [])
+    if secret is not None and not isinstance(secret, str):
+        return None
+    if not isinstance(others, list) or any(not isinstance(o, str) for o in others):
+        return None
+    if secret is None:
+        content: list[JSON] = [{"type": "input_text", "text": message["content"]}]
+    else:
+        what = "NEW_TASK" if message["trigger_turn"] else "MESSAGE"
+        header = (
+            f"Message Type: {what}\nTask name: {message['recipient']}\n"
+            f"Sender: {message['author']}\nPayload:\n"
+        )
+        content = [
+            {"type": "input_text", "text": header},
+            {"type": "encrypted_content", "encrypted_content": secret},
+        ]
+    out: JSON = {
+        "type": "agent_message",
+        "author": message["author"],
+        "recipient": message["recipient"],
+        "content": content,
+    }
+    if isinstance(message.get("id"), str):
+        out["id"] = message["id"]
+    passthrough = message.get("internal_chat_message_metadata_passthrough")
+    if passthrough is not None:
+        out["internal_chat_message_metadata_passthrough"] = passthrough
+    return out
+
+
 def _item_of(line: JSON) -> JSON | None:
     """The item a line adds, if the model sees it (bare items: the pre-envelope format)."""
+    if line.get("type") == "inter_agent_communication":
+        return _from_agent(line.get("payload"))
     if line.get("type") == "response_item":
         item = line.get("payload")
     elif "payload" not in line:

@@ -11,7 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cx_helpers import context_items, convert, reports_in, sessions_in, write_rollout
+from cx_helpers import (
+    context_items,
+    convert,
+    rebuilt_lines,
+    reports_in,
+    sessions_in,
+    source_lines,
+    write_rollout,
+)
 from cx_oracle import rebuild
 
 from asf_core.model import Custom
@@ -203,3 +211,107 @@ def test_other_kinds_codex_sends_are_in_the_context(tmp_path: Path) -> None:
         "context_compaction",
         "message",
     ]
+
+
+# --- legacy history mode: inter_agent_communication lines -------------------------------------
+
+
+def _delivery(**payload: Any) -> JSON:
+    message: JSON = {
+        "author": "/root",
+        "recipient": "/root/review",
+        "other_recipients": [],
+        "content": "Review the diff in src/ and report findings.",
+        "internal_chat_message_metadata_passthrough": _pass(TURN),
+        "trigger_turn": True,
+    }
+    message |= payload
+    return {
+        "timestamp": "2026-07-11T00:00:05.000Z",
+        "type": "inter_agent_communication",
+        "payload": {k: v for k, v in message.items() if v is not None},
+    }
+
+
+def _legacy_child(delivery: JSON) -> list[JSON]:
+    """A legacy-mode sub-agent rollout (CLI 0.14x): the task is its own line kind."""
+    meta = _meta(CHILD) | {"cli_version": "0.144.4", "history_mode": "legacy"}
+    lines = [{k: v for k, v in line.items() if k != "ordinal"} for line in _child()]
+    lines[0]["payload"] = meta
+    return [*lines[:5], delivery, *lines[7:]]
+
+
+def test_a_legacy_subagents_task_line_is_in_its_context(tmp_path: Path) -> None:
+    """Codex's resume turns an ``inter_agent_communication`` line into an ``agent_message``
+    item of its text: the sub-agent's context holds it (a derived item after the line's
+    ``custom`` entry) before the answer, and every line is still rebuilt from its entries."""
+    session, source = _converted(tmp_path, CHILD, _legacy_child(_delivery()))
+    items = context_items(session)
+    assert items[2] == {
+        "type": "agent_message",
+        "author": "/root",
+        "recipient": "/root/review",
+        "content": [{"type": "input_text", "text": "Review the diff in src/ and report findings."}],
+        "internal_chat_message_metadata_passthrough": _pass(TURN),
+    }
+    assert [i["type"] for i in items] == ["message", "message", "agent_message", "message"]
+    assert rebuilt_lines(session) == source_lines(source)
+
+
+def test_an_encrypted_message_from_another_agent(tmp_path: Path) -> None:
+    """An encrypted message is a header naming its kind (``NEW_TASK`` when it starts a turn,
+    else ``MESSAGE``), task and sender, then the encrypted content."""
+    for n, trigger in enumerate((True, False)):
+        delivery = _delivery(content="", encrypted_content="gAAAAABq-sealed", trigger_turn=trigger)
+        session, _ = _converted(tmp_path / str(n), CHILD, _legacy_child(delivery))
+        kind = "NEW_TASK" if trigger else "MESSAGE"
+        assert context_items(session)[2]["content"] == [
+            {
+                "type": "input_text",
+                "text": f"Message Type: {kind}\nTask name: /root/review\nSender: /root\nPayload:\n",
+            },
+            {"type": "encrypted_content", "encrypted_content": "gAAAAABq-sealed"},
+        ]
+
+
+def test_a_message_line_codex_cannot_read_adds_nothing(tmp_path: Path) -> None:
+    """A payload that is not a communication Codex reads (no author, no ``trigger_turn``,
+    a content that is no string) is a ``custom`` entry only, as it was: Codex skips it."""
+    for n, bad in enumerate(({"author": None}, {"trigger_turn": None}, {"content": 7})):
+        session, source = _converted(tmp_path / str(n), CHILD, _legacy_child(_delivery(**bad)))
+        assert [i["type"] for i in context_items(session)] == ["message", "message", "message"]
+        assert rebuilt_lines(session) == source_lines(source)
+
+
+def test_a_rollback_drops_a_legacy_message_from_another_agent(tmp_path: Path) -> None:
+    """A message from another agent on its own line is a turn as the item is: rolling back
+    one turn after the parent's prompt and the sub-agent's answer drops the answer only."""
+    answer = _delivery(
+        author="/root/review",
+        recipient="/root",
+        content="Message Type: FINAL_ANSWER\nTask name: /root\nSender: /root/review\n"
+        "Payload:\nNo findings.",
+        trigger_turn=False,
+        internal_chat_message_metadata_passthrough=None,
+    )
+    lines = [
+        {"timestamp": "2026-07-11T00:00:00.000Z", "type": "session_meta", "payload": _meta(PARENT)},
+        {
+            "timestamp": "2026-07-11T00:00:01.000Z",
+            "type": "response_item",
+            "payload": _msg("user", "go"),
+        },
+        answer,
+        {
+            "timestamp": "2026-07-11T00:00:06.000Z",
+            "type": "response_item",
+            "payload": _msg("assistant", "done"),
+        },
+        {
+            "timestamp": "2026-07-11T00:00:07.000Z",
+            "type": "event_msg",
+            "payload": {"type": "thread_rolled_back", "num_turns": 1},
+        },
+    ]
+    session, _ = _converted(tmp_path, PARENT, lines)
+    assert [i["content"][0]["text"] for i in context_items(session)] == ["go"]
