@@ -105,14 +105,17 @@ def facts_of(lines: Iterable[Line], file_name: str) -> Facts:
 
     The preview is the first ``user_message`` event with text; a rollout with none (newer
     CLIs record a prompt as its ``response_item`` and an ``item_completed`` event only, and the
-    pre-envelope format has no events) previews its first user message that is a prompt.
+    pre-envelope format has no events) previews its first user message that is a prompt; one
+    with neither (a multi-agent sub-agent, given its task by its parent) its first message
+    from another agent, past the header Codex writes before the payload.
     The turns are the ``task_started`` events; older CLIs write none (0.77 and before), and
     their turns are their prompts: the ``user_message`` events, else the prompt items."""
-    from codex_plugin.convert.history import is_turn, text_of
+    from codex_plugin.convert.history import agent_item, is_turn, text_of
 
     facts = Facts()
     first = True
     typed: str | None = None  # the first prompt among the items
+    told: str | None = None  # the first message from another agent
     prompts = items = 0  # user_message events; user messages that are prompts
     for line in lines:
         facts.lines += 1
@@ -143,6 +146,10 @@ def facts_of(lines: Iterable[Line], file_name: str) -> Facts:
             if isinstance(item, dict) and item.get("role") == "user" and is_turn(item):
                 items += 1
                 typed = typed or text_of(item).strip()[:_PREVIEW_CHARS] or None
+            elif isinstance(item, dict) and item.get("type") == "agent_message":
+                told = told or _told(item)
+        elif kind == "inter_agent_communication":
+            told = told or _told(agent_item(payload))
         elif kind == "event_msg" and isinstance(payload, dict):
             event = payload.get("type")
             if event in ("task_started", "turn_started"):
@@ -153,11 +160,25 @@ def facts_of(lines: Iterable[Line], file_name: str) -> Facts:
                     text = (_text(payload.get("message")) or "").strip()
                     facts.preview = text[:_PREVIEW_CHARS] or None  # blank: the next prompt
         first = False
-    facts.preview = facts.preview or typed
+    facts.preview = facts.preview or typed or told
     facts.turns = facts.turns or prompts or items
     thread = facts.meta.get("id")
     facts.thread = thread if isinstance(thread, str) and thread else named_thread(file_name)
     return facts
+
+
+def _told(item: JSON | None) -> str | None:
+    """The preview of a message from another agent: its text, past the header Codex writes
+    before the payload (``Message Type: …`` lines ending ``Payload:``), when it has one."""
+    from codex_plugin.convert.history import text_of
+
+    if item is None:
+        return None
+    text = text_of(item)
+    head, mark, rest = text.partition("\nPayload:\n")
+    if mark and head.startswith("Message Type:"):
+        text = rest
+    return text.strip()[:_PREVIEW_CHARS] or None
 
 
 def named_thread(file_name: str) -> str | None:

@@ -394,6 +394,33 @@ def test_a_prompt_without_a_user_message_event_is_the_preview(tmp_path: Path) ->
     assert [s.preview for s in listed if isinstance(s, NativeSession)] == ["Hi", "fix it", "typed"]
 
 
+def test_a_subagent_given_its_task_by_another_agent_previews_the_task(tmp_path: Path) -> None:
+    """A multi-agent sub-agent has no prompt: its parent gives it its task, an
+    ``agent_message`` item (paginated rollouts) or an ``inter_agent_communication`` line
+    (legacy ones). Its preview is that task, past the header Codex writes before an
+    encrypted or forwarded payload (``Message Type: …`` lines ending ``Payload:``); it was
+    listed with no title. A prompt, where there is one, still comes first."""
+    root = tmp_path / "sessions"
+    header = "Message Type: NEW_TASK\nTask name: /root/review\nSender: /root\nPayload:\n"
+    parts = [{"type": "input_text", "text": header}, {"type": "input_text", "text": "Review it"}]
+    task = {"type": "agent_message", "author": "/root", "recipient": "/root/review"}
+    item = {"type": "response_item", "payload": {**task, "content": parts}}
+    context = _item("user", "<environment_context>\n  <cwd>/p</cwd>\n</environment_context>")
+    write_rollout(root / "a" / ROLLOUT, [META, context, item, _item("assistant", "Done")])
+    legacy = {
+        "author": "/root",
+        "recipient": "/root/x",
+        "content": "Fix the test",
+        "trigger_turn": True,
+    }
+    line = {"type": "inter_agent_communication", "payload": legacy}
+    write_rollout(root / "b" / ROLLOUT.replace("0199aaaa", "0199eeee"), [META, line])
+    write_rollout(root / "c" / _named(META), [META, item, _item("user", "typed")])
+    listed = list(native_sessions(CodexStore(root), read_files=True))
+    previews = [s.preview for s in listed if isinstance(s, NativeSession)]
+    assert previews == ["Review it", "Fix the test", "typed"]
+
+
 def test_context_in_a_later_part_is_no_preview(tmp_path: Path) -> None:
     """CLI 0.151 writes the plugin list and the environment as two parts of one user
     message, the list first. Codex calls a message context when any part is, so the
