@@ -146,7 +146,8 @@ def item_text(item: Any) -> str:
     text = item.get("text")
     if isinstance(text, str) and text:
         return text
-    return _str(item.get("content"))
+    content = item.get("content")
+    return content if isinstance(content, str) else _joined(content)
 
 
 def tool_name(tool: Any) -> str:

@@ -87,3 +87,21 @@ def test_the_readable_text_of_items_of_other_kinds() -> None:
         "from content"
     )
     assert item_text({"type": "note", "text": "from text", "content": "c"}) == "from text"
+
+
+def test_an_item_of_another_kind_reads_as_its_content_parts() -> None:
+    """An item of another kind whose ``content`` is a list of parts, as a message's is
+    (Codex's ``agent_message``, one agent's message to another), reads as their text: it
+    read as nothing, so a sub-agent's task was ``[agent_message]`` in every transcript."""
+    task = {
+        "type": "agent_message",
+        "author": "/root",
+        "recipient": "/root/review",
+        "content": [
+            {"type": "input_text", "text": "Message Type: NEW_TASK\nPayload:\n"},
+            {"type": "input_text", "text": "Review the diff."},
+            {"type": "encrypted_content", "encrypted_content": "gAAAAABq"},
+        ],
+    }
+    assert item_text(task) == "Message Type: NEW_TASK\nPayload:\nReview the diff."
+    assert item_text({"type": "note", "content": [{"type": "input_image"}]}) == ""
