@@ -88,7 +88,10 @@ def item_summary(item: Any, width: int | None = _WIDTH) -> str:
         # (Anthropic's thinking) has only the raw text, which is better than a blank line.
         said = _text_of(item.get("summary")) or _text_of(item.get("content"))
         return clip(f"reasoning: {said}", width)
-    return clip(kind, width)
+    # Another kind holding content parts as a message does (Codex's ``agent_message``, one
+    # agent's message to another): the kind, then the start of its text.
+    said = _text_of(item.get("content"))
+    return clip(f"{kind}: {said}" if said else kind, width)
 
 
 def _response(e: Response) -> str:

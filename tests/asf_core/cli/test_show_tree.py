@@ -147,6 +147,22 @@ def test_reasoning_without_a_summary_shows_its_text() -> None:
     assert item_summary(opaque) == "reasoning:"
 
 
+def test_an_item_of_another_kind_shows_the_start_of_its_content() -> None:
+    """An item of a kind the tree has no words for, holding content parts as a message
+    does (Codex's ``agent_message``: a sub-agent's task), shows its kind and the start of
+    its text, where it showed the kind alone; one without content, the kind."""
+    task = {
+        "type": "agent_message",
+        "author": "/root",
+        "content": [
+            {"type": "input_text", "text": "Review the diff."},
+            {"type": "encrypted_content", "encrypted_content": "gAAAAABq"},
+        ],
+    }
+    assert item_summary(task) == "agent_message: Review the diff. [encrypted_content]"
+    assert item_summary({"type": "web_search_call", "status": "completed"}) == "web_search_call"
+
+
 def test_a_prefix_two_entries_share_is_ambiguous(capsys: pytest.CaptureFixture[str]) -> None:
     """basic.jsonl has exactly two entry ids starting ``f2``: ``--leaf f2`` names neither."""
     basic = VECTORS / "sessions" / "basic.jsonl"
