@@ -80,6 +80,17 @@ _CONTEXT_PREFIXES: Final = (
     "<turn_aborted>",
     "<skill>",
     "<subagent_notification>",
+    # Newer CLIs' fragments (codex-rs ``contextual_user_message.rs``): a hook's prompt, the
+    # plugin list, a client's or Codex's own added context, the sub-agents list; and warnings
+    # older CLIs wrote as user messages, which Codex still tells from prompts.
+    "<hook_prompt",
+    "<recommended_plugins>",
+    "<external_",
+    "<codex_internal_context",
+    "<subagents>",
+    "Warning: apply_patch was requested via ",
+    "Warning: The maximum number of unified exec processes you can keep open is",
+    "Warning: Your account was flagged for potentially high-risk cyber activity",
 )
 #: How the summary of a local compaction begins (Codex's fixed prefix).
 SUMMARY_PREFIX: Final = "Another language model started to solve this problem"

@@ -54,6 +54,16 @@ INJECTED = (
     "<turn_aborted>",
     "<skill>",
     "<subagent_notification>",
+    # the fragments newer CLIs add, and the warnings older ones wrote as user messages (codex-rs
+    # core/src/context/contextual_user_message.rs: CONTEXTUAL_USER_FRAGMENT_MATCHERS)
+    "<hook_prompt",
+    "<recommended_plugins>",
+    "<external_",
+    "<codex_internal_context",
+    "<subagents>",
+    "Warning: apply_patch was requested via ",
+    "Warning: The maximum number of unified exec processes you can keep open is",
+    "Warning: Your account was flagged for potentially high-risk cyber activity",
 )
 SUMMARY_START = "Another language model started to solve this problem"
 BUDGET_BYTES = 20_000 * 4

@@ -150,6 +150,15 @@ CODEX_WRITES = (
     "<turn_aborted>interrupted</turn_aborted>",
     "<skill>review</skill>",
     "<subagent_notification>done</subagent_notification>",
+    '<hook_prompt hook_run_id="stop:2:/work/.codex/hooks.json">Run the tests.</hook_prompt>',
+    "<recommended_plugins>- Notes</recommended_plugins>",
+    "<external_ticket>PROJ-12: flaky login test</external_ticket>",
+    '<codex_internal_context source="goal">keep going</codex_internal_context>',
+    "<subagents>/root/review: running</subagents>",
+    "Warning: apply_patch was requested via exec_command. Use the apply_patch tool instead of"
+    " exec_command.",
+    "Warning: The maximum number of unified exec processes you can keep open is 64.",
+    "Warning: Your account was flagged for potentially high-risk cyber activity.",
 )
 
 
