@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Final
 from urllib.parse import quote
 
 from attrs import frozen
@@ -123,6 +123,13 @@ def _parts(content: Any) -> tuple[Part, ...]:
     return tuple(content_parts(content))
 
 
+#: Calls shown as tool blocks with what they came to: function calls, and the Responses API's
+#: custom tool calls (free-text ``input``, e.g. Codex's ``apply_patch``), each answered by
+#: the output of its kind with its ``call_id``.
+_CALLS: Final = ("function_call", "custom_tool_call")
+_OUTPUTS: Final = ("function_call_output", "custom_tool_call_output")
+
+
 class _Blocks:
     def __init__(self, view: PathView, href: Href | None) -> None:
         self.view = view
@@ -136,11 +143,11 @@ class _Blocks:
         self.subagents: dict[str, Link] = {}
         latest: dict[str, str] = {}
         for entry in view.path:
-            if isinstance(entry, Item) and type_of(entry.item) == "function_call":
+            if isinstance(entry, Item) and type_of(entry.item) in _CALLS:
                 latest[_call_id(entry)] = str(entry.id)
                 continue
             call = latest.get(_call_id(entry) if isinstance(entry, Item) else "")
-            if isinstance(entry, Item) and type_of(entry.item) == "function_call_output":
+            if isinstance(entry, Item) and type_of(entry.item) in _OUTPUTS:
                 if call is not None:
                     self.outputs.setdefault(call, entry)
             elif isinstance(entry, Decision) and entry.call_id in latest:
@@ -206,9 +213,9 @@ class _Blocks:
             text = reasoning_text(item)
             if text:
                 yield self._block("reasoning", entry, text=text, marks=marks)
-        elif kind == "function_call":
+        elif kind in _CALLS:
             yield self._tool(entry, marks)
-        elif kind == "function_call_output":
+        elif kind in _OUTPUTS:
             if str(entry.id) not in self.calls_shown:
                 output = _parts(item.get("output") if item else None)
                 yield self._block(
@@ -244,7 +251,7 @@ class _Blocks:
             entry,
             title=name if isinstance(name, str) else "",
             call_id=call_id,
-            text=_arguments(item.get("arguments")),
+            text=_input(item),
             output=None if output is None else _parts(shown),
             marks=marks,
             links=links,
@@ -299,6 +306,14 @@ def _parts_of(item: Any) -> tuple[Part, ...]:
 def _call_id(entry: Item) -> str:
     call_id = entry.item.get("call_id") if entry.item else None
     return call_id if isinstance(call_id, str) else ""
+
+
+def _input(call: Any) -> str:
+    """What a call was given: a function call's arguments, a custom tool call's free text."""
+    if type_of(call) == "custom_tool_call":
+        given = call.get("input")
+        return given if isinstance(given, str) else _arguments(given)
+    return _arguments(call.get("arguments"))
 
 
 def _arguments(arguments: Any) -> str:

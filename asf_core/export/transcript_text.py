@@ -10,6 +10,7 @@ the messages too: for a page safe to open anywhere, use the HTML transcript.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Final
@@ -41,6 +42,16 @@ def _code(text: str) -> str:
     ticks = "`" * (longest + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""
     return f"{ticks}{pad}{flat}{pad}{ticks}"
+
+
+def _is_json(text: str) -> bool:
+    """Whether a call's input is JSON (a function call's arguments), not free text (a custom
+    tool call's patch or code)."""
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _fenced(text: str, lang: str = "") -> str:
@@ -116,7 +127,7 @@ class _Markdown:
             head = f"**Tool call** {_code(b.title)}" if b.title else "**Tool output**"
             out = f"{head} ({_code(b.call_id)}){_marks(b)}\n\n"
             if b.text:
-                out += _fenced(b.text, "json") + "\n"
+                out += _fenced(b.text, "json" if _is_json(b.text) else "") + "\n"
             if b.output is not None:
                 shown = self.parts(b.output, code=True) or "*(empty)*"
                 out += f"Output:\n\n{shown}\n\n"

@@ -469,6 +469,32 @@ def test_summaries_and_items_of_other_kinds_say_what_they_are(tmp_path: Path) ->
     assert shown["note"].text == "[item] no type at all"
 
 
+def test_a_custom_tool_call_is_shown_with_its_input_and_output(tmp_path: Path) -> None:
+    """A custom tool call (the Responses API's free-text call: Codex's ``apply_patch`` and
+    code-mode ``exec``) is a tool block with its name and input, and its
+    ``custom_tool_call_output`` is shown with it, once; before, both were bare
+    ``[custom_tool_call]`` and ``[custom_tool_call_output]`` notes, so a transcript of a
+    Codex session showed none of its edits. Free text is fenced without a language."""
+    b = SessionBuilder(Header(id="patch", created_at="2026-01-01T00:00:00Z"))
+    ts = iter(f"2026-01-01T00:00:{n:02d}Z" for n in range(60))
+    patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n"
+    call = {"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": patch}
+    done = '{"output":"Success. Updated the following files:\\nA hello.txt\\n"}'
+    output = {"type": "custom_tool_call_output", "call_id": "c1", "output": done}
+    b.append(Item(ts=next(ts), item={"type": "message", "role": "user", "content": "add it"}))
+    b.append(Item(ts=next(ts), item=call))
+    b.append(Item(ts=next(ts), item=output))
+    path = tmp_path / "patch.jsonl"
+    write_session(path, b.header, b.entries)
+    view = _view_of(path)
+    (tool,) = [bl for bl in _blocks(view) if bl.kind == "tool"]
+    assert (tool.title, tool.call_id, tool.text) == ("apply_patch", "c1", patch)
+    assert [p.text for p in tool.output or ()] == [done]
+    assert not [bl for bl in _blocks(view) if bl.kind == "note"]
+    md = "".join(render_markdown(transcript(view)))
+    assert f"**Tool call** `apply_patch` (`c1`)\n\n```\n{patch}\n```\n" in md
+
+
 def test_markdown_names_links_notes_and_a_message_without_a_role(tmp_path: Path) -> None:
     """v0.4/extensions.jsonl in Markdown: its sub-agent link and model note read as such; a
     message that names no role is headed ``Message``."""
