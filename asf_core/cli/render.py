@@ -72,14 +72,14 @@ def item_summary(item: Any, width: int | None = _WIDTH) -> str:
     kind = str(item.get("type", "?"))
     if kind == "message":
         return clip(f"{item.get('role', '?')}: {_text_of(item.get('content'))}", width)
-    if kind == "function_call":
-        args = item.get("arguments")
+    if kind in ("function_call", "custom_tool_call"):  # a custom call's input: free text
+        args = item.get("arguments" if kind == "function_call" else "input")
         return clip(
             f"call {item.get('name', '?')}({args if isinstance(args, str) else ''}) "
             f"[{item.get('call_id', '?')}]",
             width,
         )
-    if kind == "function_call_output":
+    if kind in ("function_call_output", "custom_tool_call_output"):
         output = item.get("output")
         text = output if isinstance(output, str) else _text_of(output)
         return clip(f"output [{item.get('call_id', '?')}]: {text}", width)

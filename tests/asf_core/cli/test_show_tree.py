@@ -163,6 +163,16 @@ def test_an_item_of_another_kind_shows_the_start_of_its_content() -> None:
     assert item_summary({"type": "web_search_call", "status": "completed"}) == "web_search_call"
 
 
+def test_a_custom_tool_call_shows_as_a_call_and_its_output_as_an_output() -> None:
+    """A custom tool call (Codex's ``apply_patch``) shows its name, free-text input and call
+    id as a function call does, and its output the output's text (both showed their kind
+    alone)."""
+    patch = {"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": "+hi"}
+    assert item_summary(patch) == "call apply_patch(+hi) [c1]"
+    done = {"type": "custom_tool_call_output", "call_id": "c1", "output": "Success."}
+    assert item_summary(done) == "output [c1]: Success."
+
+
 def test_a_prefix_two_entries_share_is_ambiguous(capsys: pytest.CaptureFixture[str]) -> None:
     """basic.jsonl has exactly two entry ids starting ``f2``: ``--leaf f2`` names neither."""
     basic = VECTORS / "sessions" / "basic.jsonl"
