@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from attrs import frozen
 
@@ -103,6 +104,9 @@ def native_session(
     findings = [stray(line, unit, name) for line in facts.unreadable]
     if not facts.lines:
         findings.append(Finding(kind="warning", message="empty rollout", unit=unit, session=name))
+    based = _based_on(facts.meta.get("history_base"))
+    if based is not None:
+        findings.append(Finding(kind="warning", message=based, unit=unit, session=name))
     counts = {"lines": facts.lines, "turns": facts.turns}
     if facts.compactions:
         counts["compactions"] = facts.compactions
@@ -121,6 +125,20 @@ def native_session(
         model=facts.model,
         rows=facts.lines,
         preview=facts.preview,
+    )
+
+
+def _based_on(base: Any) -> str | None:
+    """What the context lacks of a rollout that continues another's history (a paginated
+    fork or sub-agent, CLI 0.154+: its header's ``history_base`` names the thread whose
+    rollout holds what it inherited, and the file holds only its own lines), or None."""
+    if not isinstance(base, dict) or not isinstance(base.get("thread_id"), str):
+        return None
+    end = base.get("end_ordinal_exclusive")
+    upto = f" before ordinal {end}" if type(end) is int else ""
+    return (
+        f"inherits the history of thread {base['thread_id']}{upto} (history_base), which is "
+        "in that thread's rollout and not joined: the context holds this rollout's own lines"
     )
 
 

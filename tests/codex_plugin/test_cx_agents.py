@@ -315,3 +315,22 @@ def test_a_rollback_drops_a_legacy_message_from_another_agent(tmp_path: Path) ->
     ]
     session, _ = _converted(tmp_path, PARENT, lines)
     assert [i["content"][0]["text"] for i in context_items(session)] == ["go"]
+
+
+def test_a_rollout_continuing_another_threads_history_is_reported(tmp_path: Path) -> None:
+    """A paginated fork or sub-agent (CLI 0.154+) keeps what it inherited in its parent's
+    rollout, named by its header's ``history_base``, and holds only its own lines: its
+    context here is those lines alone, and the report says so with a warning naming the
+    thread and ordinal (a rollout without a base has none). The conversion succeeds."""
+    base = {"thread_id": PARENT, "end_ordinal_exclusive": 12, "end_byte_offset": 4096}
+    lines = _child()
+    lines[0]["payload"] = _meta(CHILD) | {"forked_from_id": PARENT, "history_base": base}
+    _converted(tmp_path / "based", CHILD, lines)
+    (report,) = reports_in(tmp_path / "based" / "out")
+    (finding,) = report["findings"]
+    assert finding["kind"] == "warning"
+    assert finding["session"] == CHILD
+    assert f"thread {PARENT} before ordinal 12 (history_base)" in finding["message"]
+    _converted(tmp_path / "whole", CHILD, _child())
+    (report,) = reports_in(tmp_path / "whole" / "out")
+    assert report["findings"] == []
