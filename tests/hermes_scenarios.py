@@ -10,11 +10,12 @@ Rows are written through public ``SessionDB`` methods; then a few cells are chan
 then the release's own readers record the oracle (``expected-conversation`` ...), so the
 output reads like a fixture directory. Scenarios: a long tool-using session; a sub-agent whose
 parent row was deleted; a compression chain whose continuation and tip were /branch'ed; a
-single-object ``tool_calls``; bare tool-marker assistant turns; ``display_kind`` rows; an
-unanswered tool result; a row with role ``unknown``; a ``_reset_from`` child; a dangling
-``system_prompt_hash``; a clock that stepped back; two in-place compactions and a rewind;
-rewind then restore; ``replace_messages``; ``publish_compression_child`` with a sub-agent of
-the continuation; ``delete_session`` of a /branch parent.
+single-object ``tool_calls``; content of one text part; bare tool-marker assistant turns;
+``display_kind`` rows; an unanswered tool result; a row with role ``unknown``; a
+``_reset_from`` child; a dangling ``system_prompt_hash``; a clock that stepped back; two
+in-place compactions and a rewind; rewind then restore; ``replace_messages``;
+``publish_compression_child`` with a sub-agent of the continuation; ``delete_session`` of a
+/branch parent.
 """
 
 from __future__ import annotations
@@ -175,6 +176,19 @@ def _odd_rows(w: Writer) -> int:
     return int(unknown)
 
 
+def _one_text_part(w: Writer) -> None:
+    """Content stored as a list of one text part (a client's or a tool's text-only parts)
+    beside the same text stored as text."""
+    sid = "sc-text-part"
+    w.session(sid, "acp", "content of one text part")
+    w.msg(sid, "user", [{"type": "text", "text": "read it"}])
+    call = w.call("call_part00000001", "read_file", {"path": "a"})
+    w.msg(sid, "assistant", "", finish_reason="tool_calls", tool_calls=[call])
+    w.msg(sid, "tool", [{"type": "text", "text": "a"}], tool_call_id="call_part00000001")
+    w.msg(sid, "assistant", [{"type": "text", "text": "done"}], finish_reason="stop")
+    w.turn(sid, "read it", "done")
+
+
 def _clock(w: Writer) -> int:
     sid = "sc-clock"
     w.session(sid, "cli", "clock stepped back")
@@ -280,6 +294,7 @@ def main() -> None:
         _long(w, args.turns)
         _lineage(w, mf.SUMMARY_TEXT)
         unknown = _odd_rows(w)
+        _one_text_part(w)
         late = _clock(w)
         _history_edits(w, mf.SUMMARY_TEXT)
     finally:

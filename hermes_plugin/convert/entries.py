@@ -92,11 +92,13 @@ _TEXT_PART = frozenset({"type", "text", "annotations"})
 
 
 def _stores(cell: str, carried: Any) -> bool:
-    """Whether a text cell is a form an item's content or output could have been stored as:
-    the text itself, the prefixed JSON of the parts, or a single plain text part's text.
+    """Whether a text cell is the form an item's content or output is read back as: the
+    text itself, a single plain text part's text, or the prefixed JSON of any other parts.
 
-    Tested form by form, cheapest first, so a row's parts are written as JSON only when the
-    cell is prefixed JSON.
+    One plain text part reads back as its text (a text cell and the prefixed JSON of that one
+    part give the same part), so a prefixed cell holding one is not carried: it stays in
+    ``columns``. Tested form by form, cheapest first, so a row's parts are written as JSON only
+    when the cell is prefixed JSON.
     """
     if isinstance(carried, str):
         return cell == carried
@@ -106,8 +108,8 @@ def _stores(cell: str, carried: Any) -> bool:
         part = carried[0]
         if part.get("type") in {"input_text", "output_text"} and part.keys() <= _TEXT_PART:
             text = part.get("text")
-            if isinstance(text, str) and part.get("annotations", []) == [] and cell == text:
-                return True
+            if isinstance(text, str) and part.get("annotations", []) == []:
+                return cell == text
     return cell.startswith(CONTENT_PREFIX) and cell == CONTENT_PREFIX + _dumps(
         hermes_parts(carried)
     )
