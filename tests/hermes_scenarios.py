@@ -15,7 +15,9 @@ single-object ``tool_calls``; content of one text part; bare tool-marker assista
 ``_reset_from`` child; a dangling ``system_prompt_hash``; a clock that stepped back; two
 in-place compactions and a rewind; rewind then restore; ``replace_messages``;
 ``publish_compression_child`` with a sub-agent of the continuation; ``delete_session`` of a
-/branch parent.
+/branch parent; what other front ends write (the gateway's /retry, the ACP adapter's persist,
+an API server fork, a TUI branch, ``clear_messages``, a reopened compression parent, a deleted
+middle segment, a restore across a compaction, odd compaction sets, ``import_sessions``).
 """
 
 from __future__ import annotations
@@ -273,6 +275,158 @@ def _history_edits(w: Writer, summary: str) -> None:
     w.rec.try_call("delete the parent", "delete_session", "sc-del-parent")
 
 
+def _compact(w: Writer, sid: str, rows: list[dict[str, Any]]) -> None:
+    """An in-place compaction keeping ``rows`` live (a release without one: nothing)."""
+    if w.rec.has("archive_and_compact"):
+        w.rec.call("archive_and_compact", sid, rows)
+
+
+def _rewind(w: Writer, sid: str, target: Any) -> None:
+    if w.rec.has("rewind_to_message"):
+        w.rec.call("rewind_to_message", sid, target)
+
+
+def _front_ends(w: Writer, summary: str) -> None:
+    """What Hermes' other front ends and session commands do to stored transcripts: the
+    gateway's /retry, the ACP adapter's persist, an API server fork, a TUI branch, clearing a
+    session, reopening a compression-ended parent, deleting a chain's middle segment, restoring
+    rows across a compaction, odd compaction sets, and an export imported again."""
+    rec = w.rec
+    tail = [{"role": "user", "content": summary}, {"role": "user", "content": "first"}]
+
+    # Gateway /retry: the transcript as the gateway loads it, cut before the last user
+    # message, written back whole (the compacted rows go with it), then the turn again.
+    sid = "sc-gw-retry"
+    w.session(sid, "telegram", "gateway /retry rewrite", session_key="k:retry")
+    w.msg(sid, "session_meta")
+    w.msg(sid, "user", "[Bob] hi", observed=True, platform_message_id="1")
+    w.turn(sid, "first", "one")
+    _compact(w, sid, [*tail, {"role": "assistant", "content": "one"}])
+    w.msg(sid, "user", "run it")
+    call = w.call("call_retry000001", "terminal", {"command": "ls"})
+    w.msg(sid, "assistant", "", finish_reason="tool_calls", tool_calls=[call], reasoning="look")
+    w.msg(sid, "tool", "a", tool_call_id="call_retry000001", tool_name="terminal")
+    w.turn(sid, "again", "first try")
+    try:  # what the gateway loads (0.19's repair needs optional packages: else as stored)
+        history = rec.call("get_messages_as_conversation", sid, repair_alternation=True)
+    except Exception:
+        history = rec.db.get_messages_as_conversation(sid)
+    last = max(i for i, m in enumerate(history) if m.get("role") == "user")
+    rec.call("replace_messages", sid, history[:last])
+    w.turn(sid, "again", "second try")
+
+    # ACP persist: the live rows replaced beside rewound and compacted ones.
+    sid = "sc-acp"
+    w.session(sid, "acp", "ACP persist of the live rows", model_config={"cwd": "/w"})
+    w.turn(sid, "first", "A")
+    _rewind(w, sid, w.turn(sid, "b", "B"))
+    w.turn(sid, "b2", "B2")
+    _compact(w, sid, tail)
+    live = rec.db.get_messages_as_conversation(sid)
+    archived = rec.has("has_archived_messages") and rec.call("has_archived_messages", sid)
+    more = [{"role": "user", "content": "d"}, {"role": "assistant", "content": "D"}]
+    rec.call("replace_messages", sid, [*live, *more], active_only=archived)
+
+    # /clear-like: every row deleted, then a new start.
+    w.session("sc-cleared", "cli", "clear_messages then new rows")
+    w.turn("sc-cleared", "old", "gone")
+    rec.call("clear_messages", "sc-cleared")
+    w.turn("sc-cleared", "new", "start")
+
+    # A compression-ended parent reopened (resumed) while its continuation exists.
+    w.session("sc-reopened", "telegram", "compression parent reopened", session_key="k:ro")
+    w.turn("sc-reopened", "p1", "P1")
+    rec.call("end_session", "sc-reopened", "compression")
+    w.session("sc-reopened-2", "telegram", "continuation", parent_session_id="sc-reopened")
+    w.turn("sc-reopened-2", summary, "C1")
+    rec.call("reopen_session", "sc-reopened")
+    w.turn("sc-reopened", "p2", "P2")
+
+    # The middle segment of a chain deleted: the tip loses its parent.
+    for n in (1, 2, 3):
+        parent = {"parent_session_id": f"sc-mid{n - 1}"} if n > 1 else {}
+        w.session(f"sc-mid{n}", "cli", f"chain segment {n}", **parent)
+        w.turn(f"sc-mid{n}", summary if n > 1 else "m1", f"M{n}")
+        if n < 3:
+            rec.call("end_session", f"sc-mid{n}", "compression")
+    rec.try_call("delete the middle", "delete_session", "sc-mid2")
+
+    # API server fork: the source's rows as get_messages returns them, written back by
+    # replace_messages (its JSON columns come back as JSON strings of the JSON text).
+    w.session("sc-fork-src", "api_server", "API fork source")
+    w.msg("sc-fork-src", "user", "q")
+    w.msg(
+        "sc-fork-src",
+        "assistant",
+        "a",
+        finish_reason="stop",
+        reasoning_details=[{"type": "reasoning.text", "text": "r"}],
+        codex_reasoning_items=[{"type": "reasoning", "id": "rs_1", "summary": []}],
+    )
+    rec.call("end_session", "sc-fork-src", "branched")
+    w.session("sc-fork", "api_server", "API fork", parent_session_id="sc-fork-src")
+    rec.call("replace_messages", "sc-fork", rec.db.get_messages("sc-fork-src"))
+    w.turn("sc-fork", "forked", "yes")
+
+    # TUI /branch: role and content copied only, the parent left live.
+    w.session("sc-tui", "tui", "TUI branch parent")
+    w.msg("sc-tui", "user", "look")
+    call = w.call("call_tui00000001", "terminal", {"command": "ls"})
+    w.msg("sc-tui", "assistant", "", finish_reason="tool_calls", tool_calls=[call])
+    w.msg("sc-tui", "tool", "x", tool_call_id="call_tui00000001", tool_name="terminal")
+    w.msg("sc-tui", "assistant", "seen", finish_reason="stop")
+    w.branch("sc-tui-branch", "TUI branch", parent="sc-tui")
+    for m in rec.db.get_messages_as_conversation("sc-tui"):
+        w.msg("sc-tui-branch", m["role"], m.get("content"))
+    w.turn("sc-tui-branch", "on branch", "ok")
+    w.turn("sc-tui", "on parent", "ok")
+
+    # restore_rewound across an in-place compaction: compacted rows live again.
+    sid = "sc-restore-cross"
+    w.session(sid, "cli", "restore across a compaction")
+    w.turn(sid, "first", "A")
+    target = w.turn(sid, "b", "B")
+    _rewind(w, sid, target)
+    w.turn(sid, "b2", "B2")
+    _compact(w, sid, tail)
+    if rec.has("restore_rewound") and rec.has("rewind_to_message"):
+        rec.call("restore_rewound", sid, target)
+    w.msg(sid, "assistant", "after", finish_reason="stop")
+
+    # Compaction sets of odd shapes: an assistant summary, a tool-call head, none, a system one.
+    sid = "sc-odd-compact"
+    w.session(sid, "cli", "odd compaction sets")
+    w.turn(sid, "first", "A")
+    _compact(w, sid, [{"role": "assistant", "content": summary}, tail[1]])
+    call = w.call("call_oddc00000001", "terminal", {"command": "ls"})
+    w.msg(sid, "assistant", "", finish_reason="tool_calls", tool_calls=[call])
+    result = {"role": "tool", "content": "x", "tool_call_id": "call_oddc00000001"}
+    w.msg(sid, "tool", "x", tool_call_id="call_oddc00000001")
+    _compact(w, sid, [{"role": "assistant", "content": "", "tool_calls": [call]}, result])
+    w.msg(sid, "assistant", "listed", finish_reason="stop")
+    _compact(w, sid, [])
+    w.turn(sid, "after none", "ok")
+    _compact(w, sid, [{"role": "system", "content": "summary"}, {"role": "user", "content": "x"}])
+    w.msg(sid, "assistant", "ok", finish_reason="stop")
+
+    # An export imported again under other ids (0.19): a chain, and a child without parent.
+    if rec.has("import_sessions"):
+        w.session("sc-exp", "cli", "exported root")
+        w.turn("sc-exp", "e", "E")
+        rec.call("end_session", "sc-exp", "compression")
+        w.session("sc-exp-2", "cli", "exported continuation", parent_session_id="sc-exp")
+        w.turn("sc-exp-2", summary, "E2")
+        exported = [rec.call("export_session", s) for s in ("sc-exp", "sc-exp-2")]
+        for e in exported:
+            e["id"] = e["id"].replace("sc-exp", "sc-imp")
+            if e.get("parent_session_id"):
+                e["parent_session_id"] = e["parent_session_id"].replace("sc-exp", "sc-imp")
+        lone = {**exported[1], "id": "sc-imp-lone", "parent_session_id": "sc-nowhere"}
+        rec.call("import_sessions", [*exported, lone])
+        for e in (*exported, lone):
+            w.intents[e["id"]] = "imported"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--generator", required=True, type=Path)
@@ -297,6 +451,7 @@ def main() -> None:
         _one_text_part(w)
         late = _clock(w)
         _history_edits(w, mf.SUMMARY_TEXT)
+        _front_ends(w, mf.SUMMARY_TEXT)
     finally:
         db.close()
     raw: list[list[Any]] = []
