@@ -64,7 +64,7 @@ def native_sessions(
             ended=_when(s.ended),
             relation=str(relations[s.id][0]),
             parent=s.parent_id,
-            cwd=s.cwd or None,
+            cwd=s.working_dir,
             model=s.model or None,
         )
         if everything or wanted.matches(native, rows=False):

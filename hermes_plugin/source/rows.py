@@ -71,6 +71,17 @@ class Session:
     def ended(self) -> datetime | None:
         return None if self.ended_at is None else epoch(self.ended_at)
 
+    @property
+    def working_dir(self) -> str | None:
+        """The directory the session ran in: its ``cwd`` column, else a ``cwd`` text in its
+        ``model_config`` (where Hermes' ACP adapter keeps an editor session's directory, the
+        column left empty, and reads it back to list and resume the session); None if
+        neither."""
+        if self.cwd:
+            return self.cwd
+        value = None if self.model_config is None else self.model_config.get("cwd")
+        return value if isinstance(value, str) and value else None
+
     def marker(self, name: str) -> str | None:
         """A model_config marker naming another session (``_branched_from`` ...); None if unset."""
         if self.model_config is None:
