@@ -9,8 +9,9 @@ decided from the ``sessions`` rows alone, so no messages are read to plan a conv
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from attrs import field, frozen
 
@@ -163,29 +164,41 @@ class Lineage:
         return sorted(roots, key=lambda r: _start_key(self.sessions[r]))
 
 
-def find_spawns(rows: Sequence[Message], children: Sequence[Session]) -> dict[str, tuple[int, int]]:
+def find_spawns(
+    rows: Sequence[Message],
+    children: Sequence[Session],
+    background: Mapping[str, float] | None = None,
+    detached: set[tuple[int, int]] | None = None,
+) -> dict[str, tuple[int, int]]:
     """The call that spawned each sub-agent child: ``child id -> (message id, call index)``.
 
     A call spawned a child when the child started inside the call's window, from the
     assistant row that made it to the tool row that answered it (open when unanswered).
-    Among several, a call named like ``delegate*`` wins, then the latest. Children without
-    a trustworthy start time, or outside every window, are not attributed.
+    A background delegation is answered at once, its sub-agents started after: a result
+    naming (``"delegation_id"``) one of ``background``, the ``async_delegations`` rows this
+    session dispatched (id -> when it completed, infinity while it has not), keeps the window
+    open until then. Among several, a call named like ``delegate*`` wins, then the latest.
+    Children without a trustworthy start time, or outside every window, are not attributed.
+    ``detached`` receives the background calls that spawned one (answered before it ran).
     """
     if not children:  # most sessions: no window is looked at
         return {}
-    windows: list[tuple[float, float, bool, int, int]] = []
+    windows: list[tuple[float, float, bool, int, int, bool]] = []
     open_calls: list[tuple[set[str], int]] = []
     for row in rows:
         if row.role == "assistant" and row.timestamp is not None:
             for index, call in enumerate(row.tool_calls):
-                windows.append((row.timestamp, math.inf, "delegate" in call.name, row.id, index))
+                named = "delegate" in call.name
+                windows.append((row.timestamp, math.inf, named, row.id, index, False))
                 open_calls.append((set(call.aliases()), len(windows) - 1))
         elif row.role == "tool" and row.timestamp is not None:
             names = set(result_aliases(row.tool_call_id or ""))
             for position, (aliases, slot) in enumerate(open_calls):
                 if names & aliases:
-                    start, _, named, mid, index = windows[slot]
-                    windows[slot] = (start, row.timestamp, named, mid, index)
+                    start, _, named, mid, index, _ = windows[slot]
+                    until = _dispatched_until(row, background) if background else None
+                    end = row.timestamp if until is None else max(until, row.timestamp)
+                    windows[slot] = (start, end, named, mid, index, until is not None)
                     del open_calls[position]
                     break
     out: dict[str, tuple[int, int]] = {}
@@ -197,4 +210,20 @@ def find_spawns(rows: Sequence[Message], children: Sequence[Session]) -> dict[st
         if fits:
             best = max(fits, key=lambda w: (w[2], w[0], w[3], w[4]))
             out[child.id] = (best[3], best[4])
+            if best[5] and detached is not None:
+                detached.add((best[3], best[4]))
     return out
+
+
+def _dispatched_until(row: Message, background: Mapping[str, float]) -> float | None:
+    """When the background delegation a tool result names completed (infinity while it has
+    not); None when the result names none of ``background``."""
+    text = row.content.value
+    if not isinstance(text, str) or '"delegation_id"' not in text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    name = value.get("delegation_id") if isinstance(value, dict) else None
+    return background.get(name) if isinstance(name, str) else None

@@ -12,6 +12,7 @@ entry; a compression continuation starts with a ``compaction`` built from its fi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -141,9 +142,10 @@ class GroupBuilder:
                 cursor = add(with_settings(config, settings), cursor)
         boundary = cursor
         subs = [lineage.sessions[c] for c in lineage.kids(session.id, SUBSESSION)]
-        spawns = find_spawns(rows, subs)
+        background = _completions(self.delegations.get(session.id, ())) if subs else None
         spawned: dict[tuple[int, int], list[str]] = {}
-        for child, where in spawns.items():
+        detached: set[tuple[int, int]] = set()  # calls answered before their sub-agents ran
+        for child, where in find_spawns(rows, subs, background, detached).items():
             spawned.setdefault(where, []).append(child)
         harness = _harness_rows(rows) if strips_harness(self.version) else set()
         want_compaction = False
@@ -193,8 +195,9 @@ class GroupBuilder:
                 if kids:
                     self.outputs[base] = list(kids)
             for index, (_position, call_id, _call) in enumerate(rendered.calls):
+                answered = (message.id, index) not in detached
                 for attempt, child in enumerate(spawned.get((message.id, index), [])):
-                    cursor = self._link(child, call_id, attempt, ts, cursor)
+                    cursor = self._link(child, call_id, attempt, ts, cursor, answered=answered)
             if message.compacted and not message.active:
                 want_compaction = True
         if snapshot is not None:
@@ -222,12 +225,22 @@ class GroupBuilder:
         return add(closing_entry(store, session, end_ts), cursor)
 
     def _link(
-        self, child: str, call_id: str | None, attempt: int, ts: str, cursor: int | None
+        self,
+        child: str,
+        call_id: str | None,
+        attempt: int,
+        ts: str,
+        cursor: int | None,
+        *,
+        answered: bool = True,
     ) -> int:
+        """The ``subsession`` link to a sub-agent; ``answered``: the call's output holds the
+        sub-agent's result (not so for a background delegation, answered when dispatched), so
+        that output lists the sub-agent's leaf."""
         session = self.lineage.sessions[child]
         asf = self.subsession_id(call_id, attempt) if call_id else self.fallback_id(session)
         self.links[child] = ChildLink(asf_id=asf, call_id=call_id)
-        if call_id:
+        if call_id and answered:
             self.spawned_by_call.setdefault(call_id, []).append(child)
         link = Link(
             ts=ts,
@@ -277,6 +290,17 @@ class GroupBuilder:
         why = rendered.aside or "aside"
         self.aside[why] = self.aside.get(why, 0) + 1
         return rendered
+
+
+def _completions(delegations: Sequence[Delegation]) -> dict[str, float]:
+    """The background delegations a session dispatched: when each completed (its
+    ``completed_at``; infinity while it has none)."""
+    out: dict[str, float] = {}
+    for delegation in delegations:
+        done = delegation.cols.get("completed_at")
+        at = float(done) if isinstance(done, int | float) and not isinstance(done, bool) else None
+        out[delegation.id] = at if at is not None and math.isfinite(at) else math.inf
+    return out
 
 
 def _invented(row: int, index: int) -> str:

@@ -1,0 +1,109 @@
+"""A sub-agent delegated in the background (Hermes 0.19's ``delegate_task`` with
+``background``): the call is answered at once with the delegation's id, the sub-agent starts
+after that answer, and Hermes records the delegation in ``async_delegations`` (dispatched,
+then completed). Written here by Hermes' own ``SessionDB`` and its async-delegation store, in
+the order Hermes writes them. The sub-agent's file names the call that spawned it, as the
+foreground sub-agent's does; only the foreground call's output, which holds its sub-agent's
+result, lists that sub-agent's leaf (docs/formats/hermes.md, section 5)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from asf_core.cli.main import main
+from asf_core.reader import SessionFile, read_session
+
+
+def _call(call_id: str, goal: str, **extra: Any) -> dict[str, Any]:
+    arguments = json.dumps({"goal": goal, **extra})
+    return {
+        "id": call_id,
+        "call_id": call_id,
+        "type": "function",
+        "function": {"name": "delegate_task", "arguments": arguments},
+    }
+
+
+def _child(db: Any, sid: str, parent: str, task: str) -> None:
+    time.sleep(0.01)  # the sub-agent's session is made once it runs
+    mc = {"max_iterations": 50, "_delegate_from": parent}
+    db.create_session(sid, "subagent", model="m-1", model_config=mc, parent_session_id=parent)
+    db.append_message(sid, "user", task)
+    db.append_message(sid, "assistant", f"{task}: done", finish_reason="stop")
+    db.end_session(sid, "agent_close")
+
+
+def _write(home: Path) -> None:
+    import hermes_state
+    from tools import async_delegation
+
+    db = hermes_state.SessionDB(db_path=home / "state.db")
+    try:
+        db.create_session("p", "cli", model="m-1")
+        db.append_message("p", "user", "Research it in the background.")
+        call = _call("call_bg", "research", background=True)
+        db.append_message("p", "assistant", "", tool_calls=[call], finish_reason="tool_calls")
+        record = {
+            "delegation_id": "deleg_0001",
+            "goal": "research",
+            "session_key": "p",
+            "parent_session_id": "p",
+            "dispatched_at": time.time(),
+        }
+        async_delegation._persist_dispatch(record)
+        ack = {"status": "dispatched", "mode": "background", "delegation_id": "deleg_0001"}
+        db.append_message("p", "tool", json.dumps(ack), tool_call_id="call_bg")
+        db.append_message("p", "assistant", "It runs in the background.", finish_reason="stop")
+        _child(db, "bg-child", "p", "research")
+        event = {"delegation_id": "deleg_0001", "status": "completed", "completed_at": time.time()}
+        async_delegation._persist_completion(event, {"results": [{"summary": "research: done"}]})
+        db.append_message("p", "user", "Now one in the foreground.")
+        call = _call("call_fg", "summarise")
+        db.append_message("p", "assistant", "", tool_calls=[call], finish_reason="tool_calls")
+        _child(db, "fg-child", "p", "summarise")
+        db.append_message("p", "tool", "summarise: done", tool_call_id="call_fg")
+        db.append_message("p", "assistant", "Both are done.", finish_reason="stop")
+    finally:
+        db.close()
+
+
+def _files(out: Path) -> dict[str, SessionFile]:
+    files = {}
+    for path in out.rglob("*.jsonl"):
+        session = read_session(path)
+        files[session.header.unknown["hermes"]["session"].rsplit("/", 1)[1]] = session
+    return files
+
+
+def test_a_background_sub_agent_is_spawned_by_its_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    _write(home)
+    out = tmp_path / "out"
+    assert main(["convert", str(home), "-o", str(out), "--quiet"]) == 0
+    assert main(["verify", str(out)]) == 0
+    files = _files(out)
+    parent = files["p"]
+    links = {e.call_id: e.session for e in parent.entries if e.type == "link"}
+    for child, call_id in (("bg-child", "call_bg"), ("fg-child", "call_fg")):
+        header = files[child].header
+        assert header.parent_session == parent.header.id, child
+        assert header.spawned_by == call_id, child
+        assert links[call_id] == header.id, child
+    outputs = {
+        e.item["call_id"]: e
+        for e in parent.entries
+        if getattr(e, "item", None) and e.item.get("type") == "function_call_output"
+    }
+    # The answer to the background call came before its sub-agent ran: no leaf of it.
+    assert not outputs["call_bg"].parents
+    (listed,) = outputs["call_fg"].parents
+    assert listed.session == files["fg-child"].header.id
