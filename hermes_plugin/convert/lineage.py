@@ -9,13 +9,13 @@ decided from the ``sessions`` rows alone, so no messages are read to plan a conv
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from attrs import field, frozen
 
 from asf_core.ids import name_uuid
+from hermes_plugin.source.jsontext import parse
 from hermes_plugin.source.relations import Relation, classify, parent_cycles
 from hermes_plugin.source.rows import Message, Session
 from hermes_plugin.source.toolcalls import result_aliases
@@ -221,9 +221,6 @@ def _dispatched_until(row: Message, background: Mapping[str, float]) -> float | 
     text = row.content.value
     if not isinstance(text, str) or '"delegation_id"' not in text:
         return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
+    value, _ = parse(text)  # a hostile one (nested past the stack) reads as no value
     name = value.get("delegation_id") if isinstance(value, dict) else None
     return background.get(name) if isinstance(name, str) else None

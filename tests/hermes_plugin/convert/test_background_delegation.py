@@ -38,7 +38,7 @@ def _child(db: Any, sid: str, parent: str, task: str) -> None:
     db.end_session(sid, "agent_close")
 
 
-def _write(home: Path) -> None:
+def _write(home: Path, pad: Any = None) -> None:
     import hermes_state
     from tools import async_delegation
 
@@ -57,7 +57,8 @@ def _write(home: Path) -> None:
         }
         async_delegation._persist_dispatch(record)
         ack = {"status": "dispatched", "mode": "background", "delegation_id": "deleg_0001"}
-        db.append_message("p", "tool", json.dumps(ack), tool_call_id="call_bg")
+        text = json.dumps(ack) if pad is None else json.dumps(ack)[:-1] + f', "pad": {pad}}}'
+        db.append_message("p", "tool", text, tool_call_id="call_bg")
         db.append_message("p", "assistant", "It runs in the background.", finish_reason="stop")
         _child(db, "bg-child", "p", "research")
         event = {"delegation_id": "deleg_0001", "status": "completed", "completed_at": time.time()}
@@ -107,3 +108,21 @@ def test_a_background_sub_agent_is_spawned_by_its_call(
     assert not outputs["call_bg"].parents
     (listed,) = outputs["call_fg"].parents
     assert listed.session == files["fg-child"].header.id
+
+
+def test_an_answer_nested_past_the_stack_converts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The background call's answer, read for the delegation it names, nested 100,000 levels
+    deep (a hostile cell: Python's decoder raises ``RecursionError`` on it) names none: the
+    sub-agent is placed as one outside every call's window, and the run goes on."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    _write(home, pad="[" * 100_000 + "]" * 100_000)
+    out = tmp_path / "out"
+    assert main(["convert", str(home), "-o", str(out), "--quiet"]) == 0
+    assert main(["verify", str(out)]) == 0
+    files = _files(out)
+    assert files["bg-child"].header.parent_session == files["p"].header.id
+    assert files["fg-child"].header.spawned_by == "call_fg"
