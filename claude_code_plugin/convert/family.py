@@ -96,8 +96,36 @@ def _spawner(member: Member, holders: Sequence[Member]) -> tuple[Member, str] | 
     return None
 
 
+class _Calls:
+    """Which files of a family hold each call, and which calls a result names a sub-agent
+    for, indexed once on first use (most families never ask): a family of many sub-agents
+    that no result names would otherwise read every file's lines for each."""
+
+    def __init__(self, holders: Sequence[Member]) -> None:
+        self.holders = holders
+        self._where: dict[str, list[Member]] | None = None
+        self._spawning: dict[int, set[str]] = {}
+
+    def holding(self, call: str) -> list[Member]:
+        if self._where is None:
+            self._where = {}
+            for holder in self.holders:
+                for line in holder.index.lines:
+                    for named in line.calls:
+                        at = self._where.setdefault(named, [])
+                        if not at or at[-1] is not holder:
+                            at.append(holder)
+        return self._where.get(call, [])
+
+    def spawning(self, holder: Member) -> set[str]:
+        found = self._spawning.get(id(holder))
+        if found is None:
+            found = self._spawning[id(holder)] = set(holder.index.spawns.values())
+        return found
+
+
 def _named_call(
-    member: Member, holders: Sequence[Member], meta_call: Callable[[Member], str | None]
+    member: Member, calls: _Calls, meta_call: Callable[[Member], str | None]
 ) -> tuple[Member, str] | None:
     """The call a sub-agent's ``.meta.json`` names (``toolUseId``), when a file of the family
     holds it and no result names another sub-agent for it: the link when neither the call's
@@ -105,10 +133,8 @@ def _named_call(
     call = meta_call(member)
     if call is None:
         return None
-    for holder in holders:
-        if holder is member or call in holder.index.spawns.values():
-            continue
-        if any(call in line.calls for line in holder.index.lines):
+    for holder in calls.holding(call):
+        if holder is not member and call not in calls.spawning(holder):
             return holder, call
     return None
 
@@ -137,6 +163,7 @@ def arrange(
     session file's end: the call or compaction is the first one's, and so would its id be.
     """
     holders = [m for m in (main, *agents) if m is not None]
+    calls = _Calls(holders)
     met: set[str | None] = set()
     for agent in agents:
         if main is None:
@@ -147,7 +174,7 @@ def arrange(
         met.add(agent.agent)
         found = None if agent.helper else _spawner(agent, holders)
         if found is None and not agent.helper:
-            found = _named_call(agent, holders, meta_call)
+            found = _named_call(agent, calls, meta_call)
         if found is not None:
             agent.holder, agent.call = found
         elif agent.helper and (boundary := _boundary_for(agent.index, main.index)) is not None:
