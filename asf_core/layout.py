@@ -28,6 +28,7 @@ __all__ = [
     "REPORT_NAME",
     "RESERVED",
     "project_key",
+    "redacted_folder",
     "session_file_name",
     "session_path",
     "slug",
@@ -73,6 +74,29 @@ def store_label(path: Path, *, redact: bool = False) -> str:
     readable = slug("-".join(p for p in (shown.parent.name, shown.name) if p))[:60]
     digest = hashlib.sha256(os.fsencode(resolved)).hexdigest()[:10]
     return f"{readable}-{digest}"
+
+
+#: A home directory's account name as asf's folder names spell its path, every separator a
+#: dash: a project key (``home-ada-proj``, ``Users-ada-x``, ``C--Users-ada``, ``var-home-ada``,
+#: ``mnt-c-Users-ada``) or a store label made of Claude Code's project folder name
+#: (``projects--home-ada-proj``); the name runs to the next dash, the only end kept (a
+#: project key keeps a name's dots and spaces: ``home-ada.l-x``, ``C--Users-Ada L-x``).
+_FOLDER_HOME_USER = re.compile(
+    r"(?:^|(?<=--)|(?<=^var-)|(?<=-var-)|(?<=^mnt-[a-z]-)|(?<=-mnt-[a-z]-))(?:Users|home)-"
+    r"(?!(?:Shared|Guest|Public|Default|All Users|Default User)(?:-|$))"
+    r"(?P<s>[^-\[][^-]*)"  # not a placeholder a redacted conversion spelled there
+)
+
+
+def redacted_folder(folder: Path) -> Path:
+    """``folder`` (relative) with every home directory's account name its components spell
+    as asf's folders do replaced by ``USER``, as :func:`store_label` spells it with
+    ``redact``: the folders ``asf export --redact`` mirrors from a converted directory."""
+    parts = [
+        _FOLDER_HOME_USER.sub(lambda m: m.group(0)[: m.start("s") - m.start()] + "USER", part)
+        for part in folder.parts
+    ]
+    return Path(*parts) if parts else Path()
 
 
 def project_key(cwd: str | None) -> str:

@@ -40,6 +40,7 @@ from asf_core.export.transcript import Href, transcript
 from asf_core.export.transcript_html import render_html
 from asf_core.export.transcript_text import render_markdown, render_text
 from asf_core.files import write_atomic
+from asf_core.layout import redacted_folder
 from asf_core.pipeline.access import file_mode, make_within
 from asf_core.reader import FormatError
 from asf_core.safe_text import json_safe, printable
@@ -146,7 +147,7 @@ class Exporter:
     def jobs(self, path: Path, session: SessionFile) -> list[_Job]:
         tree = SessionTree(session)
         stem = path.name.removesuffix(".jsonl")
-        folder = path.parent.relative_to(self.source) if self.is_dir else Path()
+        folder = self.folder_of(path)
         ext = _EXTENSIONS[self.target]
         resume = resolve_leaf(session, self.args.leaf)
         if resume is None:
@@ -164,6 +165,11 @@ class Exporter:
                 if leaf != resume
             ]
         return jobs
+
+    def folder_of(self, path: Path) -> Path:
+        """A file's folder below the output (``--redact``: home accounts spelled ``USER``)."""
+        folder = path.parent.relative_to(self.source) if self.is_dir else Path()
+        return redacted_folder(folder) if getattr(self.args, "redact", False) else folder
 
     # -- the run ----------------------------------------------------------------------
 
@@ -322,7 +328,7 @@ class Exporter:
             if path is None or (not self.is_dir and path != self.source):
                 return None
             stem = path.name.removesuffix(".jsonl")
-            folder = path.parent.relative_to(self.source) if self.is_dir else Path()
+            folder = self.folder_of(path)
             name = f"{stem}{ext}"
             if leaf is not None and path == job.source and leaf != self.resume_of.get(path):
                 if not self.args.all_leaves or self.tree is None:

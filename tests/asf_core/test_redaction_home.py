@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -14,12 +15,14 @@ import pytest
 from fixture_paths import CLAUDE_HOME, CODEX_HOME
 
 from asf_core.cli.main import main
-from asf_core.layout import store_label
+from asf_core.layout import redacted_folder, store_label
 from asf_core.redaction import Redactor, placeholder_pattern
 
 #: The shared homes' account names, and where they are.
 NAMES = (b"marco", b"macmini")
 PROJECT = CLAUDE_HOME / ".claude" / "projects" / "-home-marco-projects-spotter"
+#: A project whose sessions have sub-agents (its account name redacted upstream).
+AGENTS = CLAUDE_HOME / ".claude" / "projects" / "-home-USER-projects-spotter-worktrees-spotter-a0y"
 
 
 def _digest(path: str) -> str:
@@ -43,6 +46,31 @@ def test_a_redacted_store_folder_spells_the_account_user(
     redacted = redacted or "projects--Users-USER-proj"
     assert store_label(Path(path)) == f"{plain}-{_digest(path)}"
     assert store_label(Path(path), redact=True) == f"{redacted}-{_digest(path)}"
+
+
+@pytest.mark.parametrize(
+    ("folder", "redacted"),
+    [
+        ("claude-code/projects--home-ada-proj-0123456789/home-ada-proj", None),
+        ("codex/USER-.codex-0123456789/Users-ada-x", "codex/USER-.codex-0123456789/Users-USER-x"),
+        ("c/projects--C--Users-ada-p-0123456789/C--Users-ada-p", None),
+        ("c/projects--mnt-c-Users-ada-p-0123456789/mnt-c-Users-ada-p", None),
+        ("c/var-home-ada-p", "c/var-home-USER-p"),
+        ("c/home-ada.l-p/C--Users-Ada Lovelace-p", "c/home-USER-p/C--Users-USER-p"),
+        ("c/home-Shared-p/Users-Public/C--Users-All Users-x", None),
+        ("c/my-home-page/ada-notes", None),
+        ("c/projects--home-USER-p-0123456789/home-[REDACTED-home_user-1]-p", None),
+    ],
+)
+def test_a_redacted_export_spells_the_account_in_a_mirrored_folder_user(
+    folder: str, redacted: str | None
+) -> None:
+    """The folders of a converted directory spell a home's account name as its project keys
+    and store labels do (dashes for separators): ``USER`` takes its place; a shared folder,
+    a ``home`` inside a word's run, a name spelled no such way, or the placeholder of a
+    redacted conversion stays."""
+    expected = redacted or folder.replace("-ada-", "-USER-")
+    assert redacted_folder(Path(folder)) == Path(expected)
 
 
 def test_an_account_found_in_a_path_is_replaced_wherever_it_stands_as_a_word() -> None:
@@ -117,3 +145,36 @@ def test_an_address_that_opens_with_the_account_name_is_replaced_whole() -> None
     assert r.text("mail ada.lovelace@example.org, ada") == (
         "mail [REDACTED:email:1], [REDACTED:home_user:1]"
     )
+
+
+@pytest.mark.parametrize("target", ["html", "atif"])
+def test_no_account_name_is_left_in_a_redacted_export_of_a_plain_conversion(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    """``asf export --redact`` of a directory converted without ``--redact`` mirrors its
+    layout, whose store and project folders spell ``/home/marco``: the folders it writes
+    spell the account ``USER`` as ``convert --redact`` does, in no document's path is the
+    name, and the links between the documents (a session to its sub-agents') still lead to
+    documents written."""
+    projects = tmp_path / "projects"
+    for project in (PROJECT, AGENTS):
+        shutil.copytree(project, projects / project.name)
+    plain, out = tmp_path / "plain", tmp_path / "out"
+    assert main(["convert", str(projects), "-o", str(plain), "--quiet"]) == 0
+    assert any("marco" in path for path in _files(plain))
+    assert main(["export", str(plain), "--to", target, "-o", str(out), "--redact"]) == 0
+    written = _files(out)
+    assert len(written) == len([p for p in _files(plain) if p.endswith(".jsonl")])
+    for path, data in written.items():
+        assert b"marco" not in path.encode(), path
+        assert b"marco" not in data, path
+    assert any("home-USER-projects-spotter" in path for path in written)
+    links = 0
+    for path, data in written.items():
+        if target != "html":
+            break
+        for href in re.findall(r'href="([^"#:]+\.html)', data.decode()):
+            links += 1
+            assert (out / path).parent.joinpath(href).resolve().is_file(), (path, href)
+    assert links > 0 or target != "html"
+    capsys.readouterr()
