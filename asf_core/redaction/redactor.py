@@ -23,6 +23,8 @@ __all__ = ["MissingDetector", "Redactor", "placeholder_pattern"]
 _IDENTIFIERS: Final = re.compile(
     r"sha256:[0-9a-f]{64}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 )
+#: The kind of personal value found in any case: a home directory's account name.
+_ANY_CASE: Final = "home_user"
 #: A personal value shorter than this is replaced only where it is a whole string: "42"
 #: inside a text is more often a number than a chat.
 _MIN_INSIDE = 3
@@ -57,6 +59,11 @@ class Redactor:
         self._placeholders: dict[str, tuple[str, str]] = {}
         self._numbers: Counter[str] = Counter()
         self._personal: dict[str, str] = {}
+        #: The account names of home directories, by their case-folded spelling: an
+        #: account is one name in any case (Windows' and macOS' file systems ignore case;
+        #: ``C:\Users\Ada`` shows as ``ada`` in a package or an address), so it is
+        #: found in any case, under the placeholder of the spelling learnt first.
+        self._anycase: dict[str, str] = {}
         self._personal_re: re.Pattern[str] | None = None
         #: What was replaced since :meth:`take_counts`, by kind.
         self.counts: Counter[str] = Counter()
@@ -71,10 +78,15 @@ class Redactor:
                 text = str(value)
                 if text.strip() and text not in self._personal:
                     self._personal[text] = _kind(kind)
+                    if self._personal[text] == _ANY_CASE:
+                        self._anycase.setdefault(text.casefold(), text)
                     added = True
         if added:
             inside = sorted((v for v in self._personal if len(v) >= _MIN_INSIDE), key=len)
-            alternatives = "|".join(re.escape(v) for v in reversed(inside))
+            alternatives = "|".join(
+                f"(?i:{re.escape(v)})" if self._personal[v] == _ANY_CASE else re.escape(v)
+                for v in reversed(inside)
+            )
             self._personal_re = (
                 re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])")
                 if alternatives
@@ -100,6 +112,8 @@ class Redactor:
         whole = self._personal.get(text)
         if whole is not None:
             return self.placeholder(whole, text)
+        if self._anycase and text.casefold() in self._anycase:
+            return self.placeholder(_ANY_CASE, self._anycase[text.casefold()])
         secrets = find_secrets(text, self._phones)
         if secrets:
             self._learn_accounts(text, secrets)
@@ -116,7 +130,10 @@ class Redactor:
             if start < at:
                 continue  # inside one replaced already
             out.append(text[at:start])
-            out.append(self.placeholder(kind, text[start:end]))
+            value = text[start:end]
+            if kind == _ANY_CASE:  # one account, one placeholder, in whatever case
+                value = self._anycase.get(value.casefold(), value)
+            out.append(self.placeholder(kind, value))
             at = end
         out.append(text[at:])
         return "".join(out)
@@ -139,7 +156,7 @@ class Redactor:
         if self._personal_re is None:
             return []
         return [
-            (m.start(), m.end(), self._personal[m.group()])
+            (m.start(), m.end(), self._personal.get(m.group(), _ANY_CASE))
             for m in self._personal_re.finditer(text)
         ]
 

@@ -92,6 +92,20 @@ def test_an_account_in_a_text_is_replaced_there_too_before_and_after_the_path() 
     assert placeholder_pattern().sub("P", out) == "P wrote /Users/P/notes.md; ask P"
 
 
+def test_an_account_is_replaced_in_any_case_under_one_placeholder() -> None:
+    """An account is one name in any case (Windows and macOS file systems ignore it): the
+    ``Hardel`` of ``C:\\Users\\Hardel`` is the ``hardel`` of the Java package the session
+    reads there, and both are the one placeholder; a longer word is not the name."""
+    r = Redactor(phones=False)
+    first = r.text("C:\\Users\\Hardel\\IdeaProjects\\twichplay")
+    assert first == "C:\\Users\\[REDACTED:home_user:1]\\IdeaProjects\\twichplay"
+    assert r.text("package fr.hardel.twichplay; HARDEL wrote it; hardelx") == (
+        "package fr.[REDACTED:home_user:1].twichplay; [REDACTED:home_user:1] wrote it; hardelx"
+    )
+    assert r.text("hardel") == "[REDACTED:home_user:1]"
+    assert r.take_counts() == {"home_user": 4}
+
+
 def test_a_generic_account_is_replaced_in_paths_only() -> None:
     r = Redactor(phones=False)
     assert r.text("/home/ubuntu/app and /home/runner/work") == (
