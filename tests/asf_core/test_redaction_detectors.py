@@ -745,6 +745,20 @@ def test_case_blind_words_match_as_their_one_group_spelling_did(text: str) -> No
         ("~/.claude/projects/-Users-gina-proj/s.jsonl", "gina"),
         ("C--Users-hank-proj", "hank"),
         ("/home/josé/x", "josé"),
+        ("the notes are in /home/ada.", "ada"),  # the sentence's dot ends the name
+        ("/Users/Guest-2/x", "Guest-2"),  # not Guest's folder
+        ("/home/Publicist", "Publicist"),  # nor Public's
+        (r"C:\Users\ada.lovelace\x", "ada.lovelace"),
+        (r"c:\Users\ada\x", "ada"),  # a drive letter in lower case
+        (r"C:\Users\Ada King Lovelace\Documents", "Ada King Lovelace"),
+        (r"see C:\Users\ada.", "ada"),
+        (r"C:\Users\ada, C:\Temp", "ada"),
+        (r"(C:\Users\ada)", "ada"),
+        (r"'C:\Users\ada'", "ada"),
+        (r'"C:\Users\ada"', "ada"),
+        (r"[C:\Users\ada]", "ada"),
+        (r"{C:\Users\ada}", "ada"),
+        ("-Users-ada2-proj", "ada2"),
     ],
 )
 def test_a_home_directory_names_its_account(text: str, name: str) -> None:
@@ -762,6 +776,10 @@ def test_a_home_directory_names_its_account(text: str, name: str) -> None:
         "/home/$USER/x and /home/${USER} and /home/*/x and /home/",
         "pass --home-dir /srv and take-home-pay",
         r"XC:\Users\x",  # no drive letter: a longer word before the colon
+        "XC--Users-x",  # nor in Claude Code's spelling of it
+        "/Users/Guest/x and C:\\Users\\Default\\x",
+        "./home/index.html",  # a folder of the working directory's
+        "/home/.snapshots/x",  # a name starts with a letter or digit
     ],
 )
 def test_paths_that_name_no_account_are_left_alone(text: str) -> None:

@@ -192,3 +192,18 @@ def test_no_account_name_is_left_in_a_redacted_export_of_a_plain_conversion(
             assert (out / path).parent.joinpath(href).resolve().is_file(), (path, href)
     assert links > 0 or target != "html"
     capsys.readouterr()
+
+
+def test_a_generic_account_is_known_in_any_case() -> None:
+    """Windows' ``Administrator`` (spelled so in ``C:\\Users``) is a word of its own: the
+    prompt that runs a shell "as Administrator" keeps it."""
+    r = Redactor(phones=False)
+    assert r.text(r"C:\Users\Administrator\Desktop") == r"C:\Users\[REDACTED:home_user:1]\Desktop"
+    assert r.text("Run the shell as Administrator") == "Run the shell as Administrator"
+
+
+def test_a_value_a_plugin_names_keeps_its_kind_over_a_secret_at_the_same_place() -> None:
+    """A Hermes ``user_id`` that is an e-mail address is replaced as the ``user_id`` it is."""
+    r = Redactor(phones=False)
+    r.learn({"user_id": ["ada@example.org"]})
+    assert r.text("from ada@example.org today") == "from [REDACTED:user_id:1] today"
