@@ -276,13 +276,16 @@ class StoreRun:
         """Make the files durable, close the store, write the records and the report."""
         report = self.report
         # The report beside the files names the store and describes it as the sessions do:
-        # redacted (an account name in a path); the caller's report object keeps them.
+        # redacted (an account name in a path); the caller's report object keeps them. The
+        # output's own folder is named as on disk: its label spells an account USER already
+        # (redacting it again would name a folder that is not there, and count a "USER").
         shown: dict[str, Any] = {}
         if self.redaction is not None:
             redactor = self.redaction.redactor
+            parent, sep, label = report.output.rpartition(os.sep)
             shown["path"], shown["output"] = (
                 redactor.text(report.path),
-                redactor.text(report.output),
+                redactor.text(parent) + sep + label,
             )
             shown["store"] = redactor.value(report.store)
             report.add_redactions(STORE_REDACTIONS, redactor.take_counts())

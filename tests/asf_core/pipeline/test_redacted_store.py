@@ -6,6 +6,7 @@ naming each line's first word, then that line's session."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import plan_toy
@@ -33,3 +34,31 @@ def test_a_finding_before_a_session_is_counted_for_the_store_not_the_session(
     assert store.redactions == expected
     written = json.loads((Path(store.output) / "report.json").read_text())
     assert written["redactions"] == expected
+
+
+def test_the_report_beside_the_files_names_no_account_and_counts_what_it_replaced(
+    tmp_path: Path,
+) -> None:
+    """A store and an output folder named as Claude Code names a project after
+    ``/home/ada/...``: the written report's path and output lose the name, the output still
+    ends with the folder written (whose label spells the account ``USER`` already: redacted
+    again, the report named a folder that is not there), and the store's redactions count
+    each replacement the report holds (they counted that ``USER`` too)."""
+    pm = make_plugin_manager(plugins=[("ptoy", plan_toy.WholeToy())], autoload=False)
+    src = tmp_path / "-home-ada-src" / "s.ptoy"
+    src.parent.mkdir()
+    src.write_text("hello there\n")
+    redaction = SessionRedaction(Redactor(phones=False))
+    run, problems = convert_paths(pm, [src], tmp_path / "-home-ada-out", redaction=redaction)
+    assert problems == []
+    (store,) = run.stores
+    assert "-home-ada-" in store.path  # the caller's report keeps them
+    assert "-home-ada-" in store.output
+    report = (Path(store.output) / "report.json").read_text()
+    assert "ada" not in report
+    written = json.loads(report)
+    assert "-home-[REDACTED:home_user:1]-out" in written["output"]
+    assert written["output"].endswith(f"{os.sep}{Path(store.output).name}")  # -home-USER-src-
+    assert "-home-[REDACTED:home_user:1]-src" in written["path"]
+    replaced = report.count("[REDACTED:home_user:1]")
+    assert written["redactions"]["(store)"] == {"home_user": replaced}
