@@ -5,6 +5,7 @@ the database holds them."""
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from hermes_columns import columns_of
@@ -126,3 +127,63 @@ def test_a_segments_continuations_end_with_the_one_hermes_resumes_into() -> None
     order = ["ended-old", "ended-new", "live", "compressed"]
     assert lineage.continuations("root") == order
     assert lineage.segments("root") == ["root", *order]
+
+
+def _ack(message_id: int, at: float, call_id: str, content: str) -> Message:
+    return _row(message_id, at, role="tool", content=content, tool_call_id=call_id)
+
+
+def _dispatched(delegation_id: str) -> str:
+    return json.dumps(
+        {"status": "dispatched", "mode": "background", "delegation_id": delegation_id}
+    )
+
+
+def test_a_background_call_holds_its_window_open_until_its_delegation_completed() -> None:
+    """Answered at 11 with the delegation's id, the call keeps its window to the delegation's
+    completion (an integer time too; open while it has none): a sub-agent started after the
+    completion is no one's, one started before it the call's, and ``detached`` gets the call."""
+    rows = [
+        _calls(1, 10.0, ("bg", "delegate_task")),
+        _ack(2, 11.0, "bg", _dispatched("deleg_1")),
+        _calls(3, 12.0, ("run", "delegate_task")),
+        _ack(4, 13.0, "run", _dispatched("deleg_2")),
+    ]
+    children = [_child("in-bg", 15.0), _child("after-bg", 25.0)]
+    detached: set[tuple[int, int]] = set()
+    assert find_spawns(rows[:2], children, {"deleg_1": 20}, detached) == {"in-bg": (1, 0)}
+    assert detached == {(1, 0)}
+    still = {"deleg_1": 20.0, "deleg_2": math.inf}
+    assert find_spawns(rows, children, still) == {"in-bg": (3, 0), "after-bg": (3, 0)}
+
+
+def test_an_answer_naming_no_delegation_of_the_session_closes_the_window() -> None:
+    """Another session's delegation id, a result that is not JSON, one whose id is not a
+    string, or a delegation completed before its answer was written: the window ends at the
+    answer, as a foreground call's does."""
+    children = [_child("between", 10.5), _child("after", 15.0)]
+    background = {"deleg_1": 9.0}
+    for content in (
+        _dispatched("deleg_9"),
+        'failed: "delegation_id" deleg_1 is unknown',
+        json.dumps({"delegation_id": 1}),
+        _dispatched("deleg_1"),
+    ):
+        rows = [_calls(1, 10.0, ("bg", "delegate_task")), _ack(2, 11.0, "bg", content)]
+        detached: set[tuple[int, int]] = set()
+        found = find_spawns(rows, children, background, detached)
+        assert found == {"between": (1, 0)}, content
+        assert detached == ({(1, 0)} if content == _dispatched("deleg_1") else set()), content
+
+
+def test_a_delegation_completes_at_its_completed_at_or_is_still_running() -> None:
+    """``async_delegations.completed_at``, a number of seconds (an integer one too); none,
+    or a value that is not a time, and the delegation is still running."""
+    from hermes_plugin.convert.segments import _completions
+
+    cells = {"a": 20, "b": 20.5, "c": None, "d": "soon"}
+    rows = [
+        READER.delegation(columns_of({"delegation_id": k, "completed_at": v}))
+        for k, v in cells.items()
+    ]
+    assert _completions(rows) == {"a": 20.0, "b": 20.5, "c": math.inf, "d": math.inf}
