@@ -554,3 +554,49 @@ def test_an_interrupted_agent_is_linked_by_its_meta(tmp_path: Path, named: bool)
     links = [e for e in holder.entries if e.type == "link"]
     assert [(e.session, e.call_id) for e in links] == [(child.header.id, call if named else None)]
     assert main(["verify", str(tmp_path / "out")]) == 0
+
+
+@pytest.mark.parametrize(
+    ("case", "joins"),
+    [("at its last line", "first"), ("untimed notice", "second"), ("untimed agent", "first")],
+)
+def test_a_background_agent_joins_the_first_timed_notification_at_or_after_it(
+    tmp_path: Path, case: str, joins: str
+) -> None:
+    """Of the notifications written after a background agent's last line, the first holds its
+    work (one written at that line's very second too), not a later one; one without a time is
+    not known to come after it; an agent whose lines have no time joins its first."""
+    agent_id, call = "a2c2aebd015d5171e", "call_function_bgveum6nm9hd_5"
+    lines = Lines(version="2.1.212")
+    prompt = lines.user(None, "fan out subagents to explore the power service")
+    task = {"prompt": "Explore power", "description": "探索 Power 服务", "agentType": "general"}
+    block = {"id": call, "input": task, "name": "Agent", "type": "tool_use"}
+    spawn = lines.assistant(prompt, "msg_18c9fb4fa0cbf7e6", block)
+    launched = {"isAsync": True, "status": "async_launched", "agentId": agent_id}
+    done = lines.result(spawn, call, "Async agent launched successfully.", toolUseResult=launched)
+    waiting = lines.text(done, "msg_2", "Waiting for the agent.")  # at second 4
+    first = lines.user(waiting, _notice(agent_id, call, "completed", "Done."))  # second 5
+    resumed = lines.text(first, "msg_3", "It is done; asking it again.")
+    second = lines.user(resumed, _notice(agent_id, call, "completed", "Done again."))
+    lines.text(second, "msg_4", "The agent finished.")
+    if case == "untimed notice":
+        del lines.objects[4]["timestamp"]
+    project = tmp_path / "in" / "-home-cwtrocks"
+    lines.write(project)
+    agent = Lines(agentId=agent_id, isSidechain=True, version="2.1.212")
+    agent.n = 3  # its last line at second 5, the first notification's
+    agent.text(agent.user(None, "Explore power"), "msg_a1", "Done.")
+    if case == "untimed agent":
+        for obj in agent.objects:
+            del obj["timestamp"]
+    agent.write(project / lines.session / "subagents", f"agent-{agent_id}")
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    sessions = sessions_in(tmp_path / "out")
+    child, main_session = sessions[f"{lines.session}.agent-{agent_id}"], sessions[lines.session]
+    joined = {
+        e.unknown["claude-code"]["uuid"]: [(p.session, p.entry) for p in e.parents]
+        for e in main_session.entries
+        if e.parents
+    }
+    notice = first if joins == "first" else second
+    assert joined == {notice: [(child.header.id, child.resume_leaf())]}
