@@ -256,6 +256,8 @@ def test_a_legacy_subagents_task_line_is_in_its_context(tmp_path: Path) -> None:
     }
     assert [i["type"] for i in items] == ["message", "message", "agent_message", "message"]
     assert rebuilt_lines(session) == source_lines(source)
+    session, _ = _converted(tmp_path / "with id", CHILD, _legacy_child(_delivery(id="msg_7")))
+    assert context_items(session)[2]["id"] == "msg_7"  # an id it has is the item's
 
 
 def test_an_encrypted_message_from_another_agent(tmp_path: Path) -> None:
@@ -276,8 +278,17 @@ def test_an_encrypted_message_from_another_agent(tmp_path: Path) -> None:
 
 def test_a_message_line_codex_cannot_read_adds_nothing(tmp_path: Path) -> None:
     """A payload that is not a communication Codex reads (no author, no ``trigger_turn``,
-    a content that is no string) is a ``custom`` entry only, as it was: Codex skips it."""
-    for n, bad in enumerate(({"author": None}, {"trigger_turn": None}, {"content": 7})):
+    a content, an encrypted content or another recipient that is no string, other recipients
+    that are no list) is a ``custom`` entry only, as it was: Codex skips it."""
+    bads: tuple[JSON, ...] = (
+        {"author": None},
+        {"trigger_turn": None},
+        {"content": 7},
+        {"encrypted_content": 7},
+        {"other_recipients": "/root/other"},
+        {"other_recipients": ["/root/other", 7]},
+    )
+    for n, bad in enumerate(bads):
         session, source = _converted(tmp_path / str(n), CHILD, _legacy_child(_delivery(**bad)))
         assert [i["type"] for i in context_items(session)] == ["message", "message", "message"]
         assert rebuilt_lines(session) == source_lines(source)
@@ -334,3 +345,27 @@ def test_a_rollout_continuing_another_threads_history_is_reported(tmp_path: Path
     _converted(tmp_path / "whole", CHILD, _child())
     (report,) = reports_in(tmp_path / "whole" / "out")
     assert report["findings"] == []
+
+
+def test_a_legacy_compaction_keeps_the_users_turns_not_another_agents(tmp_path: Path) -> None:
+    """A compaction without a replacement history keeps the user's messages, then its
+    summary: a message from another agent starts a turn but is no user message, whether an
+    ``agent_message`` item or a line of its own, so it is not kept."""
+    answer = _delivery(
+        author="/root/review",
+        recipient="/root",
+        content="No findings.",
+        trigger_turn=False,
+        internal_chat_message_metadata_passthrough=None,
+    )
+    for name, told in (("item", _line(2, "response_item", ANSWER)), ("line", answer)):
+        lines = [
+            _line(0, "session_meta", _meta(PARENT)),
+            _line(1, "response_item", _msg("user", "go")),
+            told,
+            _line(3, "response_item", _msg("assistant", "done")),
+            _line(4, "compacted", {"message": "the summary"}),
+        ]
+        session, _ = _converted(tmp_path / name, PARENT, lines)
+        texts = [i["content"][0]["text"] for i in context_items(session)]
+        assert texts == ["go", "the summary"], name
