@@ -406,7 +406,9 @@ def test_a_subagent_given_its_task_by_another_agent_previews_the_task(tmp_path: 
     task = {"type": "agent_message", "author": "/root", "recipient": "/root/review"}
     item = {"type": "response_item", "payload": {**task, "content": parts}}
     context = _item("user", "<environment_context>\n  <cwd>/p</cwd>\n</environment_context>")
-    write_rollout(root / "a" / ROLLOUT, [META, context, item, _item("assistant", "Done")])
+    reviewed = [{"type": "input_text", "text": "Reviewed"}]
+    answer = {"type": "response_item", "payload": {**task, "content": reviewed}}
+    write_rollout(root / "a" / ROLLOUT, [META, context, item, _item("assistant", "Done"), answer])
     legacy = {
         "author": "/root",
         "recipient": "/root/x",
@@ -416,9 +418,15 @@ def test_a_subagent_given_its_task_by_another_agent_previews_the_task(tmp_path: 
     line = {"type": "inter_agent_communication", "payload": legacy}
     write_rollout(root / "b" / ROLLOUT.replace("0199aaaa", "0199eeee"), [META, line])
     write_rollout(root / "c" / _named(META), [META, item, _item("user", "typed")])
+    # Not Codex's header: a text that holds "Payload:" is the task whole; a later message
+    # is not the task.
+    own = {**legacy, "content": " Fix the test\nPayload:\nthe parser\n"}
+    later = {**line, "payload": {**legacy, "content": "Also the docs"}}
+    own_line = {**line, "payload": own}
+    write_rollout(root / "d" / ROLLOUT.replace("0199aaaa", "0199ffff"), [META, own_line, later])
     listed = list(native_sessions(CodexStore(root), read_files=True))
     previews = [s.preview for s in listed if isinstance(s, NativeSession)]
-    assert previews == ["Review it", "Fix the test", "typed"]
+    assert previews == ["Review it", "Fix the test", "typed", "Fix the test\nPayload:\nthe parser"]
 
 
 def test_context_in_a_later_part_is_no_preview(tmp_path: Path) -> None:
