@@ -510,3 +510,28 @@ def test_markdown_names_links_notes_and_a_message_without_a_role(tmp_path: Path)
     session = read_session(tmp_path / "roleless.jsonl")
     md = "".join(render_markdown(transcript(SessionTree(session).view(str(b.leaf)))))
     assert "### Message · 2026-01-01T00:00:01Z" in md.splitlines()
+
+
+def test_a_calls_input_is_shown_as_given(tmp_path: Path) -> None:
+    """A custom tool call's free text is shown verbatim, also when it reads as JSON (a
+    function call's arguments are pretty-printed); an input that is no string (a damaged
+    file) is shown as JSON; arguments nested deeper than a JSON parser goes are plain text,
+    fenced without a language."""
+    b = SessionBuilder(Header(id="inputs", created_at="2026-01-01T00:00:00Z"))
+    ts = iter(f"2026-01-01T00:00:{n:02d}Z" for n in range(60))
+    deep = "[" * 100_000
+    calls = [
+        {"type": "custom_tool_call", "call_id": "c1", "name": "exec", "input": '{"a":1}'},
+        {"type": "custom_tool_call", "call_id": "c2", "name": "exec", "input": {"a": 1}},
+        {"type": "function_call", "call_id": "c3", "name": "f", "arguments": deep},
+    ]
+    b.append(Item(ts=next(ts), item={"type": "message", "role": "user", "content": "go"}))
+    for call in calls:
+        b.append(Item(ts=next(ts), item=call))
+    path = tmp_path / "inputs.jsonl"
+    write_session(path, b.header, b.entries)
+    view = _view_of(path)
+    texts = [bl.text for bl in _blocks(view) if bl.kind == "tool"]
+    assert texts == ['{"a":1}', '{\n  "a": 1\n}', deep]
+    md = "".join(render_markdown(transcript(view)))
+    assert f"**Tool call** `f` (`c3`)\n\n```\n{deep}\n```\n" in md
