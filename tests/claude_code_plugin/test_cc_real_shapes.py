@@ -600,3 +600,64 @@ def test_a_background_agent_joins_the_first_timed_notification_at_or_after_it(
     }
     notice = first if joins == "first" else second
     assert joined == {notice: [(child.header.id, child.resume_leaf())]}
+
+
+@pytest.mark.parametrize(
+    ("case", "joins"),
+    [
+        ("isAsync only", "first"),
+        ("status only", "first"),
+        ("numeric time", "second"),
+        ("sidechain line", "second"),
+        ("sidechain attachment", "second"),
+    ],
+)
+def test_what_marks_a_background_agent_and_its_notification(
+    tmp_path: Path, case: str, joins: str
+) -> None:
+    """The launch's result marks the agent as run in the background by ``isAsync`` or by
+    ``status: async_launched`` alone; a notification whose time is no string (a damaged line)
+    is not known to come after the agent, and one on a sidechain line (a sub-agent's, as older
+    CLIs wrote them into the session's file) is not the session's: the next one joins it."""
+    agent_id, call = "a2c2aebd015d5171e", "call_function_bgveum6nm9hd_5"
+    lines = Lines(version="2.1.212")
+    prompt = lines.user(None, "fan out subagents to explore the power service")
+    task = {"prompt": "Explore power", "description": "探索 Power 服务", "agentType": "general"}
+    block = {"id": call, "input": task, "name": "Agent", "type": "tool_use"}
+    spawn = lines.assistant(prompt, "msg_18c9fb4fa0cbf7e6", block)
+    launched: dict[str, object] = {"agentId": agent_id}
+    if case != "status only":
+        launched["isAsync"] = True
+    if case != "isAsync only":
+        launched["status"] = "async_launched"
+    done = lines.result(spawn, call, "Async agent launched successfully.", toolUseResult=launched)
+    waiting = lines.text(done, "msg_2", "Waiting for the agent.")
+    notice = _notice(agent_id, call, "completed", "Done.")
+    if case == "sidechain attachment":
+        queued = {"type": "queued_command", "prompt": notice, "commandMode": "task-notification"}
+        first = lines._entry("attachment", waiting, attachment=queued)
+    else:
+        first = lines.user(waiting, notice)
+    if case == "numeric time":
+        lines.objects[-1]["timestamp"] = 1772359205
+    if case.startswith("sidechain"):
+        lines.objects[-1]["isSidechain"] = True
+    resumed = lines.text(first, "msg_3", "Asking it again.")
+    second = lines.user(resumed, _notice(agent_id, call, "completed", "Done again."))
+    lines.text(second, "msg_4", "The agent finished.")
+    project = tmp_path / "in" / "-home-cwtrocks"
+    lines.write(project)
+    agent = Lines(agentId=agent_id, isSidechain=True, version="2.1.212")
+    agent.n = 2  # its last line at second 4, before the first notification
+    agent.text(agent.user(None, "Explore power"), "msg_a1", "Done.")
+    agent.write(project / lines.session / "subagents", f"agent-{agent_id}")
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    sessions = sessions_in(tmp_path / "out")
+    child, main_session = sessions[f"{lines.session}.agent-{agent_id}"], sessions[lines.session]
+    joined = {
+        e.unknown["claude-code"]["uuid"]: [(p.session, p.entry) for p in e.parents]
+        for e in main_session.entries
+        if e.parents
+    }
+    notice_line = first if joins == "first" else second
+    assert joined == {notice_line: [(child.header.id, child.resume_leaf())]}
