@@ -8,6 +8,7 @@ session by it; a session with a ``cwd`` column keeps that one (docs/formats/herm
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 from asf_core.cli.main import main
@@ -57,3 +58,25 @@ def test_an_acp_sessions_directory_is_its_model_config_cwd(tmp_path: Path) -> No
     picked = tmp_path / "picked"
     assert main(["convert", str(home), "-o", str(picked), "--quiet", "--cwd", "/work/app2"]) == 0
     assert _headers(picked) == {"acp-1": "/work/app2"}
+
+
+def test_an_empty_cwd_names_no_directory(tmp_path: Path) -> None:
+    """An empty ``cwd`` column is no directory (the ``model_config`` one is the session's),
+    and neither is an empty ``cwd`` in ``model_config``."""
+    import hermes_state
+
+    home = tmp_path / "home"
+    home.mkdir()
+    db = hermes_state.SessionDB(db_path=home / "state.db")
+    try:
+        db.create_session("acp-1", "acp", model="m-1", model_config={"cwd": "/work/app"})
+        db.append_message("acp-1", "user", "list the files")
+        db.create_session("acp-2", "acp", model="m-1", model_config={"cwd": ""})
+        db.append_message("acp-2", "user", "hello")
+    finally:
+        db.close()
+    with sqlite3.connect(home / "state.db") as con:  # Hermes' own setter skips an empty one
+        con.execute("UPDATE sessions SET cwd = '' WHERE id = 'acp-1'")
+    con.close()
+    assert main(["convert", str(home), "-o", str(tmp_path / "all"), "--quiet"]) == 0
+    assert _headers(tmp_path / "all") == {"acp-1": "/work/app", "acp-2": None}
