@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from asf_core.cli.main import main
 from asf_core.reader import read_session
@@ -80,3 +83,28 @@ def test_an_empty_cwd_names_no_directory(tmp_path: Path) -> None:
     con.close()
     assert main(["convert", str(home), "-o", str(tmp_path / "all"), "--quiet"]) == 0
     assert _headers(tmp_path / "all") == {"acp-1": "/work/app", "acp-2": None}
+
+
+def test_a_conversation_kept_as_stored_names_its_directory_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ACP conversation that could not be converted (its rows kept as stored, the header
+    ``kept``) is still headed with its directory, as the converted one is."""
+    from hermes_plugin.convert import database as convert_database
+
+    realize = convert_database._Run._realize
+
+    def failing(self: Any, frame: Any, builder: Any) -> Any:
+        if frame.root == "acp-1":
+            raise ValueError
+        return realize(self, frame, builder)
+
+    monkeypatch.setattr(convert_database._Run, "_realize", failing)
+    home = tmp_path / "home"
+    home.mkdir()
+    _write(home)
+    assert main(["convert", str(home), "-o", str(tmp_path / "all"), "--quiet"]) == 0
+    headers = [read_session(p).header for p in (tmp_path / "all").rglob("*.jsonl")]
+    (kept,) = [h for h in headers if h.unknown["hermes"]["session"].endswith("/acp-1")]
+    assert kept.unknown["hermes"]["kept"] is True
+    assert kept.cwd == "/work/app2"
