@@ -369,3 +369,22 @@ def test_a_legacy_compaction_keeps_the_users_turns_not_another_agents(tmp_path: 
         session, _ = _converted(tmp_path / name, PARENT, lines)
         texts = [i["content"][0]["text"] for i in context_items(session)]
         assert texts == ["go", "the summary"], name
+
+
+def test_a_history_base_is_reported_only_when_it_names_a_thread(tmp_path: Path) -> None:
+    """A ``history_base`` naming no thread (no ``thread_id`` string) says nothing to report;
+    an ordinal that is no integer (``true``) is left out of the warning."""
+    for name, base, said in (
+        ("no thread", {"end_ordinal_exclusive": 12}, None),
+        ("odd ordinal", {"thread_id": PARENT, "end_ordinal_exclusive": True}, PARENT),
+    ):
+        lines = _child()
+        lines[0]["payload"] = _meta(CHILD) | {"history_base": base}
+        _converted(tmp_path / name, CHILD, lines)
+        (report,) = reports_in(tmp_path / name / "out")
+        messages = [f["message"] for f in report["findings"]]
+        if said is None:
+            assert messages == [], name
+        else:
+            (message,) = messages
+            assert f"thread {said} (history_base)" in message, name
