@@ -661,3 +661,32 @@ def test_what_marks_a_background_agent_and_its_notification(
     }
     notice_line = first if joins == "first" else second
     assert joined == {notice_line: [(child.header.id, child.resume_leaf())]}
+
+
+def test_a_meta_naming_a_call_another_agent_answered_links_no_call(tmp_path: Path) -> None:
+    """A sub-agent's ``.meta.json`` names a call whose result names another sub-agent (the
+    call's own): the call stays that agent's, and this one hangs from its session unlinked to
+    any call, as it did before metas were read."""
+    call = "tooluse_ZHSwbwGYD6xW0bdCSNzHIW"
+    lines = Lines(version="2.1.167")
+    prompt = lines.user(None, "深度探索代码库")
+    task = {"description": "深度探索代码库", "prompt": "Explore", "subagent_type": "Explore"}
+    block = {"id": call, "input": task, "name": "Agent", "type": "tool_use"}
+    spawn = lines.assistant(prompt, "fd0f7349", block)
+    answered = {"agentId": "a0000000000000001", "status": "completed"}
+    lines.text(lines.result(spawn, call, "Found it.", toolUseResult=answered), "m2", "Done.")
+    project = tmp_path / "in" / "-home-cwtrocks-OpenCoreAnalysisKit"
+    lines.write(project)
+    side = project / lines.session / "subagents"
+    for agent_id in ("a0000000000000001", "a0000000000000002"):
+        agent = Lines(agentId=agent_id, isSidechain=True, version="2.1.167")
+        agent.text(agent.user(None, "Explore"), "44153f7b", "Let me start.")
+        agent.write(side, f"agent-{agent_id}")
+    meta = {"agentType": "Explore", "description": "深度探索代码库", "toolUseId": call}
+    (side / "agent-a0000000000000002.meta.json").write_text(json.dumps(meta, ensure_ascii=False))
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    sessions = sessions_in(tmp_path / "out")
+    own, other = (sessions[f"{lines.session}.agent-a000000000000000{n}"] for n in (1, 2))
+    assert own.header.spawned_by == call
+    assert other.header.spawned_by is None
+    assert other.header.parent_session == sessions[lines.session].header.id
