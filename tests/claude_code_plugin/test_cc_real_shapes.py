@@ -417,30 +417,39 @@ def test_an_ide_prompt_is_named_by_what_was_typed(
 
 
 @pytest.mark.parametrize(
-    ("task", "about"),
+    ("tool", "task", "about"),
     [
         (
+            "Agent",
             {"description": "探索 AMS 服务", "agentType": "general-purpose"},
             {"subagent_type": "general-purpose", "description": "探索 AMS 服务"},
         ),
-        ({"description": "探索 AMS 服务"}, {"description": "探索 AMS 服务"}),
+        ("Agent", {"description": "探索 AMS 服务"}, {"description": "探索 AMS 服务"}),
+        # an older CLI's Task call (no types yet); both names: subagent_type's
+        ("Task", {"description": "探索 AMS 服务"}, {"description": "探索 AMS 服务"}),
+        (
+            "Agent",
+            {"description": "d", "subagent_type": "Explore", "agentType": "general-purpose"},
+            {"subagent_type": "Explore", "description": "d"},
+        ),
     ],
-    ids=["agentType", "no type"],
+    ids=["agentType", "no type", "Task, no type", "both types"],
 )
 def test_an_agent_call_names_its_sub_agent(
-    tmp_path: Path, task: dict[str, str], about: dict[str, str]
+    tmp_path: Path, tool: str, task: dict[str, str], about: dict[str, str]
 ) -> None:
     """A published 2.1.212 session launches background agents with ``Agent`` calls whose
     input names the type ``agentType`` (not ``subagent_type``), and an ``Agent`` call may name
     no type at all: the sub-agent's header still has the type and description the call gave
-    (both were left out, as only a ``subagent_type`` made a call a spawning one)."""
+    (both were left out, as only a ``subagent_type`` made a call a spawning one). So does an
+    older CLI's ``Task`` call naming no type; a call naming both types has ``subagent_type``'s."""
     lines = Lines(version="2.1.212")
     prompt = lines.user(None, "fan out subagents to explore ams/wms/pms")
     call = "call_function_bgveum6nm9hd_1"
     block = {
         "id": call,
         "input": {"prompt": "Explore ~/aosp/base/services/core/java/com/android/server/am", **task},
-        "name": "Agent",
+        "name": tool,
         "type": "tool_use",
     }
     spawn = lines.assistant(prompt, "msg_18c9fb4fa0cbf7e6", block)
