@@ -473,6 +473,41 @@ def test_an_agent_call_names_its_sub_agent(
     assert {k: got[k] for k in ("subagent_type", "description") if k in got} == about
 
 
+_BG_AGENT, _BG_CALL = "a2c2aebd015d5171e", "call_function_bgveum6nm9hd_5"
+
+
+def _launch(lines: Lines, launched: dict[str, object]) -> str:
+    """A 2.1.212 prompt fanning out one ``Agent`` call (``agentType``) whose result says
+    ``launched``; the uuid of the line waiting for it after."""
+    prompt = lines.user(None, "fan out subagents to explore the power service")
+    task = {"prompt": "Explore power", "description": "探索 Power 服务", "agentType": "general"}
+    block = {"id": _BG_CALL, "input": task, "name": "Agent", "type": "tool_use"}
+    spawn = lines.assistant(prompt, "msg_18c9fb4fa0cbf7e6", block)
+    done = lines.result(
+        spawn, _BG_CALL, "Async agent launched successfully.", toolUseResult=launched
+    )
+    return lines.text(done, "msg_2", "Waiting for the agent.")
+
+
+def _joined(
+    tmp_path: Path, lines: Lines, agent: Lines
+) -> tuple[dict[str, list[tuple[str | None, str]]], list[tuple[str | None, str]]]:
+    """Write the session and its background agent, convert them: the entries listing
+    parents (by line uuid, their parents), and what the agent's joining entry lists."""
+    project = tmp_path / "in" / "-home-cwtrocks"
+    lines.write(project)
+    agent.write(project / lines.session / "subagents", f"agent-{_BG_AGENT}")
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    sessions = sessions_in(tmp_path / "out")
+    child, main_session = sessions[f"{lines.session}.agent-{_BG_AGENT}"], sessions[lines.session]
+    joined = {
+        e.unknown["claude-code"]["uuid"]: [(p.session, p.entry) for p in e.parents]
+        for e in main_session.entries
+        if e.parents
+    }
+    return joined, [(child.header.id, child.resume_leaf())]
+
+
 def _notice(agent: str, call: str, status: str, result: str) -> str:
     return (
         f"<task-notification>\n<task-id>{agent}</task-id>\n<tool-use-id>{call}</tool-use-id>\n"
@@ -490,15 +525,10 @@ def test_a_background_agent_joins_its_notification(tmp_path: Path, queued: bool)
     entry written after it whose work it does not hold; now the notification written after the
     agent's last line does, and no other entry; also when it arrives during a turn, queued as
     an attachment (``queued_command``)."""
-    agent_id, call = "a2c2aebd015d5171e", "call_function_bgveum6nm9hd_5"
+    agent_id, call = _BG_AGENT, _BG_CALL
     lines = Lines(version="2.1.212")
-    prompt = lines.user(None, "fan out subagents to explore the power service")
-    task = {"prompt": "Explore power", "description": "探索 Power 服务", "agentType": "general"}
-    block = {"id": call, "input": task, "name": "Agent", "type": "tool_use"}
-    spawn = lines.assistant(prompt, "msg_18c9fb4fa0cbf7e6", block)
     launched = {"isAsync": True, "status": "async_launched", "agentId": agent_id}
-    done = lines.result(spawn, call, "Async agent launched successfully.", toolUseResult=launched)
-    waiting = lines.text(done, "msg_2", "Waiting for the agent.")
+    waiting = _launch(lines, launched)
     early = lines.user(waiting, _notice(agent_id, call, "killed", "读取更多关键字段"))
     resumed = lines.text(early, "msg_3", "Resumed it.")
     lines.text(resumed, "msg_3b", "Still waiting.")
@@ -513,21 +543,11 @@ def test_a_background_agent_joins_its_notification(tmp_path: Path, queued: bool)
     else:
         later = lines.user(resumed, notice)
     lines.text(later, "msg_4", "The agent finished.")
-    project = tmp_path / "in" / "-home-cwtrocks"
-    lines.write(project)
     agent = Lines(agentId=agent_id, isSidechain=True, version="2.1.212")
     agent.n = 5  # its lines are written between the two notifications
     agent.text(agent.user(None, "Explore power"), "msg_a1", "Done.")
-    agent.write(project / lines.session / "subagents", f"agent-{agent_id}")
-    assert convert([tmp_path / "in"], tmp_path / "out") == 0
-    sessions = sessions_in(tmp_path / "out")
-    child, main_session = sessions[f"{lines.session}.agent-{agent_id}"], sessions[lines.session]
-    joined = {
-        e.unknown["claude-code"]["uuid"]: [(p.session, p.entry) for p in e.parents]
-        for e in main_session.entries
-        if e.parents
-    }
-    assert joined == {later: [(child.header.id, child.resume_leaf())]}
+    joined, child = _joined(tmp_path, lines, agent)
+    assert joined == {later: child}
     assert main(["verify", str(tmp_path / "out")]) == 0
 
 
@@ -575,40 +595,25 @@ def test_a_background_agent_joins_the_first_timed_notification_at_or_after_it(
     """Of the notifications written after a background agent's last line, the first holds its
     work (one written at that line's very second too), not a later one; one without a time is
     not known to come after it; an agent whose lines have no time joins its first."""
-    agent_id, call = "a2c2aebd015d5171e", "call_function_bgveum6nm9hd_5"
+    agent_id, call = _BG_AGENT, _BG_CALL
     lines = Lines(version="2.1.212")
-    prompt = lines.user(None, "fan out subagents to explore the power service")
-    task = {"prompt": "Explore power", "description": "探索 Power 服务", "agentType": "general"}
-    block = {"id": call, "input": task, "name": "Agent", "type": "tool_use"}
-    spawn = lines.assistant(prompt, "msg_18c9fb4fa0cbf7e6", block)
     launched = {"isAsync": True, "status": "async_launched", "agentId": agent_id}
-    done = lines.result(spawn, call, "Async agent launched successfully.", toolUseResult=launched)
-    waiting = lines.text(done, "msg_2", "Waiting for the agent.")  # at second 4
+    waiting = _launch(lines, launched)  # at second 4
     first = lines.user(waiting, _notice(agent_id, call, "completed", "Done."))  # second 5
     resumed = lines.text(first, "msg_3", "It is done; asking it again.")
     second = lines.user(resumed, _notice(agent_id, call, "completed", "Done again."))
     lines.text(second, "msg_4", "The agent finished.")
     if case == "untimed notice":
         del lines.objects[4]["timestamp"]
-    project = tmp_path / "in" / "-home-cwtrocks"
-    lines.write(project)
     agent = Lines(agentId=agent_id, isSidechain=True, version="2.1.212")
     agent.n = 3  # its last line at second 5, the first notification's
     agent.text(agent.user(None, "Explore power"), "msg_a1", "Done.")
     if case == "untimed agent":
         for obj in agent.objects:
             del obj["timestamp"]
-    agent.write(project / lines.session / "subagents", f"agent-{agent_id}")
-    assert convert([tmp_path / "in"], tmp_path / "out") == 0
-    sessions = sessions_in(tmp_path / "out")
-    child, main_session = sessions[f"{lines.session}.agent-{agent_id}"], sessions[lines.session]
-    joined = {
-        e.unknown["claude-code"]["uuid"]: [(p.session, p.entry) for p in e.parents]
-        for e in main_session.entries
-        if e.parents
-    }
+    joined, child = _joined(tmp_path, lines, agent)
     notice = first if joins == "first" else second
-    assert joined == {notice: [(child.header.id, child.resume_leaf())]}
+    assert joined == {notice: child}
 
 
 @pytest.mark.parametrize(
@@ -628,19 +633,14 @@ def test_what_marks_a_background_agent_and_its_notification(
     ``status: async_launched`` alone; a notification whose time is no string (a damaged line)
     is not known to come after the agent, and one on a sidechain line (a sub-agent's, as older
     CLIs wrote them into the session's file) is not the session's: the next one joins it."""
-    agent_id, call = "a2c2aebd015d5171e", "call_function_bgveum6nm9hd_5"
+    agent_id, call = _BG_AGENT, _BG_CALL
     lines = Lines(version="2.1.212")
-    prompt = lines.user(None, "fan out subagents to explore the power service")
-    task = {"prompt": "Explore power", "description": "探索 Power 服务", "agentType": "general"}
-    block = {"id": call, "input": task, "name": "Agent", "type": "tool_use"}
-    spawn = lines.assistant(prompt, "msg_18c9fb4fa0cbf7e6", block)
     launched: dict[str, object] = {"agentId": agent_id}
     if case != "status only":
         launched["isAsync"] = True
     if case != "isAsync only":
         launched["status"] = "async_launched"
-    done = lines.result(spawn, call, "Async agent launched successfully.", toolUseResult=launched)
-    waiting = lines.text(done, "msg_2", "Waiting for the agent.")
+    waiting = _launch(lines, launched)
     notice = _notice(agent_id, call, "completed", "Done.")
     if case == "sidechain attachment":
         queued = {"type": "queued_command", "prompt": notice, "commandMode": "task-notification"}
@@ -654,22 +654,12 @@ def test_what_marks_a_background_agent_and_its_notification(
     resumed = lines.text(first, "msg_3", "Asking it again.")
     second = lines.user(resumed, _notice(agent_id, call, "completed", "Done again."))
     lines.text(second, "msg_4", "The agent finished.")
-    project = tmp_path / "in" / "-home-cwtrocks"
-    lines.write(project)
     agent = Lines(agentId=agent_id, isSidechain=True, version="2.1.212")
     agent.n = 2  # its last line at second 4, before the first notification
     agent.text(agent.user(None, "Explore power"), "msg_a1", "Done.")
-    agent.write(project / lines.session / "subagents", f"agent-{agent_id}")
-    assert convert([tmp_path / "in"], tmp_path / "out") == 0
-    sessions = sessions_in(tmp_path / "out")
-    child, main_session = sessions[f"{lines.session}.agent-{agent_id}"], sessions[lines.session]
-    joined = {
-        e.unknown["claude-code"]["uuid"]: [(p.session, p.entry) for p in e.parents]
-        for e in main_session.entries
-        if e.parents
-    }
+    joined, child = _joined(tmp_path, lines, agent)
     notice_line = first if joins == "first" else second
-    assert joined == {notice_line: [(child.header.id, child.resume_leaf())]}
+    assert joined == {notice_line: child}
 
 
 def test_a_meta_naming_a_call_another_agent_answered_links_no_call(tmp_path: Path) -> None:
