@@ -106,6 +106,18 @@ def _msg(role: str, text: str) -> JSON:
     return item
 
 
+def _answered(*, trigger_turn: bool) -> list[JSON]:
+    """The parent's rollout to the sub-agent's answer (lines 0 to 4): a prompt, the spawn,
+    the answer's metadata and the answer."""
+    return [
+        _line(0, "session_meta", _meta(PARENT)),
+        _line(1, "response_item", _msg("user", "review my diff with a sub-agent")),
+        _line(2, "response_item", _msg("assistant", "Spawned /root/review.")),
+        _line(3, "inter_agent_communication_metadata", {"trigger_turn": trigger_turn}),
+        _line(4, "response_item", ANSWER),
+    ]
+
+
 def _child() -> list[JSON]:
     """A sub-agent's rollout: context, then its task delivered by the parent, its answer."""
     return [
@@ -147,11 +159,7 @@ def test_a_subagents_answer_is_in_its_parents_context(tmp_path: Path) -> None:
     the parent's next request holds."""
     turn = "01a0714e-6000-7000-8000-00000000bb01"
     lines = [
-        _line(0, "session_meta", _meta(PARENT)),
-        _line(1, "response_item", _msg("user", "review my diff with a sub-agent")),
-        _line(2, "response_item", _msg("assistant", "Spawned /root/review.")),
-        _line(3, "inter_agent_communication_metadata", {"trigger_turn": False}),
-        _line(4, "response_item", ANSWER),
+        *_answered(trigger_turn=False),
         _line(5, "event_msg", {"type": "task_complete", "turn_id": turn}),
     ]
     session, _ = _converted(tmp_path, PARENT, lines)
@@ -177,11 +185,7 @@ def test_a_rollback_after_another_agents_message_keeps_the_turn_before(tmp_path:
     after the answer: the answer was the turn dropped (before, the rollback dropped the
     parent's own prompt and answer too)."""
     lines = [
-        _line(0, "session_meta", _meta(PARENT)),
-        _line(1, "response_item", _msg("user", "review my diff with a sub-agent")),
-        _line(2, "response_item", _msg("assistant", "Spawned /root/review.")),
-        _line(3, "inter_agent_communication_metadata", {"trigger_turn": True}),
-        _line(4, "response_item", ANSWER),
+        *_answered(trigger_turn=True),
         _line(5, "response_item", _msg("assistant", "The review found nothing.")),
         _line(6, "event_msg", {"type": "thread_rolled_back", "num_turns": 1}),
     ]
