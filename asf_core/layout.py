@@ -17,6 +17,7 @@ import hashlib
 import os
 import re
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -76,16 +77,21 @@ def store_label(path: Path, *, redact: bool = False) -> str:
     return f"{readable}-{digest}"
 
 
-#: A home directory's account name as asf's folder names spell its path, every separator a
-#: dash: a project key (``home-ada-proj``, ``Users-ada-x``, ``C--Users-ada``, ``var-home-ada``,
-#: ``mnt-c-Users-ada``) or a store label made of Claude Code's project folder name
-#: (``projects--home-ada-proj``); the name runs to the next dash, the only end kept (a
-#: project key keeps a name's dots and spaces: ``home-ada.l-x``, ``C--Users-Ada L-x``).
-_FOLDER_HOME_USER = re.compile(
-    r"(?:^|(?<=--)|(?<=^var-)|(?<=-var-)|(?<=^mnt-[a-z]-)|(?<=-mnt-[a-z]-))(?:Users|home)-"
-    r"(?!(?:Shared|Guest|Public|Default|All Users|Default User)(?:-|$))"
-    r"(?P<s>[^-\[][^-]*)"  # not a placeholder a redacted conversion spelled there
-)
+@cache
+def _folder_home_user() -> re.Pattern[str]:
+    """A home directory's account name as asf's folder names spell its path, every separator
+    a dash: a project key (``home-ada-proj``, ``Users-ada-x``, ``C--Users-ada``,
+    ``var-home-ada``, ``mnt-c-Users-ada``) or a store label made of Claude Code's project
+    folder name (``projects--home-ada-proj``); the name runs to the next dash, the only end
+    kept (a project key keeps a name's dots and spaces: ``home-ada.l-x``, ``C--Users-Ada
+    L-x``). Compiled when a redacted export first asks, not by every run."""
+    from asf_core.redaction.home_paths import SHARED_FOLDERS
+
+    return re.compile(
+        r"(?:^|(?<=--)|(?<=^var-)|(?<=-var-)|(?<=^mnt-[a-z]-)|(?<=-mnt-[a-z]-))(?:Users|home)-"
+        rf"(?!(?:{SHARED_FOLDERS})(?:-|$))"
+        r"(?P<s>[^-\[][^-]*)"  # not a placeholder a redacted conversion spelled there
+    )
 
 
 def redacted_folder(folder: Path) -> Path:
@@ -93,7 +99,7 @@ def redacted_folder(folder: Path) -> Path:
     as asf's folders do replaced by ``USER``, as :func:`store_label` spells it with
     ``redact``: the folders ``asf export --redact`` mirrors from a converted directory."""
     parts = [
-        _FOLDER_HOME_USER.sub(lambda m: m.group(0)[: m.start("s") - m.start()] + "USER", part)
+        _folder_home_user().sub(lambda m: m.group(0)[: m.start("s") - m.start()] + "USER", part)
         for part in folder.parts
     ]
     return Path(*parts) if parts else Path()

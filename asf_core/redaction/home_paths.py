@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["GENERIC_ACCOUNTS", "HOME_USER_PATTERNS"]
+__all__ = ["GENERIC_ACCOUNTS", "HOME_USER_PATTERNS", "SHARED_FOLDERS"]
 
 #: The folders under a home directory's parent that are no one's: macOS's Shared and Guest,
 #: Windows' Public, Default, Default User and All Users.
-_NOT_SHARED = r"(?!(?:Shared|Guest|Public|Default|All Users|Default User)(?![\w.\-]))"
+SHARED_FOLDERS: Final = "Shared|Guest|Public|Default|All Users|Default User"
+_NOT_SHARED = rf"(?!(?:{SHARED_FOLDERS})(?![\w.\-]))"
 #: A Windows account name's run between spaces and dots (which cannot end it).
 _WIN_SEGMENT = r"[^\s\\/:*?\"'<>|,;.()\[\]{}]+"
 _WIN_NAME = _WIN_SEGMENT + r"(?:\." + _WIN_SEGMENT + r")*"
