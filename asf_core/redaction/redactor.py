@@ -142,15 +142,14 @@ class Redactor:
         """An account name found in a home directory's path names its person wherever else
         it stands as a word (``ls -l``'s owner, a shell prompt's ``ada@host``), from this
         text on; but not a generic account's (``ubuntu``, ``runner``), a common word too."""
-        names = {
-            text[start:end]
-            for start, end, kind in secrets
-            if kind == "home_user"
-            and text[start:end] not in self._personal
-            and text[start:end].casefold() not in GENERIC_ACCOUNTS
-        }
+        names = set()
+        for start, end, kind in secrets:
+            folded = text[start:end].casefold()
+            # An account known in another case is already found in any case.
+            if kind == _ANY_CASE and folded not in self._anycase and folded not in GENERIC_ACCOUNTS:
+                names.add(text[start:end])
         if names:
-            self.learn({"home_user": sorted(names)})
+            self.learn({_ANY_CASE: sorted(names)})
 
     def _personal_spans(self, text: str) -> list[Span]:
         if self._personal_re is None:

@@ -207,3 +207,13 @@ def test_a_value_a_plugin_names_keeps_its_kind_over_a_secret_at_the_same_place()
     r = Redactor(phones=False)
     r.learn({"user_id": ["ada@example.org"]})
     assert r.text("from ada@example.org today") == "from [REDACTED:user_id:1] today"
+
+
+def test_an_account_met_again_in_another_case_keeps_its_placeholder() -> None:
+    """``C:\\Users\\Hardel`` then ``/home/hardel``: one account, so the second path teaches
+    nothing new, and ``hardel`` alone is the first placeholder (it was a second one: the
+    lower-case spelling was learnt as a value of its own)."""
+    r = Redactor(phones=False)
+    r.text(r"C:\Users\Hardel\x")
+    assert r.text("/home/hardel/y") == "/home/[REDACTED:home_user:1]/y"
+    assert r.text("hardel") == "[REDACTED:home_user:1]"
