@@ -10,12 +10,12 @@ decided from the ``sessions`` rows alone, so no messages are read to plan a conv
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from attrs import field, frozen
 
 from asf_core.ids import name_uuid
-from hermes_plugin.source.jsontext import parse
+from hermes_plugin.convert.background import Background
 from hermes_plugin.source.relations import Relation, classify, parent_cycles
 from hermes_plugin.source.rows import Message, Session
 from hermes_plugin.source.toolcalls import result_aliases
@@ -167,7 +167,7 @@ class Lineage:
 def find_spawns(
     rows: Sequence[Message],
     children: Sequence[Session],
-    background: Mapping[str, float] | None = None,
+    background: Background | None = None,
     detached: set[tuple[int, int]] | None = None,
 ) -> dict[str, tuple[int, int]]:
     """The call that spawned each sub-agent child: ``child id -> (message id, call index)``.
@@ -175,9 +175,8 @@ def find_spawns(
     A call spawned a child when the child started inside the call's window, from the
     assistant row that made it to the tool row that answered it (open when unanswered).
     A background delegation is answered at once, its sub-agents started after: a result
-    naming (``"delegation_id"``) one of ``background``, the ``async_delegations`` rows this
-    session dispatched (id -> when it completed, infinity while it has not), keeps the window
-    open until then. Among several, a call named like ``delegate*`` wins, then the latest.
+    dispatching one keeps the window open until it ended (``background``). Among several,
+    a call named like ``delegate*`` wins, then the latest.
     Children without a trustworthy start time, or outside every window, are not attributed.
     ``detached`` receives the background calls that spawned one (answered before it ran).
     """
@@ -196,7 +195,7 @@ def find_spawns(
             for position, (aliases, slot) in enumerate(open_calls):
                 if names & aliases:
                     start, _, named, mid, index, _ = windows[slot]
-                    until = _dispatched_until(row, background) if background else None
+                    until = background.until(row) if background is not None else None
                     end = row.timestamp if until is None else max(until, row.timestamp)
                     windows[slot] = (start, end, named, mid, index, until is not None)
                     del open_calls[position]
@@ -213,14 +212,3 @@ def find_spawns(
             if best[5] and detached is not None:
                 detached.add((best[3], best[4]))
     return out
-
-
-def _dispatched_until(row: Message, background: Mapping[str, float]) -> float | None:
-    """When the background delegation a tool result names completed (infinity while it has
-    not); None when the result names none of ``background``."""
-    text = row.content.value
-    if not isinstance(text, str) or '"delegation_id"' not in text:
-        return None
-    value, _ = parse(text)  # a hostile one (nested past the stack) reads as no value
-    name = value.get("delegation_id") if isinstance(value, dict) else None
-    return background.get(name) if isinstance(name, str) else None

@@ -12,7 +12,6 @@ entry; a compression continuation starts with a ``compaction`` built from its fi
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from attrs import define, field
 
 from asf_core.model import Compaction, Config, Custom, Info, Link
+from hermes_plugin.convert.background import Background, completions
 from hermes_plugin.convert.calls import CallBook, Snapshot
 from hermes_plugin.convert.entries import Rendered, render_custom, render_row
 from hermes_plugin.convert.items import CONTEXT_ROLES, row_items
@@ -142,7 +142,8 @@ class GroupBuilder:
                 cursor = add(with_settings(config, settings), cursor)
         boundary = cursor
         subs = [lineage.sessions[c] for c in lineage.kids(session.id, SUBSESSION)]
-        background = _completions(self.delegations.get(session.id, ())) if subs else None
+        done = completions(self.delegations.get(session.id, ())) if subs else {}
+        background = Background(done, rows) if subs else None
         spawned: dict[tuple[int, int], list[str]] = {}
         detached: set[tuple[int, int]] = set()  # calls answered before their sub-agents ran
         for child, where in find_spawns(rows, subs, background, detached).items():
@@ -290,17 +291,6 @@ class GroupBuilder:
         why = rendered.aside or "aside"
         self.aside[why] = self.aside.get(why, 0) + 1
         return rendered
-
-
-def _completions(delegations: Sequence[Delegation]) -> dict[str, float]:
-    """The background delegations a session dispatched: when each completed (its
-    ``completed_at``; infinity while it has none)."""
-    out: dict[str, float] = {}
-    for delegation in delegations:
-        done = delegation.cols.get("completed_at")
-        at = float(done) if isinstance(done, int | float) and not isinstance(done, bool) else None
-        out[delegation.id] = at if at is not None and math.isfinite(at) else math.inf
-    return out
 
 
 def _invented(row: int, index: int) -> str:

@@ -38,16 +38,21 @@ def _child(db: Any, sid: str, parent: str, task: str) -> None:
     db.end_session(sid, "agent_close")
 
 
+def _ask_in_background(db: Any) -> None:
+    """Session ``p``: the user asks, the model calls ``delegate_task`` in the background."""
+    db.create_session("p", "cli", model="m-1")
+    db.append_message("p", "user", "Research it in the background.")
+    call = _call("call_bg", "research", background=True)
+    db.append_message("p", "assistant", "", tool_calls=[call], finish_reason="tool_calls")
+
+
 def _write(home: Path, pad: Any = None) -> None:
     import hermes_state
     from tools import async_delegation
 
     db = hermes_state.SessionDB(db_path=home / "state.db")
     try:
-        db.create_session("p", "cli", model="m-1")
-        db.append_message("p", "user", "Research it in the background.")
-        call = _call("call_bg", "research", background=True)
-        db.append_message("p", "assistant", "", tool_calls=[call], finish_reason="tool_calls")
+        _ask_in_background(db)
         record = {
             "delegation_id": "deleg_0001",
             "goal": "research",
@@ -126,3 +131,95 @@ def test_an_answer_nested_past_the_stack_converts(
     files = _files(out)
     assert files["bg-child"].header.parent_session == files["p"].header.id
     assert files["fg-child"].header.spawned_by == "call_fg"
+
+
+def _hermes_delivery(event: dict[str, Any]) -> str:
+    """The message Hermes 0.19 re-injects a finished background delegation with, made by its
+    own formatter (``tools/process_registry.py``; the module itself needs Hermes' full
+    dependencies, so its two stdlib-only functions are compiled from its source)."""
+    import ast
+
+    import tools
+
+    source = Path(tools.__file__).with_name("process_registry.py").read_text(encoding="utf-8")
+    wanted = {"_format_age", "_format_async_delegation"}
+    body = [n for n in ast.parse(source).body if getattr(n, "name", None) in wanted]
+    assert len(body) == len(wanted)
+    namespace: dict[str, Any] = {}
+    code = compile(ast.Module(body=body, type_ignores=[]), "process_registry.py", "exec")
+    exec(code, namespace)  # noqa: S102 - Hermes' own installed source, two pure functions
+    text = namespace["_format_async_delegation"](event)
+    assert isinstance(text, str)
+    return text
+
+
+def _write_pruned(home: Path, monkeypatch: pytest.MonkeyPatch, *, deliver: bool) -> None:
+    """A background delegation whose ``async_delegations`` row Hermes pruned (delivered, then
+    seven days passed): its result re-entered the session as Hermes formats it (``deliver``),
+    or never did; then a sub-agent starts outside every call's window."""
+    import hermes_state
+    from tools import async_delegation
+
+    db = hermes_state.SessionDB(db_path=home / "state.db")
+    try:
+        _ask_in_background(db)
+        dispatched = time.time()
+        record = {"delegation_id": "deleg_0002", "goal": "research", "session_key": "p"}
+        async_delegation._persist_dispatch({**record, "dispatched_at": dispatched})
+        ack = {"status": "dispatched", "mode": "background", "delegation_id": "deleg_0002"}
+        db.append_message("p", "tool", json.dumps(ack), tool_call_id="call_bg")
+        db.append_message("p", "assistant", "It runs in the background.", finish_reason="stop")
+        _child(db, "bg-child", "p", "research")
+        event = {
+            **record,
+            "type": "async_delegation",
+            "status": "completed",
+            "summary": "research: done",
+            "dispatched_at": dispatched,
+            "completed_at": time.time(),
+        }
+        async_delegation._persist_completion(event, {"summary": "research: done"})
+        if deliver:
+            db.append_message("p", "user", _hermes_delivery(event))
+            db.append_message("p", "assistant", "The research is back.", finish_reason="stop")
+        async_delegation.mark_completion_delivered("deleg_0002")
+        _child(db, "late-child", "p", "unasked")
+        later = time.time() + 8 * 24 * 3600
+        monkeypatch.setattr(async_delegation.time, "time", lambda: later)
+        async_delegation._prune_durable_records()
+        monkeypatch.undo()
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("deliver", [True, False], ids=["delivered", "never-delivered"])
+def test_a_pruned_background_delegation_still_names_its_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, deliver: bool
+) -> None:
+    """Hermes prunes a delivered ``async_delegations`` row after seven days; the dispatch in
+    the call's answer still keeps the window open, until the message that brought the result
+    back when there is one (a sub-agent started after it was not spawned by the call), else
+    for good (the latest call then takes it, as for any open call)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    _write_pruned(home, monkeypatch, deliver=deliver)
+    import sqlite3
+
+    with sqlite3.connect(home / "state.db") as db:  # the row is gone, as in an old home
+        assert db.execute("SELECT COUNT(*) FROM async_delegations").fetchone() == (0,)
+    out = tmp_path / "out"
+    assert main(["convert", str(home), "-o", str(out), "--quiet"]) == 0
+    assert main(["verify", str(out)]) == 0
+    files = _files(out)
+    parent = files["p"]
+    assert files["bg-child"].header.spawned_by == "call_bg"
+    late = files["late-child"].header
+    assert late.parent_session == parent.header.id
+    assert late.spawned_by == (None if deliver else "call_bg")
+    outputs = [
+        e
+        for e in parent.entries
+        if getattr(e, "item", None) and e.item.get("type") == "function_call_output"
+    ]
+    assert [o.parents for o in outputs] == [()]  # answered before either sub-agent ran

@@ -10,6 +10,7 @@ from typing import Any
 
 from hermes_columns import columns_of
 
+from hermes_plugin.convert.background import Background
 from hermes_plugin.convert.lineage import Lineage, find_spawns
 from hermes_plugin.source.rowreader import RowReader
 from hermes_plugin.source.rows import Message, Session
@@ -139,6 +140,16 @@ def _dispatched(delegation_id: str) -> str:
     )
 
 
+def _spawns(
+    rows: list[Message],
+    children: list[Session],
+    completed: dict[str, float],
+    detached: set[tuple[int, int]] | None = None,
+) -> dict[str, tuple[int, int]]:
+    """The spawns found with ``completed`` as the session's ``async_delegations`` rows."""
+    return find_spawns(rows, children, Background(completed, rows), detached)
+
+
 def test_a_background_call_holds_its_window_open_until_its_delegation_completed() -> None:
     """Answered at 11 with the delegation's id, the call keeps its window to the delegation's
     completion (an integer time too; open while it has none): a sub-agent started after the
@@ -151,27 +162,55 @@ def test_a_background_call_holds_its_window_open_until_its_delegation_completed(
     ]
     children = [_child("in-bg", 15.0), _child("after-bg", 25.0)]
     detached: set[tuple[int, int]] = set()
-    assert find_spawns(rows[:2], children, {"deleg_1": 20}, detached) == {"in-bg": (1, 0)}
+    assert _spawns(rows[:2], children, {"deleg_1": 20}, detached) == {"in-bg": (1, 0)}
     assert detached == {(1, 0)}
     still = {"deleg_1": 20.0, "deleg_2": math.inf}
-    assert find_spawns(rows, children, still) == {"in-bg": (3, 0), "after-bg": (3, 0)}
+    assert _spawns(rows, children, still) == {"in-bg": (3, 0), "after-bg": (3, 0)}
+
+
+def _delivered(message_id: int, at: float, delegation_id: str, batch: bool = False) -> Message:
+    """The user row a finished background delegation re-enters its session with."""
+    head = f"[ASYNC DELEGATION {'BATCH ' if batch else ''}COMPLETE — {delegation_id}]"
+    text = f"{head}\nA background subagent you dispatched earlier has finished."
+    return _row(message_id, at, role="user", content=text)
+
+
+def test_a_pruned_delegation_holds_the_window_until_its_result_came_back() -> None:
+    """A dispatch whose ``async_delegations`` row is gone (Hermes prunes a delivered one after
+    seven days) keeps the window open until the first row bringing its result back, a batch's
+    too (a sub-agent started after it is no one's); with no such row, for good."""
+    children = [_child("in-bg", 15.0), _child("after-bg", 25.0)]
+    for batch in (False, True):
+        rows = [
+            _calls(1, 10.0, ("bg", "delegate_task")),
+            _ack(2, 11.0, "bg", _dispatched("deleg_1")),
+            _delivered(3, 20.0, "deleg_0", batch),  # another delegation's result
+            _delivered(4, 21.0, "deleg_1", batch),
+            _delivered(5, 30.0, "deleg_1", batch),  # delivered twice: the first counts
+        ]
+        detached: set[tuple[int, int]] = set()
+        assert _spawns(rows, children, {}, detached) == {"in-bg": (1, 0)}, batch
+        assert detached == {(1, 0)}
+        both = {"in-bg": (1, 0), "after-bg": (1, 0)}
+        assert _spawns([*rows[:3], rows[4]], children, {}) == both, batch
+    assert _spawns(rows[:2], children, {}) == both
 
 
 def test_an_answer_naming_no_delegation_of_the_session_closes_the_window() -> None:
-    """Another session's delegation id, a result that is not JSON, one whose id is not a
-    string, or a delegation completed before its answer was written: the window ends at the
-    answer, as a foreground call's does."""
+    """A delegation id not dispatched in the background with no row, a result that is not
+    JSON, one whose id is not a string, or a delegation completed before its answer was
+    written: the window ends at the answer, as a foreground call's does."""
     children = [_child("between", 10.5), _child("after", 15.0)]
     background = {"deleg_1": 9.0}
     for content in (
-        _dispatched("deleg_9"),
+        json.dumps({"status": "dispatched", "delegation_id": "deleg_9"}),
         'failed: "delegation_id" deleg_1 is unknown',
         json.dumps({"delegation_id": 1}),
         _dispatched("deleg_1"),
     ):
         rows = [_calls(1, 10.0, ("bg", "delegate_task")), _ack(2, 11.0, "bg", content)]
         detached: set[tuple[int, int]] = set()
-        found = find_spawns(rows, children, background, detached)
+        found = _spawns(rows, children, background, detached)
         assert found == {"between": (1, 0)}, content
         assert detached == ({(1, 0)} if content == _dispatched("deleg_1") else set()), content
 
@@ -179,11 +218,11 @@ def test_an_answer_naming_no_delegation_of_the_session_closes_the_window() -> No
 def test_a_delegation_completes_at_its_completed_at_or_is_still_running() -> None:
     """``async_delegations.completed_at``, a number of seconds (an integer one too); none,
     or a value that is not a time, and the delegation is still running."""
-    from hermes_plugin.convert.segments import _completions
+    from hermes_plugin.convert.background import completions
 
     cells = {"a": 20, "b": 20.5, "c": None, "d": "soon"}
     rows = [
         READER.delegation(columns_of({"delegation_id": k, "completed_at": v}))
         for k, v in cells.items()
     ]
-    assert _completions(rows) == {"a": 20.0, "b": 20.5, "c": math.inf, "d": math.inf}
+    assert completions(rows) == {"a": 20.0, "b": 20.5, "c": math.inf, "d": math.inf}
