@@ -13,6 +13,7 @@ change). That state is kept per path and undone when the walk leaves a branch.
 from __future__ import annotations
 
 import contextlib
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, Final
@@ -31,6 +32,7 @@ from claude_code_plugin.convert.entries import (
     pre_tokens,
     unreadable_entry,
 )
+from claude_code_plugin.convert.sidechains import sidechain_calls
 from claude_code_plugin.source.index import FileIndex, identity
 from claude_code_plugin.source.lines import decode_line
 from claude_code_plugin.source.table import Line
@@ -209,6 +211,14 @@ class _Walk:
         self.head_entries: dict[int, tuple[int, str]] = {}
         self.boundary_tokens: dict[int, int | None] = {}
         self.last_obj: tuple[int, JSON] | None = None
+        #: Sub-agents written in the file (CLI 1.0, 2.0): the first line's position -> the
+        #: spawning call; such a call -> the root node of its sidechain; each root node -> the
+        #: last entry written under it; the root of each node, and the one being written.
+        self.sidechains = sidechain_calls(job.index, lambda pos: self._read(self.lines[pos])[1])
+        self.sidechain_roots: dict[str, int] = {}
+        self.root_last: dict[int, str] = {}
+        self.root_of = array("i", [-1]) * len(job.plan.kinds)
+        self.root = -1
 
     def _read(self, line: Line) -> tuple[bytes, JSON | None]:
         self.stream.seek(line.offset)
@@ -250,6 +260,7 @@ class _Walk:
                     raise RuntimeError(f"node {node}: its parent {parent} is not on the path")
                 last, mark = (points[-1][1], points[-1][2]) if points else (None, 0)
                 self.state.rewind(mark)
+            self.root = self.root_of[node] = node if parent < 0 else self.root_of[parent]
             first = None
             for entry in self._node(node):
                 sealed = seal(entry, parent=last)
@@ -257,6 +268,10 @@ class _Walk:
                 first = first or last
                 yield sealed
             ref = plan.refs[node]
+            if last is not None:
+                self.root_last[self.root] = last
+            if plan.kinds[node] == LINE and ref in self.sidechains:
+                self.sidechain_roots[self.sidechains[ref]] = self.root
             if plan.kinds[node] == LINE and self.lines[ref].boundary:
                 self.boundary_ids[ref] = last
                 self.boundary_nodes[ref] = node
@@ -363,4 +378,8 @@ class _Walk:
         launched in the background (its output says only that it started; the work comes
         back in a ``<task-notification>``, see :func:`_notice_parents`)."""
         spawned = self.by_call.get(self.state.calls.get(call, call), ())
-        return _refs([c for c in spawned if c.agent not in self.job.index.async_agents])
+        refs = _refs([c for c in spawned if c.agent not in self.job.index.async_agents])
+        root = self.sidechain_roots.get(call, self.root)
+        if root != self.root and root in self.root_last:  # a sidechain written before
+            refs = (ParentRef(entry=self.root_last[root]), *refs)
+        return refs
