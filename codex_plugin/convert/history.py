@@ -22,6 +22,7 @@ __all__ = [
     "VISIBLE",
     "Brief",
     "agent_item",
+    "answer",
     "brief",
     "is_turn",
     "legacy_history",
@@ -60,11 +61,14 @@ VISIBLE: Final = frozenset(
         "compaction_summary",
     }
 )
-#: Calls answered by an output with their ``call_id``, and the kind of that output.
+#: Calls answered by an output with their ``call_id``, and the kind of that output (a
+#: client-run ``tool_search_call``, CLI 0.140+, by a ``tool_search_output``: codex-rs
+#: ``normalize.rs`` pairs them as it pairs function calls).
 CALLS: Final = {
     "function_call": "function_call_output",
     "custom_tool_call": "custom_tool_call_output",
     "local_shell_call": "function_call_output",
+    "tool_search_call": "tool_search_output",
 }
 OUTPUTS: Final = frozenset(CALLS.values())
 
@@ -113,7 +117,7 @@ def visible(item: Any) -> TypeGuard[JSON]:
     call_id = item.get("call_id")
     if kind in ("function_call", "custom_tool_call") and not (call_id and isinstance(call_id, str)):
         return False
-    if kind in OUTPUTS and not isinstance(call_id, str):
+    if kind in OUTPUTS and kind != "tool_search_output" and not isinstance(call_id, str):
         return False
     return kind != "message" or item.get("role") != "system"
 
@@ -175,16 +179,21 @@ class Brief(NamedTuple):
     call_id: str | None
     turn: bool
     context: bool
+    #: An output Codex keeps whether or not its call is there: a ``tool_search_output``
+    #: the server ran, or one naming no call.
+    kept: bool = False
 
 
 def brief(item: Any) -> Brief:
     """An item's :class:`Brief`."""
     kind = item.get("type") if isinstance(item, dict) else None
+    call_id = _call_id(item)
     return Brief(
         kind if isinstance(kind, str) else None,
-        _call_id(item),
+        call_id,
         is_turn(item),
         is_context(item),
+        kind == "tool_search_output" and (call_id is None or item.get("execution") == "server"),
     )
 
 
@@ -273,23 +282,44 @@ def _call_id(item: Any) -> str | None:
 
 
 def unanswered(history: Sequence[Brief]) -> list[int]:
-    """Positions of the calls in ``history`` with no output carrying their ``call_id``."""
-    answered = {i.call_id for i in history if i.kind in OUTPUTS}
+    """Positions of the calls in ``history`` with no output of their kind carrying their
+    ``call_id`` (a function call is answered by a ``function_call_output`` alone, as Codex
+    matches them)."""
+    answered = {(i.kind, i.call_id) for i in history if i.kind in OUTPUTS}
     return [
         n
         for n, item in enumerate(history)
-        if item.kind in CALLS and item.call_id is not None and item.call_id not in answered
+        if item.kind in CALLS
+        and item.call_id is not None
+        and (CALLS[item.kind], item.call_id) not in answered
     ]
 
 
 def unasked(history: Sequence[Brief]) -> list[int]:
-    """Positions of the outputs in ``history`` whose call is not in it."""
-    asked = {i.call_id for i in history if i.kind in CALLS}
+    """Positions of the outputs in ``history`` whose call is not in it (none of a kind that
+    output answers carries its ``call_id``), but those Codex keeps anyway."""
+    asked = {(CALLS[i.kind], i.call_id) for i in history if i.kind in CALLS}
     return [
-        n for n, item in enumerate(history) if item.kind in OUTPUTS and item.call_id not in asked
+        n
+        for n, item in enumerate(history)
+        if item.kind in OUTPUTS and not item.kept and (item.kind, item.call_id) not in asked
     ]
 
 
 def output_for(call: JSON) -> JSON:
     """The output Codex sends for a call that has none."""
-    return {"type": CALLS[call["type"]], "call_id": call["call_id"], "output": ABORTED}
+    return answer(CALLS[call["type"]], call["call_id"])
+
+
+def answer(kind: str, call_id: str | None) -> JSON:
+    """The output of ``kind`` Codex gives ``call_id`` when its call has none: ``aborted``,
+    or for a tool search no tools found (codex-rs ``ensure_call_outputs_present``)."""
+    if kind == "tool_search_output":
+        return {
+            "type": kind,
+            "call_id": call_id,
+            "status": "completed",
+            "execution": "client",
+            "tools": [],
+        }
+    return {"type": kind, "call_id": call_id, "output": ABORTED}

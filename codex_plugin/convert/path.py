@@ -35,8 +35,8 @@ from asf_core.model import Compaction, Config, Entry
 from asf_core.writer import seal
 from codex_plugin import NS
 from codex_plugin.convert.history import (
-    ABORTED,
     Brief,
+    answer,
     brief,
     legacy_history,
     rollback_cut,
@@ -169,7 +169,7 @@ class LivePath:
             return piece
         kind, call_id = _brief(piece).kind, _brief(piece).call_id
         if piece.key < 0:
-            return {"type": kind, "call_id": call_id, "output": ABORTED}
+            return answer(kind or "", call_id)
         item = self.fetch(piece.key)
         if call_id is not None and item.get("call_id") != call_id:
             item = {**item, "call_id": call_id}

@@ -43,6 +43,14 @@ ANSWERS = {
     "function_call": "function_call_output",
     "custom_tool_call": "custom_tool_call_output",
     "local_shell_call": "function_call_output",
+    "tool_search_call": "tool_search_output",
+}
+#: What Codex sends for a call without an output (codex-rs context_manager/normalize.rs
+#: ensure_call_outputs_present): ``aborted``, or a client tool search that found nothing.
+NO_ANSWER: dict[str, JSON] = {
+    "function_call_output": {"output": "aborted"},
+    "custom_tool_call_output": {"output": "aborted"},
+    "tool_search_output": {"status": "completed", "execution": "client", "tools": []},
 }
 INJECTED = (
     "<environment_context>",
@@ -143,7 +151,9 @@ def _item_of(line: JSON) -> JSON | None:
         isinstance(call_id, str) and call_id
     ):
         return None
-    if item["type"] in ANSWERS.values() and not isinstance(call_id, str):
+    if item["type"] in ("function_call_output", "custom_tool_call_output") and not isinstance(
+        call_id, str
+    ):
         return None
     if item.get("type") == "message" and item.get("role") == "system":
         return None
@@ -269,20 +279,33 @@ def _drop_turns(history: list[JSON], turns: int) -> list[JSON]:
     return history[:cut]
 
 
+def _kept_anyway(item: JSON) -> bool:
+    """A tool search output Codex never drops: the server ran the search, or it names no
+    call (remove_orphan_outputs)."""
+    return item.get("type") == "tool_search_output" and (
+        item.get("execution") == "server" or not isinstance(item.get("call_id"), str)
+    )
+
+
 def _normalized(history: list[JSON]) -> list[JSON]:
-    """Step 4: an ``aborted`` output right after each call without one; outputs without
-    their call removed."""
-    calls = {i.get("call_id") for i in history if i.get("type") in ANSWERS}
-    answered = {i.get("call_id") for i in history if i.get("type") in ANSWERS.values()}
+    """Step 4: an ``aborted`` output right after each call without an output of its kind;
+    outputs without a call of a kind they answer removed."""
+    calls = {(ANSWERS[k], i.get("call_id")) for i in history if (k := i.get("type")) in ANSWERS}
+    answered = {(i.get("type"), i.get("call_id")) for i in history}
     out = []
     for item in history:
         kind = item.get("type")
-        if kind in ANSWERS.values() and item.get("call_id") not in calls:
+        pair = (kind, item.get("call_id"))
+        if kind in ANSWERS.values() and pair not in calls and not _kept_anyway(item):
             continue
         out.append(item)
         call_id = item.get("call_id")
-        if kind in ANSWERS and isinstance(call_id, str) and call_id not in answered:
-            out.append({"type": ANSWERS[kind], "call_id": call_id, "output": "aborted"})
+        if (
+            kind in ANSWERS
+            and isinstance(call_id, str)
+            and (ANSWERS[kind], call_id) not in answered
+        ):
+            out.append({"type": ANSWERS[kind], "call_id": call_id, **NO_ANSWER[ANSWERS[kind]]})
     return out
 
 

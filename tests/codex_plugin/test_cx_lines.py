@@ -134,3 +134,36 @@ def test_blank_lines_are_counted_never_read(tmp_path: Path) -> None:
     assert [e.unknown["codex"]["line"] for e in session.entries] == [1, 5]
     assert report["strays"] == []
     assert report["counts"]["lines"] == 2
+
+
+def test_tool_searches_are_paired_as_codex_pairs_them(tmp_path: Path) -> None:
+    """CLI 0.140+ lets the model search for tools: a client-run ``tool_search_call`` is
+    answered by a ``tool_search_output`` of its ``call_id``. Codex's resume gives one left
+    open (a turn interrupted mid-search) an output that found nothing, drops a client
+    output whose call is not there, and keeps a server-run pair (no ``call_id``); calls and
+    outputs of other kinds never answer each other, so a function call whose id only a
+    custom tool's output carries is answered ``aborted``."""
+    query = {"query": "calendar create event", "limit": 8}
+    search = {"type": "tool_search_call", "call_id": "call_ts1", "status": "completed"}
+    search |= {"execution": "client", "arguments": query}
+    server = {"type": "tool_search_call", "call_id": None, "status": "completed"}
+    server |= {"execution": "server", "arguments": {"paths": ["calendar"]}}
+    found = {"type": "tool_search_output", "call_id": None, "status": "completed"}
+    found |= {"execution": "server", "tools": [{"type": "namespace", "name": "calendar"}]}
+    stray = {"type": "tool_search_output", "call_id": "call_gone", "status": "completed"}
+    stray |= {"execution": "client", "tools": []}
+    call = {"type": "function_call", "name": "exec_command", "arguments": "{}", "call_id": "c9"}
+    other = {"type": "custom_tool_call_output", "call_id": "c9", "output": "ok"}
+    prompt = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}
+    items = [prompt, server, found, stray, call, other, search]
+    lines = [
+        _meta(cli_version="0.144.4"),
+        *(_line("response_item", i, n) for n, i in enumerate(items, 1)),
+    ]
+    session, report = _converted(tmp_path, lines)
+    aborted = {"type": "function_call_output", "call_id": "c9", "output": "aborted"}
+    nothing = {"type": "tool_search_output", "call_id": "call_ts1", "status": "completed"}
+    nothing |= {"execution": "client", "tools": []}
+    assert context_items(session) == [prompt, server, found, call, aborted, search, nothing]
+    assert context_items(session) == rebuild(tmp_path / ".codex" / ROLLOUT)
+    assert report["counts"]["aborted_calls"] == 2
