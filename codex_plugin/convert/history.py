@@ -85,13 +85,17 @@ _CONTEXT_PREFIXES: Final = (
     "<skill>",
     "<subagent_notification>",
     # Newer CLIs' fragments (codex-rs ``contextual_user_message.rs``): a hook's prompt, the
-    # plugin list, a client's or Codex's own added context, the sub-agents list; and warnings
-    # older CLIs wrote as user messages, which Codex still tells from prompts.
+    # plugin list, a client's or Codex's own added context, the sub-agents list, a goal's
+    # continuation (``<goal_context>``, before ``<codex_internal_context source="goal">``),
+    # a post on the agents' message board; and warnings older CLIs wrote as user messages,
+    # which Codex still tells from prompts.
     "<hook_prompt",
     "<recommended_plugins>",
     "<external_",
     "<codex_internal_context",
     "<subagents>",
+    "<goal_context>",
+    "<agent_message_board_notification>",
     "Warning: apply_patch was requested via ",
     "Warning: The maximum number of unified exec processes you can keep open is",
     "Warning: Your account was flagged for potentially high-risk cyber activity",

@@ -69,6 +69,8 @@ INJECTED = (
     "<external_",
     "<codex_internal_context",
     "<subagents>",
+    "<goal_context>",
+    "<agent_message_board_notification>",
     "Warning: apply_patch was requested via ",
     "Warning: The maximum number of unified exec processes you can keep open is",
     "Warning: Your account was flagged for potentially high-risk cyber activity",

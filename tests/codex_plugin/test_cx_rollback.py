@@ -155,6 +155,10 @@ CODEX_WRITES = (
     "<external_ticket>PROJ-12: flaky login test</external_ticket>",
     '<codex_internal_context source="goal">keep going</codex_internal_context>',
     "<subagents>/root/review: running</subagents>",
+    "<goal_context>\nThe thread goal is still active: ship the parser.\n</goal_context>",
+    "<agent_message_board_notification>\nNew post 01a0c3e1-0000-7000-8000-000000000001 in"
+    " discussion 01a0c3e1-0000-7000-8000-000000000002. Use collaboration.read_post or"
+    " collaboration.read_thread to read it.\n</agent_message_board_notification>",
     "Warning: apply_patch was requested via exec_command. Use the apply_patch tool instead of"
     " exec_command.",
     "Warning: The maximum number of unified exec processes you can keep open is 64.",
