@@ -204,12 +204,14 @@ def brief(item: Any) -> Brief:
 def rollback_cut(history: Sequence[Brief], turns: int) -> int | None:
     """Where dropping the last ``turns`` user turns cuts ``history`` (everything from the
     index on goes), or None when it drops nothing. The context messages right above the
-    first dropped turn go with it."""
+    first dropped turn go with it, but never those above the first turn: dropping every
+    turn keeps what came before it (codex-rs ``trim_pre_turn_context_updates`` stops at the
+    first turn)."""
     starts = [i for i, item in enumerate(history) if item.turn]
     if turns < 1 or not starts:
         return None
     cut = starts[max(len(starts) - turns, 0)]
-    while cut > 0 and history[cut - 1].context:
+    while cut > starts[0] and history[cut - 1].context:
         cut -= 1
     return cut
 

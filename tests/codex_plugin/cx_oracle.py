@@ -276,7 +276,9 @@ def _drop_turns(history: list[JSON], turns: int) -> list[JSON]:
     if turns < 1 or not starts:
         return history
     cut = starts[-turns] if turns <= len(starts) else starts[0]
-    while cut > 0 and _injected(history[cut - 1]):
+    # the context messages above the first dropped turn go too, but never those before the
+    # first turn (codex-rs trim_pre_turn_context_updates stops at it)
+    while cut > starts[0] and _injected(history[cut - 1]):
         cut -= 1
     return history[:cut]
 

@@ -168,12 +168,12 @@ def test_a_subagents_answer_is_in_its_parents_context(tmp_path: Path) -> None:
 
 def test_a_rollback_drops_the_turn_another_agent_started(tmp_path: Path) -> None:
     """Codex counts a message from another agent as the start of a turn: rolling back one
-    turn after the sub-agent's task drops the task, its answer and the context messages
-    right above it, which leaves nothing; the task's entry stays in the file, off the live
-    path."""
+    turn after the sub-agent's task drops the task and its answer; the context messages
+    above it stay, as they stay above a first turn that is dropped; the task's entry stays
+    in the file, off the live path."""
     lines = [*_child(), _line(9, "event_msg", {"type": "thread_rolled_back", "num_turns": 1})]
     session, _ = _converted(tmp_path, CHILD, lines)
-    assert context_items(session) == []
+    assert [i["role"] for i in context_items(session)] == ["developer", "user"]
     (report,) = reports_in(tmp_path / "out")
     assert report["counts"]["rollbacks"] == 1
     assert isinstance(session.entries[-1], Custom)

@@ -288,3 +288,22 @@ def test_a_rollback_over_a_compaction_of_as_many_items(tmp_path: Path) -> None:
     rollout.rollback(1)
     session, _ = _converted(tmp_path, rollout.lines)
     assert context_items(session) == [_msg("user", "one"), _msg("assistant", "done one")]
+
+
+def test_rolling_back_every_turn_keeps_the_context_above_the_first(tmp_path: Path) -> None:
+    """Editing the first prompt (the TUI's backtrack) rolls back every turn: Codex cuts at
+    the first turn and keeps what came before it, the permissions and environment it wrote
+    when the thread started (``trim_pre_turn_context_updates`` never walks above the first
+    turn); rolling back more turns than there are does the same."""
+    for n, turns in enumerate((2, 5)):
+        rollout = Rollout(THREAD)
+        rollout.meta(THREAD)
+        rollout.turn(["reason", "say"], True)
+        rollout.turn(["say"], True)
+        rollout.rollback(turns)
+        session, _ = _converted(tmp_path / str(n), rollout.lines)
+        texts = [i["content"][0]["text"] for i in context_items(session)]
+        assert texts == [
+            "<permissions instructions>sandboxed",
+            "<environment_context>cwd</environment_context>",
+        ]
