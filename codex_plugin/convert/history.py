@@ -12,6 +12,7 @@ item again from its line only when its content matters.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, NamedTuple, TypeGuard
 
@@ -164,12 +165,48 @@ def is_context(item: Any) -> bool:
     return role == "user" and _holds_context(_text_parts(item))
 
 
+def _agent_path(value: Any) -> bool:
+    return isinstance(value, str) and (value == "/root" or value.startswith("/root/"))
+
+
+def _from_agent(content: Any) -> bool:
+    """Whether a message's content is a message between agents as multi-agent runs of
+    about CLI 0.13x wrote it, before ``agent_message`` items: one text part holding the
+    JSON of Codex's ``InterAgentCommunication`` (``author``, ``recipient``, ``content``,
+    ``trigger_turn``)."""
+    if not isinstance(content, list) or len(content) != 1 or not isinstance(content[0], dict):
+        return False
+    part = content[0]
+    text = part.get("text")
+    if part.get("type") not in ("input_text", "output_text") or not isinstance(text, str):
+        return False
+    if not text.lstrip().startswith("{"):
+        return False
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    others = value.get("other_recipients", []) if isinstance(value, dict) else None
+    return (
+        isinstance(value, dict)
+        and _agent_path(value.get("author"))
+        and _agent_path(value.get("recipient"))
+        and isinstance(value.get("content"), str)
+        and isinstance(value.get("trigger_turn"), bool)
+        and isinstance(others, list)
+        and all(_agent_path(other) for other in others)
+    )
+
+
 def is_turn(item: Any) -> bool:
     """An item that starts a turn: a user message typed by the user (not context or a
-    summary), or a message from another agent (``agent_message``), which Codex's rollback
-    counts as a turn as it does a prompt (``is_user_turn_boundary``)."""
+    summary), or a message from another agent (an ``agent_message``, or an assistant
+    message carrying one as JSON), which Codex's rollback counts as a turn as it does a
+    prompt (``is_user_turn_boundary``)."""
     if isinstance(item, dict) and item.get("type") == "agent_message":
         return True
+    if isinstance(item, dict) and item.get("type") == "message" and item.get("role") == "assistant":
+        return _from_agent(item.get("content"))
     if not isinstance(item, dict) or item.get("type") != "message" or item.get("role") != "user":
         return False
     parts = _text_parts(item)  # read once for both tests

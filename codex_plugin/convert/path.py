@@ -200,7 +200,9 @@ class LivePath:
         for piece in reversed(history):
             brief = _brief(piece)
             if brief.turn and brief.kind == "message":
-                yield text_of(self.item(piece))
+                item = self.item(piece)
+                if item.get("role") == "user":
+                    yield text_of(item)
 
     def restart(self, parent: str | None) -> None:
         """Continue the path below ``parent`` (an entry on it; None: a new root)."""

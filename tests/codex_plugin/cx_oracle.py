@@ -185,8 +185,30 @@ def _part_injected(item: JSON) -> bool:
 
 def _agent_turn(item: JSON) -> bool:
     """A message from another agent starts a turn a rollback drops (codex-rs
-    ``is_user_turn_boundary``), though it is no user message a compaction keeps."""
-    return item.get("type") == "agent_message"
+    ``is_user_turn_boundary``), though it is no user message a compaction keeps: an
+    ``agent_message``, or an assistant message whose one text part is the JSON of an
+    ``InterAgentCommunication`` (``is_inter_agent_instruction_content``)."""
+    if item.get("type") == "agent_message":
+        return True
+    content = item.get("content")
+    if item.get("type") != "message" or item.get("role") != "assistant":
+        return False
+    if not (isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict)):
+        return False
+    if content[0].get("type") not in ("input_text", "output_text"):
+        return False
+    try:
+        value = json.loads(content[0].get("text"))
+    except (TypeError, ValueError, RecursionError):
+        return False
+    if not isinstance(value, dict) or not isinstance(value.get("other_recipients", []), list):
+        return False
+    paths = [value.get("author"), value.get("recipient"), *value.get("other_recipients", [])]
+    return (
+        all(isinstance(p, str) and (p == "/root" or p.startswith("/root/")) for p in paths)
+        and isinstance(value.get("content"), str)
+        and type(value.get("trigger_turn")) is bool
+    )
 
 
 def _user_turn(item: JSON) -> bool:

@@ -4,6 +4,7 @@ and what it counts."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -307,3 +308,34 @@ def test_rolling_back_every_turn_keeps_the_context_above_the_first(tmp_path: Pat
             "<permissions instructions>sandboxed",
             "<environment_context>cwd</environment_context>",
         ]
+
+
+def test_a_task_written_as_an_assistant_message_is_a_turn(tmp_path: Path) -> None:
+    """Multi-agent runs of about CLI 0.13x hand a sub-agent its task as an assistant
+    message whose one text is the JSON of the parent's message (author, recipient,
+    content, trigger_turn). Codex counts it as the start of a turn
+    (``is_inter_agent_instruction_content``): rolling back one turn drops the task and its
+    answer, the context above it stays; a legacy compaction keeps no such message, as it
+    keeps only the user's. An answer merely shaped like JSON is no turn."""
+    task = {"author": "/root", "recipient": "/root/review_fix", "other_recipients": []}
+    task |= {"content": "Review the local unstaged diff.", "trigger_turn": True}
+    assigned = _msg("assistant", json.dumps(task))
+    assigned["content"][0]["type"] = "output_text"
+    plain = _msg("assistant", '{"author": "me", "content": "not a task"}')
+    for n, end in enumerate(("rollback", "legacy")):
+        rollout = Rollout(THREAD)
+        rollout.meta(THREAD)
+        rollout.item(_msg("developer", "<permissions instructions>sandboxed"))
+        rollout.item(_msg("user", "# AGENTS.md instructions for /tmp/w\n\n<INSTRUCTIONS>x"))
+        for item in (assigned, _msg("assistant", "No actionable findings."), plain):
+            rollout.item(item)
+        rollout.rollback(1) if end == "rollback" else rollout.legacy()
+        session, _ = _converted(tmp_path / str(n), rollout.lines)
+        texts = [i["content"][0]["text"] for i in context_items(session)]
+        if end == "rollback":
+            assert texts == [
+                "<permissions instructions>sandboxed",
+                rollout.lines[2]["payload"]["content"][0]["text"],
+            ]
+        else:
+            assert texts == [rollout.lines[-1]["payload"]["message"]]
