@@ -25,6 +25,7 @@ __all__ = [
     "agent_item",
     "answer",
     "brief",
+    "inter_agent",
     "is_turn",
     "legacy_history",
     "output_for",
@@ -169,25 +170,32 @@ def _agent_path(value: Any) -> bool:
     return isinstance(value, str) and (value == "/root" or value.startswith("/root/"))
 
 
-def _from_agent(content: Any) -> bool:
-    """Whether a message's content is a message between agents as multi-agent runs of
-    about CLI 0.13x wrote it, before ``agent_message`` items: one text part holding the
-    JSON of Codex's ``InterAgentCommunication`` (``author``, ``recipient``, ``content``,
-    ``trigger_turn``)."""
+def inter_agent(item: Any) -> JSON | None:
+    """The message between agents an assistant message carries, as multi-agent runs of
+    about CLI 0.13x wrote it before ``agent_message`` items: one text part holding the JSON
+    of Codex's ``InterAgentCommunication`` (``author``, ``recipient``, ``content``,
+    ``trigger_turn``); else None."""
+    if (
+        not isinstance(item, dict)
+        or item.get("type") != "message"
+        or item.get("role") != "assistant"
+    ):
+        return None
+    content = item.get("content")
     if not isinstance(content, list) or len(content) != 1 or not isinstance(content[0], dict):
-        return False
+        return None
     part = content[0]
     text = part.get("text")
     if part.get("type") not in ("input_text", "output_text") or not isinstance(text, str):
-        return False
+        return None
     if not text.lstrip().startswith("{"):
-        return False
+        return None
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
-        return False
+        return None
     others = value.get("other_recipients", []) if isinstance(value, dict) else None
-    return (
+    if (
         isinstance(value, dict)
         and _agent_path(value.get("author"))
         and _agent_path(value.get("recipient"))
@@ -195,7 +203,9 @@ def _from_agent(content: Any) -> bool:
         and isinstance(value.get("trigger_turn"), bool)
         and isinstance(others, list)
         and all(_agent_path(other) for other in others)
-    )
+    ):
+        return value
+    return None
 
 
 def is_turn(item: Any) -> bool:
@@ -206,7 +216,7 @@ def is_turn(item: Any) -> bool:
     if isinstance(item, dict) and item.get("type") == "agent_message":
         return True
     if isinstance(item, dict) and item.get("type") == "message" and item.get("role") == "assistant":
-        return _from_agent(item.get("content"))
+        return inter_agent(item) is not None
     if not isinstance(item, dict) or item.get("type") != "message" or item.get("role") != "user":
         return False
     parts = _text_parts(item)  # read once for both tests

@@ -107,10 +107,11 @@ def facts_of(lines: Iterable[Line], file_name: str) -> Facts:
     CLIs record a prompt as its ``response_item`` and an ``item_completed`` event only, and the
     pre-envelope format has no events) previews its first user message that is a prompt; one
     with neither (a multi-agent sub-agent, given its task by its parent) its first message
-    from another agent, past the header Codex writes before the payload.
+    from another agent, past the header Codex writes before the payload (or the content of
+    the JSON an older run wrote as an assistant message).
     The turns are the ``task_started`` events; older CLIs write none (0.77 and before), and
     their turns are their prompts: the ``user_message`` events, else the prompt items."""
-    from codex_plugin.convert.history import agent_item, is_turn, text_of
+    from codex_plugin.convert.history import agent_item, inter_agent, is_turn, text_of
 
     facts = Facts()
     first = True
@@ -148,6 +149,8 @@ def facts_of(lines: Iterable[Line], file_name: str) -> Facts:
                 typed = typed or text_of(item).strip()[:_PREVIEW_CHARS] or None
             elif isinstance(item, dict) and item.get("type") == "agent_message":
                 told = told or _told(item)
+            elif (sent := inter_agent(item)) is not None:
+                told = told or sent["content"].strip()[:_PREVIEW_CHARS] or None
         elif kind == "inter_agent_communication":
             told = told or _told(agent_item(payload))
         elif kind == "event_msg" and isinstance(payload, dict):

@@ -424,9 +424,18 @@ def test_a_subagent_given_its_task_by_another_agent_previews_the_task(tmp_path: 
     later = {**line, "payload": {**legacy, "content": "Also the docs"}}
     own_line = {**line, "payload": own}
     write_rollout(root / "d" / ROLLOUT.replace("0199aaaa", "0199ffff"), [META, own_line, later])
+    # About CLI 0.13x: the task as an assistant message holding the parent's message as JSON.
+    assigned = _item("assistant", json.dumps({**legacy, "content": " Check the docs\n"}))
+    write_rollout(root / "e" / ROLLOUT.replace("0199aaaa", "0199abab"), [META, context, assigned])
     listed = list(native_sessions(CodexStore(root), read_files=True))
     previews = [s.preview for s in listed if isinstance(s, NativeSession)]
-    assert previews == ["Review it", "Fix the test", "typed", "Fix the test\nPayload:\nthe parser"]
+    assert previews == [
+        "Review it",
+        "Fix the test",
+        "typed",
+        "Fix the test\nPayload:\nthe parser",
+        "Check the docs",
+    ]
 
 
 def test_context_in_a_later_part_is_no_preview(tmp_path: Path) -> None:
