@@ -13,6 +13,7 @@ item again from its line only when its content matters.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, NamedTuple, TypeGuard
 
@@ -361,18 +362,29 @@ def unasked(history: Sequence[Brief]) -> list[int]:
 
 def output_for(call: JSON) -> JSON:
     """The output Codex sends for a call that has none."""
-    return answer(CALLS[call["type"]], call["call_id"])
+    return answer(CALLS[call["type"]], call["call_id"], call.get("id"))
 
 
-def answer(kind: str, call_id: str | None) -> JSON:
+#: What Codex derives the id of an output it makes from: its kind's prefix and the call's id
+#: (codex-rs ``normalize.rs`` ``synthetic_output_id``: UUIDv5 in this namespace over
+#: ``<prefix>:<call's id>``, so that the output is the same on every resume).
+_OUTPUT_IDS: Final = uuid.UUID("90d38d3e-6a5b-4d52-bfe2-2f1e634bfac4")
+_ID_PREFIXES: Final = {
+    "function_call_output": "fco",
+    "custom_tool_call_output": "ctco",
+    "tool_search_output": "tso",
+}
+
+
+def answer(kind: str, call_id: str | None, source: Any = None) -> JSON:
     """The output of ``kind`` Codex gives ``call_id`` when its call has none: ``aborted``,
-    or for a tool search no tools found (codex-rs ``ensure_call_outputs_present``)."""
+    or for a tool search no tools found (codex-rs ``ensure_call_outputs_present``). A call
+    with an item id (``source``, rollouts of CLIs with item ids, mid-2026 on) gives the
+    output an id derived from it; one without gives none."""
+    out: JSON = {"type": kind, "call_id": call_id}
+    if isinstance(source, str) and source and kind in _ID_PREFIXES:
+        prefix = _ID_PREFIXES[kind]
+        out["id"] = f"{prefix}_{uuid.uuid5(_OUTPUT_IDS, f'{prefix}:{source}')}"
     if kind == "tool_search_output":
-        return {
-            "type": kind,
-            "call_id": call_id,
-            "status": "completed",
-            "execution": "client",
-            "tools": [],
-        }
-    return {"type": kind, "call_id": call_id, "output": ABORTED}
+        return out | {"status": "completed", "execution": "client", "tools": []}
+    return out | {"output": ABORTED}

@@ -66,6 +66,8 @@ class Step:
     base: bool = False
     #: A legacy compaction's summary: its fold is rebuilt from the history before it.
     legacy: str | None = None
+    #: The id Codex gives an output it makes (one derived from its call's item id).
+    ident: str | None = None
     #: A rollback's turns, when it folded: its fold is the history before it, cut.
     turns: int | None = None
 
@@ -134,7 +136,10 @@ class LivePath:
     def add_item(self, entry: Entry, item: JSON, line: int, key: int) -> None:
         """An item entry; ``key`` is its line's (-1: an ``aborted`` output)."""
         self.add(entry)
-        self.steps.append(Step(len(self.path) - 1, line, _shared(brief(item)), key))
+        ident = item.get("id") if key < 0 else None
+        step = Step(len(self.path) - 1, line, _shared(brief(item)), key)
+        step.ident = ident if isinstance(ident, str) else None
+        self.steps.append(step)
 
     def add_fold(
         self, entry: Entry, items: Sequence[Step | JSON], line: int, *, key: int = -1, **how: Any
@@ -169,7 +174,8 @@ class LivePath:
             return piece
         kind, call_id = _brief(piece).kind, _brief(piece).call_id
         if piece.key < 0:
-            return answer(kind or "", call_id)
+            made = answer(kind or "", call_id)
+            return made if piece.ident is None else {**made, "id": piece.ident}
         item = self.fetch(piece.key)
         if call_id is not None and item.get("call_id") != call_id:
             item = {**item, "call_id": call_id}

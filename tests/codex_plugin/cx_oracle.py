@@ -13,6 +13,7 @@ gets an ``aborted`` output right after it and outputs without their call go.
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -331,8 +332,23 @@ def _normalized(history: list[JSON]) -> list[JSON]:
             and isinstance(call_id, str)
             and (ANSWERS[kind], call_id) not in answered
         ):
-            out.append({"type": ANSWERS[kind], "call_id": call_id, **NO_ANSWER[ANSWERS[kind]]})
+            made = {"type": ANSWERS[kind], "call_id": call_id, **NO_ANSWER[ANSWERS[kind]]}
+            out.append(made | _made_id(ANSWERS[kind], item.get("id")))
     return out
+
+
+def _made_id(kind: str, call_item_id: Any) -> JSON:
+    """The id Codex gives an output it makes for a call with an item id (codex-rs
+    normalize.rs synthetic_output_id: UUIDv5 over ``<prefix>:<call's id>``); none else."""
+    prefix = {
+        "function_call_output": "fco",
+        "custom_tool_call_output": "ctco",
+        "tool_search_output": "tso",
+    }[kind]
+    if not isinstance(call_item_id, str) or not call_item_id:
+        return {}
+    space = uuid.UUID(int=0x90D38D3E_6A5B_4D52_BFE2_2F1E634BFAC4)
+    return {"id": prefix + "_" + str(uuid.uuid5(space, prefix + ":" + call_item_id))}
 
 
 def rebuild_lines(lines: list[JSON]) -> list[JSON]:

@@ -91,11 +91,13 @@ def test_a_rollback_past_an_empty_compaction_keeps_renamed_call_ids(tmp_path: Pa
 def test_a_call_left_open_in_a_rollback_fold_is_answered_aborted(tmp_path: Path) -> None:
     """A rollback past a compaction to nothing brings back a call that never got its output:
     Codex answers it ``aborted`` before sending (notes §8 step 4), in the fold as anywhere;
-    one answered after the rollback is not."""
+    one answered after the rollback is not. The output made for a call with an item id
+    takes an id derived from it there too."""
     rollout = Rollout(THREAD)
     rollout.meta(THREAD)
     open_call = {"type": "function_call", "name": "x", "arguments": "{}", "call_id": "open"}
     late = {**open_call, "call_id": "late"}
+    open_call["id"] = "fc_open"
     for item in (_msg("user", "one"), open_call, late, _msg("user", "two")):
         rollout.item(item)
     rollout.put("compacted", {"message": "", "replacement_history": []})
@@ -107,6 +109,8 @@ def test_a_call_left_open_in_a_rollback_fold_is_answered_aborted(tmp_path: Path)
     assert counts["rollbacks"] == 1
     outputs = [(i["call_id"], i["output"]) for i in context_items(session) if "output" in i]
     assert outputs == [("open", "aborted"), ("late", "done")]
+    made = next(i for i in context_items(session) if i.get("output") == "aborted")
+    assert made["id"].startswith("fco_")
 
 
 def test_a_rollback_after_a_legacy_compaction_without_a_summary(tmp_path: Path) -> None:
