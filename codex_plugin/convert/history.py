@@ -27,6 +27,7 @@ __all__ = [
     "answer",
     "brief",
     "inter_agent",
+    "is_summary",
     "is_turn",
     "legacy_history",
     "output_for",
@@ -209,19 +210,25 @@ def inter_agent(item: Any) -> JSON | None:
     return None
 
 
+def is_summary(text: str) -> bool:
+    """Whether a user message's text is a local compaction's summary (Codex's fixed
+    prefix): no prompt, and none a compaction keeps, though a rollback counts it a turn."""
+    return text.lstrip().startswith(SUMMARY_PREFIX)
+
+
 def is_turn(item: Any) -> bool:
-    """An item that starts a turn: a user message typed by the user (not context or a
-    summary), or a message from another agent (an ``agent_message``, or an assistant
-    message carrying one as JSON), which Codex's rollback counts as a turn as it does a
-    prompt (``is_user_turn_boundary``)."""
+    """An item that starts a turn, as Codex's rollback counts them
+    (``is_user_turn_boundary``): a user message that is not context Codex wrote (a
+    compaction's summary is one: Codex tells no summary from a prompt there), or a message
+    from another agent (an ``agent_message``, or an assistant message carrying one as
+    JSON)."""
     if isinstance(item, dict) and item.get("type") == "agent_message":
         return True
     if isinstance(item, dict) and item.get("type") == "message" and item.get("role") == "assistant":
         return inter_agent(item) is not None
     if not isinstance(item, dict) or item.get("type") != "message" or item.get("role") != "user":
         return False
-    parts = _text_parts(item)  # read once for both tests
-    return not _holds_context(parts) and not "".join(parts).lstrip().startswith(SUMMARY_PREFIX)
+    return not _holds_context(_text_parts(item))
 
 
 class Brief(NamedTuple):

@@ -38,6 +38,7 @@ from codex_plugin.convert.history import (
     Brief,
     answer,
     brief,
+    is_summary,
     legacy_history,
     rollback_cut,
     text_of,
@@ -201,14 +202,14 @@ class LivePath:
 
     def turn_texts(self, history: list[Step | JSON]) -> Iterator[str]:
         """The texts of the user turns in ``history``, newest first, each read when asked
-        (the user messages: what a legacy compaction keeps; another agent's message is a
-        turn, but no user message)."""
+        (the user messages but summaries: what a legacy compaction keeps; another agent's
+        message is a turn, but no user message)."""
         for piece in reversed(history):
             brief = _brief(piece)
             if brief.turn and brief.kind == "message":
                 item = self.item(piece)
-                if item.get("role") == "user":
-                    yield text_of(item)
+                if item.get("role") == "user" and not is_summary(text := text_of(item)):
+                    yield text
 
     def restart(self, parent: str | None) -> None:
         """Continue the path below ``parent`` (an entry on it; None: a new root)."""

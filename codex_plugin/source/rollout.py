@@ -111,7 +111,13 @@ def facts_of(lines: Iterable[Line], file_name: str) -> Facts:
     the JSON an older run wrote as an assistant message).
     The turns are the ``task_started`` events; older CLIs write none (0.77 and before), and
     their turns are their prompts: the ``user_message`` events, else the prompt items."""
-    from codex_plugin.convert.history import agent_item, inter_agent, is_turn, text_of
+    from codex_plugin.convert.history import (
+        agent_item,
+        inter_agent,
+        is_summary,
+        is_turn,
+        text_of,
+    )
 
     facts = Facts()
     first = True
@@ -144,7 +150,12 @@ def facts_of(lines: Iterable[Line], file_name: str) -> Facts:
             facts.compactions += 1
         elif kind == "response_item" or "payload" not in obj:
             item = payload if kind == "response_item" else obj
-            if isinstance(item, dict) and item.get("role") == "user" and is_turn(item):
+            if (
+                isinstance(item, dict)
+                and item.get("role") == "user"
+                and is_turn(item)
+                and not is_summary(text_of(item))
+            ):
                 items += 1
                 typed = typed or text_of(item).strip()[:_PREVIEW_CHARS] or None
             elif isinstance(item, dict) and item.get("type") == "agent_message":

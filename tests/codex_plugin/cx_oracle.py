@@ -212,10 +212,16 @@ def _agent_turn(item: JSON) -> bool:
     )
 
 
+def _boundary(item: JSON) -> bool:
+    """A user message that starts a turn a rollback counts (is_user_turn_boundary): any but
+    context Codex wrote; a compaction's summary counts too."""
+    return item.get("type") == "message" and item.get("role") == "user" and not _part_injected(item)
+
+
 def _user_turn(item: JSON) -> bool:
-    if item.get("type") != "message" or item.get("role") != "user":
-        return False
-    return not _part_injected(item) and not _text(item).lstrip().startswith(SUMMARY_START)
+    """A user message a legacy compaction keeps: a boundary that is no summary
+    (collect_user_messages drops those)."""
+    return _boundary(item) and not _text(item).lstrip().startswith(SUMMARY_START)
 
 
 def _injected(item: JSON) -> bool:
@@ -256,7 +262,7 @@ def _base(lines: list[JSON]) -> int:
         item = _item_of(line)
         if turns is not None:
             to_pass += max(turns, 0)
-        elif item is not None and (_user_turn(item) or _agent_turn(item)):
+        elif item is not None and (_boundary(item) or _agent_turn(item)):
             to_pass = max(to_pass - 1, 0)
         elif to_pass == 0 and (_replacement(line) is not None or _empty_replacement(line)):
             return n
@@ -295,7 +301,7 @@ def _legacy(history: list[JSON], summary: str) -> list[JSON]:
 
 
 def _drop_turns(history: list[JSON], turns: int) -> list[JSON]:
-    starts = [n for n, item in enumerate(history) if _user_turn(item) or _agent_turn(item)]
+    starts = [n for n, item in enumerate(history) if _boundary(item) or _agent_turn(item)]
     if turns < 1 or not starts:
         return history
     cut = starts[-turns] if turns <= len(starts) else starts[0]

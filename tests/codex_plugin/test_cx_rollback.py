@@ -172,11 +172,9 @@ CODEX_WRITES = (
 
 
 def test_user_messages_codex_writes_are_no_turns(tmp_path: Path) -> None:
-    """A user message Codex writes itself (injected context, a local compaction's summary)
-    is no turn a rollback drops: rolling back one turn after it drops the typed turn
-    before it, and it with that turn."""
-    summary = "Another language model started to solve this problem; here is where it got"
-    for n, text in enumerate((*CODEX_WRITES, summary)):
+    """A user message Codex writes itself as context is no turn a rollback drops: rolling
+    back one turn after it drops the typed turn before it, and it with that turn."""
+    for n, text in enumerate(CODEX_WRITES):
         rollout = Rollout(THREAD)
         rollout.meta(THREAD)
         rollout.item(_msg("user", "kept prompt"))
@@ -343,3 +341,30 @@ def test_a_task_written_as_an_assistant_message_is_a_turn(tmp_path: Path) -> Non
             ]
         else:
             assert texts == [rollout.lines[-1]["payload"]["message"]]
+
+
+def test_a_compactions_summary_is_a_turn_to_a_rollback(tmp_path: Path) -> None:
+    """A compaction without a replacement history (older CLIs) leaves the user's prompts
+    and its summary as a user message. Codex's rollback tells turns by
+    ``is_user_turn_boundary``, which knows no summary: it is a turn there, so rolling back
+    the turn after it and one more drops the summary and keeps the prompts before it (the
+    converter took the summary for no turn and dropped the last prompt too); a compaction
+    still carries over no summary among the prompts it keeps."""
+    for end in ("rollback", "legacy"):
+        rollout = Rollout(THREAD)
+        rollout.meta(THREAD, cli_version="0.41.0")
+        rollout.turn(["say"], False)
+        rollout.turn(["say"], False)
+        rollout.put("compacted", {"message": SUMMARY})
+        rollout.turn(["say"], False)
+        prompts = [m["content"][0]["text"] for m in rollout.said if m["role"] == "user"]
+        rollout.rollback(2) if end == "rollback" else rollout.legacy()
+        session, _ = _converted(tmp_path / end, rollout.lines)
+        texts = [i["content"][0]["text"] for i in context_items(session)]
+        if end == "rollback":
+            assert texts == prompts[:2]
+        else:  # the first summary is not carried over, the second closes the history
+            assert texts == [*prompts, rollout.lines[-1]["payload"]["message"]]
+
+
+SUMMARY = "Another language model started to solve this problem.\nWe fixed the parser."
