@@ -157,14 +157,37 @@ def _holds_context(parts: list[str]) -> bool:
     return any(text.lstrip().startswith(_CONTEXT_PREFIXES) for text in parts)
 
 
+#: How the developer messages start that Codex's rollback takes with a dropped turn (codex-rs
+#: ``event_mapping.rs`` ``CONTEXTUAL_DEVELOPER_PREFIXES``, in any case): the settings it
+#: writes before a turn. Any other developer message (apps or plugin instructions, a
+#: client's developer text) stays.
+_DEVELOPER_CONTEXT: Final = (
+    "<permissions instructions>",
+    "<model_switch>",
+    "<collaboration_mode>",
+    "<realtime_conversation>",
+    "<skills_instructions>",
+    "<personality_spec>",
+    "<token_budget>",
+)
+
+
 def is_context(item: Any) -> bool:
-    """A message Codex injects around turns: developer messages, and user messages of its
-    own making."""
+    """A message Codex injects around turns, which a rollback drops with the turn below it:
+    a developer message with a part of its settings, and user messages of its own making."""
     if not isinstance(item, dict) or item.get("type") != "message":
         return False
     role = item.get("role")
     if role == "developer":
-        return True
+        content = item.get("content")
+        parts = content if isinstance(content, list) else []
+        return any(
+            isinstance(part, dict)
+            and part.get("type") == "input_text"
+            and isinstance(part.get("text"), str)
+            and part["text"].lstrip()[:32].lower().startswith(_DEVELOPER_CONTEXT)
+            for part in parts
+        )
     return role == "user" and _holds_context(_text_parts(item))
 
 

@@ -224,11 +224,34 @@ def _user_turn(item: JSON) -> bool:
     return _boundary(item) and not _text(item).lstrip().startswith(SUMMARY_START)
 
 
+#: The developer messages a rollback takes with the turn below them: those with a part that
+#: opens, in any case, as Codex's settings do (codex-rs event_mapping.rs
+#: CONTEXTUAL_DEVELOPER_PREFIXES); any other developer message stays.
+SETTINGS = (
+    "<permissions instructions>",
+    "<model_switch>",
+    "<collaboration_mode>",
+    "<realtime_conversation>",
+    "<skills_instructions>",
+    "<personality_spec>",
+    "<token_budget>",
+)
+
+
 def _injected(item: JSON) -> bool:
     if item.get("type") != "message":
         return False
     if item.get("role") == "developer":
-        return True
+        content = item.get("content")
+        for part in content if isinstance(content, list) else []:
+            if not isinstance(part, dict) or part.get("type") != "input_text":
+                continue
+            text = part.get("text")
+            if not isinstance(text, str):
+                continue
+            if any(text.lstrip().lower().startswith(tag) for tag in SETTINGS):
+                return True
+        return False
     return item.get("role") == "user" and _part_injected(item)
 
 

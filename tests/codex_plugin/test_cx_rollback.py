@@ -368,3 +368,24 @@ def test_a_compactions_summary_is_a_turn_to_a_rollback(tmp_path: Path) -> None:
 
 
 SUMMARY = "Another language model started to solve this problem.\nWe fixed the parser."
+
+
+def test_a_rollback_takes_only_the_settings_codex_writes_before_a_turn(tmp_path: Path) -> None:
+    """Codex's rollback takes with a dropped turn the developer messages right above it that
+    hold a setting it writes (permissions, collaboration mode, a model switch, ...; a bundle
+    with one such part among others too), in any case, and stops at any other developer
+    message (apps instructions, a client's developer text): that one stays in context."""
+    apps = _msg("developer", "<apps_instructions>\nConnectors: calendar\n</apps_instructions>")
+    bundle = _msg("developer", "<PERMISSIONS INSTRUCTIONS>sandboxed")
+    bundle["content"].append({"type": "input_text", "text": "Be brief."})
+    mode = _msg("developer", "<collaboration_mode>plan</collaboration_mode>")
+    rollout = Rollout(THREAD)
+    rollout.meta(THREAD)
+    rollout.turn(["say"], False)
+    for item in (apps, bundle, mode):
+        rollout.item(item)
+    rollout.turn(["say"], False)
+    rollout.rollback(1)
+    session, _ = _converted(tmp_path, rollout.lines)
+    assert context_items(session)[-1] == apps
+    assert [i["role"] for i in context_items(session)] == ["user", "assistant", "developer"]
