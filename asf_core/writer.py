@@ -95,8 +95,11 @@ def _normalised(entry: Entry, obj: dict[str, Any]) -> Entry:
     fixed, records = strict_json.normalise(ids.body_of(obj))
     if records:
         fixed = dict(fixed)
-        merged = [*fixed.get("normalised", ()), *records]
-        merged.sort(key=lambda r: _utf16(str(r.get("at", ""))))
+        # A damaged file's member may be anything (a string, records that are no objects):
+        # kept, as the first records, never iterated as records.
+        prior = fixed.get("normalised", [])
+        merged = [*(prior if isinstance(prior, list) else [prior]), *records]
+        merged.sort(key=lambda r: _utf16(str(r.get("at", "")) if isinstance(r, dict) else ""))
         fixed["normalised"] = merged
     envelope: dict[str, Any] = {k: obj[k] for k in ("type", "parent", "parents", "ts") if k in obj}
     return entry_from_json({**envelope, **fixed})

@@ -20,12 +20,13 @@ from cpu_clock import cpu_seconds
 from fixture_paths import SHARED
 
 from asf_core.canonical import MAX_DEPTH
+from asf_core.codec import entry_to_json
 from asf_core.context import context_at
 from asf_core.model import Config, Env, Header, Item, Response
 from asf_core.reader import FormatError, parse_session, read_session
 from asf_core.verify import session as verify_module
 from asf_core.verify.session import check_path, verify_path, verify_session
-from asf_core.writer import SessionBuilder, session_lines
+from asf_core.writer import SessionBuilder, seal, session_lines
 
 SESSIONS = SHARED / "asf" / "vectors" / "testdata" / "sessions"
 BASIC = (SESSIONS / "basic.jsonl").read_bytes()
@@ -333,3 +334,29 @@ def test_the_comb_says_which_paths_it_left_unchecked() -> None:
     (warning,) = [f for f in found if f.code == "paths-unchecked"]
     assert warning.severity == "warning"
     assert "of 4000 branches" in warning.message
+
+
+@pytest.mark.parametrize("raw", ['"\\ud800"', '"x"', "7", '["x", {"at": 3}]', '{"at": "/a"}'])
+def test_a_normalised_member_of_any_shape_is_redacted_and_resealed(
+    raw: str, tmp_path: Path
+) -> None:
+    """``--redact`` seals each entry again, normalising it to I-JSON and adding its records to
+    the entry's ``normalised`` list. A damaged file's ``normalised`` that is no list of records
+    (a string, a number, records that are not objects) is kept beside them (found by fuzzing
+    ``asf show --redact``: it was iterated as records, an AttributeError)."""
+    obj = json.loads(ENTRIES[1])
+    obj["item"]["content"][0]["text"] = "\0"
+    obj["normalised"] = "\1"
+    line = json.dumps(obj).replace('"\\u0000"', '"a\\udc00"').replace('"\\u0001"', raw)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(_lines(HEADER, ENTRIES[0], line.encode(), *ENTRIES[2:]))
+    for argv in (["show", "--redact"], ["show", "--redact", "--format", "text"]):
+        code, out, _ = run_cli(*argv, str(path))
+        assert code == 0
+        assert "a\ufffd" in out
+    assert run_cli("export", "--to", "atif", "--redact", str(path))[0] == 0
+    prior = json.loads(raw.replace("\\ud800", "\\ufffd"))
+    sealed = parse_session(path.read_bytes()).entries[1]
+    records = entry_to_json(seal(sealed))["normalised"]
+    assert all(r in records for r in (prior if isinstance(prior, list) else [prior]))
+    assert {"at": "/item/content/0/text", "was": '"a\\udc00"'} in records
