@@ -23,13 +23,12 @@ from attrs import frozen
 
 from asf_core import json_chunks
 from asf_core.cli.exit_codes import overall
-from asf_core.cli.export_target import check_output
+from asf_core.cli.export_target import check_output, load_file
 from asf_core.cli.jobs import add_jobs_option
 from asf_core.cli.output import ExitCode, Fail, err, out, worst
 from asf_core.cli.path_args import STDIN, path_text
 from asf_core.cli.redacting import JoinedSessions, redacted_file, redaction_for
 from asf_core.cli.show import resolve_leaf
-from asf_core.cli.show_input import read_asf_file
 from asf_core.cli.streams import JSON_ESCAPE, encodable
 from asf_core.errors import cannot_write
 from asf_core.export import SessionTree, atif_document, otel_request
@@ -42,7 +41,6 @@ from asf_core.export.transcript_text import render_markdown, render_text
 from asf_core.files import write_atomic
 from asf_core.layout import redacted_folder
 from asf_core.pipeline.access import file_mode, make_within
-from asf_core.reader import FormatError
 from asf_core.safe_text import json_safe, printable
 from asf_core.session_file import SessionFile
 
@@ -73,13 +71,6 @@ class _Job:
     source: Path
     leaf: str
     name: str
-
-
-def _load(path: Path) -> SessionFile:
-    try:
-        return read_asf_file(path)
-    except FormatError as exc:
-        raise Fail(f"{path}: not an ASF session file: {exc}") from exc
 
 
 def _leaf_tag(tree: SessionTree, leaf: str) -> str:
@@ -219,7 +210,7 @@ class Exporter:
     def _read(self, path: Path) -> SessionFile:
         """A file's session, redacted with ``--redact`` (its own placeholders: see
         :attr:`redaction`; the ids redacting changed in ``renamed``)."""
-        session = _load(path)
+        session = load_file(path, self.say)
         self.redaction = redaction_for(self.args)
         self.joined = None
         if self.redaction is None:

@@ -320,3 +320,34 @@ def test_memory_does_not_grow_with_the_sessions(
         assert code == "0"
         peaks.append(int(peak))
     assert peaks[1] - peaks[0] < 2 * 1024, peaks
+
+
+def test_a_damaged_line_is_said_as_asf_show_says_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file whose last line was cut off mid-write, or with a line that does not parse,
+    exports the path without that entry: what the reader found is said on stderr, in the
+    words of ``asf show``, and the exit code is the same (the export said nothing: a
+    transcript silently lost its last answer, or began mid-conversation)."""
+    lines = (SESSIONS / "basic.jsonl").read_bytes().splitlines(keepends=True)
+    cut = tmp_path / "dir" / "cut.jsonl"
+    cut.parent.mkdir()
+    cut.write_bytes(b"".join(lines[:-1]) + lines[-1][:40])
+    broken = tmp_path / "dir" / "broken.jsonl"
+    broken.write_bytes(b"".join([*lines[:2], b"{not json\n", *lines[3:]]))
+    main(["show", str(cut)])
+    shown = capsys.readouterr().err
+    assert f"{cut}:{len(lines)}: warning: truncated: " in shown
+    for target in ("atif", "otel", "markdown", "html", "text"):
+        code, out, err = _run(capsys, str(cut), "--to", target, "-o", str(tmp_path / target))
+        assert (code, out, err) == (0, "", shown)
+        code, _, err = _run(capsys, str(broken), "--to", target)
+        assert code == 0
+        assert f"{broken}:3: error: corrupt-line: line does not parse" in err
+        for jobs in ("1", "2"):
+            out_dir = tmp_path / f"{target}-{jobs}"
+            argv = (str(cut.parent), "--to", target, "-o", str(out_dir), "-j", jobs)
+            code, _, err = _run(capsys, *argv)
+            assert code == 0
+            assert err.startswith(f"asf: {broken}:3: error: corrupt-line: ")
+            assert err.endswith(shown)
