@@ -130,6 +130,12 @@ _CALLS: Final = ("function_call", "custom_tool_call")
 _OUTPUTS: Final = ("function_call_output", "custom_tool_call_output")
 
 
+def _builtin_call(item: Any) -> bool:
+    """A call of a tool the model's provider or harness runs (``web_search_call``,
+    ``local_shell_call``, ``computer_call``): what it did is its ``action``."""
+    return type_of(item).endswith("_call") and isinstance(item.get("action"), dict)
+
+
 class _Blocks:
     def __init__(self, view: PathView, href: Href | None) -> None:
         self.view = view
@@ -145,6 +151,9 @@ class _Blocks:
         for entry in view.path:
             if isinstance(entry, Item) and type_of(entry.item) in _CALLS:
                 latest[_call_id(entry)] = str(entry.id)
+                continue
+            if isinstance(entry, Item) and _builtin_call(entry.item) and _call_id(entry):
+                latest[_call_id(entry)] = str(entry.id)  # a local shell's output names it
                 continue
             call = latest.get(_call_id(entry) if isinstance(entry, Item) else "")
             if isinstance(entry, Item) and type_of(entry.item) in _OUTPUTS:
@@ -213,7 +222,7 @@ class _Blocks:
             text = reasoning_text(item)
             if text:
                 yield self._block("reasoning", entry, text=text, marks=marks)
-        elif kind in _CALLS:
+        elif kind in _CALLS or _builtin_call(item):
             yield self._tool(entry, marks)
         elif kind in _OUTPUTS:
             if str(entry.id) not in self.calls_shown:
@@ -246,10 +255,12 @@ class _Blocks:
             )
             links = ((f"sub-agent session {link.session}", self._href(link.session, leaf)),)
         name = item.get("name")
+        if not isinstance(name, str):  # a built-in tool is named by its call's type
+            name = "" if type_of(item) in _CALLS else type_of(item).removesuffix("_call")
         return self._block(
             "tool",
             entry,
-            title=name if isinstance(name, str) else "",
+            title=name,
             call_id=call_id,
             text=_input(item),
             output=None if output is None else _parts(shown),
@@ -309,10 +320,13 @@ def _call_id(entry: Item) -> str:
 
 
 def _input(call: Any) -> str:
-    """What a call was given: a function call's arguments, a custom tool call's free text."""
+    """What a call was given: a function call's arguments, a custom tool call's free text,
+    a built-in tool's action (a web search's query, a local shell's command)."""
     if type_of(call) == "custom_tool_call":
         given = call.get("input")
         return given if isinstance(given, str) else _arguments(given)
+    if type_of(call) not in _CALLS:
+        return _arguments(call.get("action"))
     return _arguments(call.get("arguments"))
 
 

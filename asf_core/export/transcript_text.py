@@ -125,7 +125,8 @@ class _Markdown:
             return f"> **Reasoning**{_marks(b)}\n>\n{quoted}\n"
         if b.kind == "tool":
             head = f"**Tool call** {_code(b.title)}" if b.title else "**Tool output**"
-            out = f"{head} ({_code(b.call_id)}){_marks(b)}\n\n"
+            call_id = f" ({_code(b.call_id)})" if b.call_id else ""  # a web search has none
+            out = f"{head}{call_id}{_marks(b)}\n\n"
             if b.text:
                 out += _fenced(b.text, "json" if _is_json(b.text) else "") + "\n"
             if b.output is not None:
@@ -187,7 +188,8 @@ def render_text(t: Transcript) -> Iterator[str]:
             body = b.text + (
                 "\n--- output ---\n" + _plain_parts(b.output) if b.output is not None else ""
             )
-            yield f"\n[tool {b.title} {b.call_id}]{marks}{links}\n{_indent(body)}"
+            named = " ".join(n for n in ("tool", b.title, b.call_id) if n)
+            yield f"\n[{named}]{marks}{links}\n{_indent(body)}"
         elif b.kind in ("compaction", "branch_summary"):
             yield f"\n[{b.kind.replace('_', ' ')}] {b.text}\n{_indent(_plain_parts(b.parts))}"
         else:

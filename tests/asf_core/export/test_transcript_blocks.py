@@ -535,3 +535,42 @@ def test_a_calls_input_is_shown_as_given(tmp_path: Path) -> None:
     assert texts == ['{"a":1}', '{\n  "a": 1\n}', deep]
     md = "".join(render_markdown(transcript(view)))
     assert f"**Tool call** `f` (`c3`)\n\n```\n{deep}\n```\n" in md
+
+
+def test_a_built_in_tools_call_is_shown_with_its_action(tmp_path: Path) -> None:
+    """A web search (Codex's ``web_search_call``: an ``action`` with the query, no call id,
+    no output item) and a local shell call (an ``action`` with the command, answered by an
+    output naming its call id) are tool blocks showing what they did; before, a transcript of
+    the Codex 0.104 rollouts showed each search as a bare ``[web_search_call]`` note, without
+    its query, and a shell call's output with no command. An item of another kind without an
+    action stays a note."""
+    b = SessionBuilder(Header(id="builtin", created_at="2026-01-01T00:00:00Z"))
+    ts = iter(f"2026-01-01T00:00:{n:02d}Z" for n in range(60))
+    query = {"type": "search", "query": "asf format", "queries": ["asf format"]}
+    search = {"type": "web_search_call", "status": "completed", "action": query}
+    exec_ = {"type": "exec", "command": ["ls", "-a"], "timeout_ms": 1000}
+    shell = {"type": "local_shell_call", "call_id": "sh1", "status": "completed", "action": exec_}
+    out = {"type": "function_call_output", "call_id": "sh1", "output": "a.txt"}
+    bare = {"type": "web_search_call", "id": "ws_1", "status": "completed"}
+    b.append(Item(ts=next(ts), item={"type": "message", "role": "user", "content": "look"}))
+    for item in (search, shell, out, bare):
+        b.append(Item(ts=next(ts), item=item))
+    path = tmp_path / "builtin.jsonl"
+    write_session(path, b.header, b.entries)
+    view = _view_of(path)
+    tools = [
+        (bl.title, bl.call_id, bl.text, bl.output) for bl in _blocks(view) if bl.kind == "tool"
+    ]
+    assert [t[:2] for t in tools] == [("web_search", ""), ("local_shell", "sh1")]
+    assert [json.loads(t[2]) for t in tools] == [query, exec_]
+    assert [[p.text for p in t[3]] if t[3] is not None else None for t in tools] == [
+        None,
+        ["a.txt"],
+    ]
+    assert [bl.text for bl in _blocks(view) if bl.kind == "note"] == ["[web_search_call]"]
+    md = "".join(render_markdown(transcript(view)))
+    assert '**Tool call** `web_search`\n\n```json\n{\n  "queries": [' in md
+    assert "**Tool call** `local_shell` (`sh1`)\n\n```json\n" in md
+    text = "".join(render_text(transcript(view)))
+    assert "\n[tool web_search]\n" in text
+    assert "\n[tool local_shell sh1]\n" in text
