@@ -21,7 +21,14 @@ from asf_core import FORMAT
 from asf_core.context import SettingsReplay
 from asf_core.export import atif_content as content
 from asf_core.export.atif_steps import StepLog, unknown_of
-from asf_core.export.items import is_model_output, role_of, tool_name, type_of
+from asf_core.export.items import (
+    CALL_TYPES,
+    OUTPUT_TYPES,
+    is_model_output,
+    role_of,
+    tool_name,
+    type_of,
+)
 from asf_core.export.paths import PathView
 from asf_core.model import (
     BranchSummary,
@@ -219,7 +226,7 @@ class Builder(StepLog):
                 extra["role"] = role_of(item)
             step = {"source": "user" if user else "system", "message": content.message(item)}
             self.add_step(step, entry, extra)
-        elif kind == "function_call_output":
+        elif kind in OUTPUT_TYPES:
             self._output(entry, item or {})
         else:
             extra = self._item_extra(entry)
@@ -315,7 +322,7 @@ class Builder(StepLog):
         idx = self.add_step(step, anchor, extra)
         for entry in group.entries:
             self.step_by_entry[str(entry.id)] = idx
-            if type_of(entry.item) == "function_call":
+            if type_of(entry.item) in CALL_TYPES:
                 call_id = (entry.item or {}).get("call_id")
                 self.call_step[call_id if isinstance(call_id, str) else ""] = idx
 

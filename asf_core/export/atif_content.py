@@ -15,10 +15,11 @@ from attrs import frozen
 
 from asf_core.codec import entry_to_json
 from asf_core.export.items import (
+    CALL_TYPES,
     Part,
+    call_arguments,
     content_parts,
     item_text,
-    parse_arguments,
     reasoning_text,
     type_of,
 )
@@ -125,13 +126,13 @@ def agent_turn(entries: Iterable[Item]) -> Turn:
             text = reasoning_text(item)
             if text:
                 reasoning.append(text)
-        elif kind == "function_call" and item is not None:
+        elif kind in CALL_TYPES and item is not None:
             call_id, name = item.get("call_id"), item.get("name")
             calls.append(
                 {
                     "tool_call_id": call_id if isinstance(call_id, str) else "",
                     "function_name": name if isinstance(name, str) else "",
-                    "arguments": parse_arguments(item.get("arguments")),
+                    "arguments": call_arguments(item),
                 }
             )
     return Turn(

@@ -16,8 +16,11 @@ from typing import Any, Final
 from attrs import frozen
 
 __all__ = [
+    "CALL_TYPES",
     "IMAGE_TYPES",
+    "OUTPUT_TYPES",
     "Part",
+    "call_arguments",
     "content_parts",
     "image_media_type",
     "is_model_output",
@@ -39,6 +42,12 @@ _EXTENSIONS: Final = {
     "gif": "image/gif",
     "webp": "image/webp",
 }
+
+#: Calls of the model's tools, each answered by the output of its kind with its ``call_id``:
+#: function calls, and the Responses API's custom tool calls (free-text ``input``, e.g.
+#: Codex's ``apply_patch``).
+CALL_TYPES: Final = ("function_call", "custom_tool_call")
+OUTPUT_TYPES: Final = ("function_call_output", "custom_tool_call_output")
 
 _TEXT_PARTS: Final = frozenset(
     {"input_text", "output_text", "text", "summary_text", "reasoning_text"}
@@ -79,8 +88,10 @@ def _str(value: Any) -> str:
 def is_model_output(item: Any) -> bool:
     """Items only a model produces: they belong to a model call even without a response id."""
     kind = type_of(item)
-    return kind in ("reasoning", "function_call") or (
-        kind == "message" and role_of(item) == "assistant"
+    return (
+        kind == "reasoning"
+        or kind in CALL_TYPES
+        or (kind == "message" and role_of(item) == "assistant")
     )
 
 
@@ -139,7 +150,9 @@ def item_text(item: Any) -> str:
         return reasoning_text(item)
     if kind == "function_call":
         return f"{_str(item.get('name'))}({_str(item.get('arguments'))})"
-    if kind == "function_call_output":
+    if kind == "custom_tool_call":
+        return f"{_str(item.get('name'))}({_str(item.get('input'))})"
+    if kind in OUTPUT_TYPES:
         return _joined(item.get("output"))
     if kind in ("compaction", "item_reference") or not isinstance(item, Mapping):
         return ""
@@ -155,6 +168,15 @@ def tool_name(tool: Any) -> str:
     if not isinstance(tool, Mapping):
         return ""
     return _str(tool.get("name")) or _str(tool.get("type"))
+
+
+def call_arguments(call: Any) -> dict[str, Any]:
+    """A call's arguments as an object: a function call's parsed, a custom tool call's
+    free-text input as ``{"input": text}`` (as Harbor's own Codex converter gives it)."""
+    if type_of(call) == "custom_tool_call":
+        given = call.get("input")
+        return {"input": given} if isinstance(given, str) else parse_arguments(given)
+    return parse_arguments(call.get("arguments") if isinstance(call, Mapping) else None)
 
 
 def parse_arguments(arguments: Any) -> dict[str, Any]:

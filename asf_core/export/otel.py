@@ -1,10 +1,11 @@
 """OpenTelemetry traces of session paths: OTLP/JSON with the GenAI semantic conventions.
 
 One path is one trace. Every model call (``response`` entry) is a ``chat {model}`` span and
-every tool call (``function_call`` item) an ``execute_tool {name}`` span, or an
-``invoke_agent {name}`` span when a ``subsession`` link says the call started a sub-agent:
-the trace has exactly as many spans as the path has responses and tool calls. Spans carry
-``session.id``, ``gen_ai.conversation.id`` and the entry they stand for (``asf.entry.id``).
+every tool call (``function_call`` or ``custom_tool_call`` item) an ``execute_tool {name}``
+span, or an ``invoke_agent {name}`` span when a ``subsession`` link says the call started a
+sub-agent: the trace has exactly as many spans as the path has responses and tool calls.
+Spans carry ``session.id``, ``gen_ai.conversation.id`` and the entry they stand for
+(``asf.entry.id``).
 
 ASF records order by parent links, not by a call stack, so spans relate through links, as
 the draft's projection says: a tool span links to the inference span that made the call, an
@@ -27,7 +28,7 @@ from attrs import define, field
 
 from asf_core.context import SettingsReplay
 from asf_core.export import otel_content
-from asf_core.export.items import is_model_output, item_text, type_of
+from asf_core.export.items import CALL_TYPES, OUTPUT_TYPES, is_model_output, item_text, type_of
 from asf_core.export.otel_wire import attributes, envelope, span_id, trace_id
 from asf_core.export.paths import PathView, SessionTree
 from asf_core.ids import IdError, epoch_nanos
@@ -146,7 +147,7 @@ class _Trace:
         item = entry.item
         if entry.response or is_model_output(item):
             group.append((pos, entry))
-        if type_of(item) == "function_call":
+        if type_of(item) in CALL_TYPES:
             call_id = _call_id(entry)
             name = item.get("name") if item else None
             call = _Call(
@@ -157,7 +158,7 @@ class _Trace:
             )
             self.calls.append(call)
             self.latest[call_id] = self.by_entry[str(entry.id)] = call
-        elif type_of(item) == "function_call_output":
+        elif type_of(item) in OUTPUT_TYPES:
             made = self.latest.get(_call_id(entry))
             if made is not None and made.output is None:
                 made.output = entry
@@ -282,7 +283,8 @@ class _Trace:
             body["status"] = {"code": _STATUS_ERROR, "message": call.rejected}
         if self.content:
             item = call.entry.item or {}
-            attrs["gen_ai.tool.call.arguments"] = item.get("arguments")
+            given = item.get("input" if type_of(item) == "custom_tool_call" else "arguments")
+            attrs["gen_ai.tool.call.arguments"] = given
             if call.output is not None:
                 attrs["gen_ai.tool.call.result"] = item_text(call.output.item)
         body["attributes"] = attributes(attrs)
@@ -371,7 +373,7 @@ class _Trace:
 
 def _spanned(entry: Entry) -> bool:
     return isinstance(entry, Response) or (
-        isinstance(entry, Item) and type_of(entry.item) == "function_call"
+        isinstance(entry, Item) and type_of(entry.item) in CALL_TYPES
     )
 
 

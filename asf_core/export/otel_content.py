@@ -12,9 +12,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from asf_core.export.items import (
+    CALL_TYPES,
+    OUTPUT_TYPES,
+    call_arguments,
     content_parts,
     item_text,
-    parse_arguments,
     reasoning_text,
     role_of,
     type_of,
@@ -68,7 +70,7 @@ def finish_reason(resp: Response, outputs: Sequence[Item]) -> str:
     if resp.incomplete is not None:
         reason = resp.incomplete.get("reason")
         return reason if isinstance(reason, str) and reason else "incomplete"
-    if any(type_of(e.item) == "function_call" for e in outputs):
+    if any(type_of(e.item) in CALL_TYPES for e in outputs):
         return "tool_call"
     return "stop"
 
@@ -89,16 +91,16 @@ def _parts(item: Any) -> list[JSON]:
         return parts
     if kind == "reasoning":
         return [{"type": "reasoning", "content": reasoning_text(item)}]
-    if kind == "function_call":
+    if kind in CALL_TYPES:
         return [
             {
                 "type": "tool_call",
                 "id": item.get("call_id"),
                 "name": item.get("name"),
-                "arguments": parse_arguments(item.get("arguments")),
+                "arguments": call_arguments(item),
             }
         ]
-    if kind == "function_call_output":
+    if kind in OUTPUT_TYPES:
         return [
             {"type": "tool_call_response", "id": item.get("call_id"), "response": item_text(item)}
         ]
@@ -107,9 +109,9 @@ def _parts(item: Any) -> list[JSON]:
 
 def _role(item: Any) -> str:
     kind = type_of(item)
-    if kind == "function_call_output":
+    if kind in OUTPUT_TYPES:
         return "tool"
-    if kind in ("function_call", "reasoning"):
+    if kind in (*CALL_TYPES, "reasoning"):
         return "assistant"
     role = role_of(item)
     return "system" if role == "developer" else role or "user"

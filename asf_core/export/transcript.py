@@ -19,7 +19,16 @@ from urllib.parse import quote
 
 from attrs import frozen
 
-from asf_core.export.items import Part, content_parts, item_text, reasoning_text, role_of, type_of
+from asf_core.export.items import (
+    CALL_TYPES,
+    OUTPUT_TYPES,
+    Part,
+    content_parts,
+    item_text,
+    reasoning_text,
+    role_of,
+    type_of,
+)
 from asf_core.export.media import inline_image
 from asf_core.export.paths import PathView
 from asf_core.model import (
@@ -123,11 +132,9 @@ def _parts(content: Any) -> tuple[Part, ...]:
     return tuple(content_parts(content))
 
 
-#: Calls shown as tool blocks with what they came to: function calls, and the Responses API's
-#: custom tool calls (free-text ``input``, e.g. Codex's ``apply_patch``), each answered by
-#: the output of its kind with its ``call_id``.
-_CALLS: Final = ("function_call", "custom_tool_call")
-_OUTPUTS: Final = ("function_call_output", "custom_tool_call_output")
+#: Calls shown as tool blocks with what they came to (:data:`CALL_TYPES`).
+_CALLS: Final = CALL_TYPES
+_OUTPUTS: Final = OUTPUT_TYPES
 
 
 def _builtin_call(item: Any) -> bool:

@@ -22,7 +22,7 @@ from fixture_paths import VECTORS
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from asf_core.export import SessionTree
+from asf_core.export import SessionTree, atif_document, otel_request
 from asf_core.export.atif_content import agent_turn, message
 from asf_core.export.items import image_media_type, parse_arguments, reasoning_text, type_of
 from asf_core.export.media import inline_image
@@ -293,3 +293,57 @@ def test_the_package_names_its_exporters_before_they_load() -> None:
         assert not isinstance(getattr(package, name), type(paths)), name
     assert package.atif_document is atif_assembly.atif_document
     assert package.otel_request is otel.otel_request
+
+
+def test_a_custom_tool_call_is_a_tool_call_in_atif_and_otel(tmp_path: Path) -> None:
+    """A Codex ``apply_patch`` is a custom tool call (free-text ``input``) among the model's
+    output items, answered by a ``custom_tool_call_output``: in ATIF it is one of the agent
+    step's ``tool_calls`` (its input as ``{"input": text}``, as Harbor's own Codex converter
+    gives it) and its output that step's observation; in OTel an ``execute_tool`` span, made
+    by the call's inference span. Before, the call and its output were each a system step
+    with an empty message and no span, so an export of a Codex session held none of its
+    edits (21 of them in the 0.104 rollout 019c8a59, all 49 calls of that kind)."""
+    b = SessionBuilder(Header(id="patch", created_at="2026-01-01T00:00:00Z"))
+    ts = iter(f"2026-01-01T00:00:{n:02d}Z" for n in range(60))
+    patch = "*** Begin Patch\n*** Add File: hello.txt\n+hi\n*** End Patch\n"
+    call = {"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": patch}
+    done = "Success. Updated the following files:\nA hello.txt\n"
+    b.append(Config(ts=next(ts), model="gpt-5.3-codex"), parent=None)
+    b.append(Item(ts=next(ts), item={"type": "message", "role": "user", "content": "add it"}))
+    b.append(Item(ts=next(ts), item=call))
+    b.append(Response(ts=next(ts), model="gpt-5.3-codex", usage={"input_tokens": 9}))
+    b.append(
+        Item(
+            ts=next(ts),
+            item={"type": "custom_tool_call_output", "call_id": "c1", "output": done},
+        )
+    )
+    path = tmp_path / "patch.jsonl"
+    write_session(path, b.header, b.entries)
+    session = read_session(path)
+    view = SessionTree(session).view(str(b.leaf))
+    doc = atif_document(view)
+    assert [s["source"] for s in doc["steps"]] == ["user", "agent"]
+    agent = doc["steps"][1]
+    assert agent["tool_calls"] == [
+        {"tool_call_id": "c1", "function_name": "apply_patch", "arguments": {"input": patch}}
+    ]
+    (result,) = agent["observation"]["results"]
+    assert (result["source_call_id"], result["content"]) == ("c1", done)
+    request = otel_request(view, content=True)
+    json_format.Parse(json.dumps(request), ExportTraceServiceRequest())
+    spans = request["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    tool, chat_span = sorted(spans, key=lambda s: str(s["name"]), reverse=True)
+    assert (tool["name"], chat_span["name"]) == ("execute_tool apply_patch", "chat gpt-5.3-codex")
+    assert tool["links"][0]["spanId"] == chat_span["spanId"]  # made_by
+    attrs_ = {a["key"]: a["value"] for a in tool["attributes"]}
+    assert attrs_["gen_ai.tool.call.arguments"] == {"stringValue": patch}
+    assert attrs_["gen_ai.tool.call.result"] == {"stringValue": done}
+    chat = {a["key"]: a["value"] for a in chat_span["attributes"]}
+    assert chat["gen_ai.response.finish_reasons"]["arrayValue"]["values"] == [
+        {"stringValue": "tool_call"}
+    ]
+    (output,) = json.loads(chat["gen_ai.output.messages"]["stringValue"])
+    assert output["parts"] == [
+        {"type": "tool_call", "id": "c1", "name": "apply_patch", "arguments": {"input": patch}}
+    ]
