@@ -203,7 +203,9 @@ class _Trace:
     ) -> _Span:
         end = _nanos(resp) or fallback
         if isinstance(resp.latency_ms, int | float) and resp.latency_ms > 0:
-            start = end - int(resp.latency_ms * 1_000_000)
+            # No earlier than the epoch: a latency beyond a double's range in nanoseconds
+            # (1e303 ms, an I-JSON number) would be infinite.
+            start = end - int(min(resp.latency_ms * 1_000_000, end))
         else:
             # Sent after the last entry before the call's first output: the request's end.
             sent = _nanos(self.view.path[start_at - 1]) if start_at > 0 else None

@@ -21,6 +21,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from export_views import views
 from fixture_paths import VECTORS
@@ -281,3 +282,24 @@ def test_endpoint_refusing_is_one_line_and_exit_2(
     dead = f"http://127.0.0.1:{port}/v1/traces"
     assert main(["export", str(path), "--to", "otel", "--endpoint", dead]) == 2
     assert "cannot send" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("latency", [1.7e308, 1e303, 1e13])
+def test_a_latency_beyond_the_epoch_starts_the_span_at_it(latency: float) -> None:
+    """A response's ``latency_ms`` is any I-JSON number: one that in nanoseconds is beyond a
+    double's range (``1.7e308``, a finite number) raised OverflowError (``asf export --to
+    otel``, found by fuzzing the export); one longer than the time since the epoch gave a
+    negative start. The span starts at the epoch at the earliest."""
+    session = read_session(VECTORS / "sessions" / "basic.jsonl")
+    entries = [
+        attrs.evolve(e, latency_ms=latency) if isinstance(e, Response) else e
+        for e in session.entries
+    ]
+    session = attrs.evolve(session, entries=entries)
+    request = otel_request(SessionTree(session).view(str(session.resume_leaf())))
+    _parse(request)
+    spans = request["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    chats = [s for s in spans if s["name"].startswith("chat")]
+    assert chats
+    for span in chats:
+        assert int(span["startTimeUnixNano"]) == 0 < int(span["endTimeUnixNano"])
