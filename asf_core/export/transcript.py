@@ -282,7 +282,7 @@ class _Blocks:
         if all(isinstance(t, int) for t in tokens):
             facts.append(f"{tokens[0]} tokens in, {tokens[1]} out")
         if isinstance(entry.latency_ms, int | float):
-            facts.append(f"{entry.latency_ms:g} ms")
+            facts.append(f"{_number(entry.latency_ms)} ms")
         marks: tuple[str, ...] = ()
         if entry.error is not None:
             message = entry.error.get("message")
@@ -347,10 +347,19 @@ def _arguments(arguments: Any) -> str:
     return json.dumps(arguments, indent=2, ensure_ascii=False)
 
 
+def _number(value: float) -> str:
+    """A number from the data as people read it (``1.5e+06``); an integer no double holds
+    (a damaged file's, read all the same) in full."""
+    try:
+        return f"{value:g}"
+    except OverflowError:
+        return str(value)
+
+
 def _score(entry: Outcome) -> list[str]:
     out = []
     if entry.score is not None:
-        out.append(f"score {entry.score:g}")
+        out.append(f"score {_number(entry.score)}")
     if entry.pass_ is not None:
         out.append("pass" if entry.pass_ else "fail")
     return out

@@ -360,3 +360,25 @@ def test_a_normalised_member_of_any_shape_is_redacted_and_resealed(
     records = entry_to_json(seal(sealed))["normalised"]
     assert all(r in records for r in (prior if isinstance(prior, list) else [prior]))
     assert {"at": "/item/content/0/text", "was": '"a\\udc00"'} in records
+
+
+def test_an_integer_no_double_holds_is_shown_in_full_in_transcripts(tmp_path: Path) -> None:
+    """A response's ``latency_ms`` or an outcome's ``score`` that is an integer beyond a
+    double (not I-JSON: a finding, the entry still read) is written in full in a transcript;
+    it raised OverflowError in ``asf show --format text`` and ``asf export --to
+    markdown|html|text`` (found by fuzzing the export)."""
+    big = "9" * 400
+    lines = [HEADER, *ENTRIES]
+    lines[5] = lines[5].replace(b'"latency_ms":500', b'"latency_ms":' + big.encode())
+    lines[9] = lines[9].replace(b'"score":1', b'"score":-' + big.encode())
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(_lines(*lines))
+    code, out, err = run_cli("show", "--format", "text", str(path))
+    assert code == 0
+    assert f"{big} ms" in out
+    assert f"score -{big}" in out
+    assert ":6: error: not-ijson: " in err
+    for target in ("markdown", "html", "text"):
+        code, out, _ = run_cli("export", "--to", target, str(path))
+        assert code == 0
+        assert f"{big} ms" in out
