@@ -77,16 +77,17 @@ def send(endpoint: str, request: JSON, *, timeout: float = 30.0) -> None:
     ``endpoint`` is the full URL (a collector listens on ``http://host:4318/v1/traces``).
     Raises :class:`SendError` for anything but a 2xx answer.
     """
-    import urllib.error  # only here: http.client and the rest are not loaded otherwise
+    import http.client  # only here: http.client and the rest are not loaded otherwise
+    import urllib.error
     import urllib.request
 
     if not endpoint.lower().startswith(("http://", "https://")):
         raise SendError(f"{endpoint}: not an http:// or https:// URL")
     data = json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode()
-    req = urllib.request.Request(  # noqa: S310 (the scheme is checked above)
-        endpoint, data=data, method="POST", headers={"Content-Type": "application/json"}
-    )
     try:
+        req = urllib.request.Request(  # noqa: S310 (the scheme is checked above)
+            endpoint, data=data, method="POST", headers={"Content-Type": "application/json"}
+        )
         with urllib.request.urlopen(req, timeout=timeout) as answer:  # noqa: S310
             answer.read()
     except urllib.error.HTTPError as exc:
@@ -94,3 +95,7 @@ def send(endpoint: str, request: JSON, *, timeout: float = 30.0) -> None:
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         raise SendError(f"{endpoint}: cannot send: {reason}") from None
+    except (http.client.InvalidURL, ValueError) as exc:  # a bracket left open, a bad port
+        raise SendError(f"{endpoint}: not a valid URL: {exc}") from None
+    except http.client.HTTPException as exc:  # an answer that is not HTTP
+        raise SendError(f"{endpoint}: cannot send: {type(exc).__name__} {exc}") from None

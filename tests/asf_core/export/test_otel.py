@@ -303,3 +303,51 @@ def test_a_latency_beyond_the_epoch_starts_the_span_at_it(latency: float) -> Non
     assert chats
     for span in chats:
         assert int(span["startTimeUnixNano"]) == 0 < int(span["endTimeUnixNano"])
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://[::1", "https://[zz]/", "http://x:port/", "http://x/\r\nX: y", "http://\u202e/"],
+)
+def test_an_endpoint_that_is_no_url_is_one_line_and_exit_2(
+    url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An ``--endpoint`` the URL parser or the HTTP client refuses (a bracket left open, a
+    port that is no number, a control character) is one ``asf:`` line, exit 2; it was a
+    traceback (ValueError, http.client.InvalidURL; found trying endpoints by hand)."""
+    path = VECTORS / "sessions" / "basic.jsonl"
+    assert main(["export", str(path), "--to", "otel", "--endpoint", url]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("asf: ")
+    assert err.count("\n") == 1
+    assert ": not a valid URL: " in err
+
+
+def test_a_collector_answering_no_http_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A server that answers with something that is not HTTP: one line, exit 2."""
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+
+    def answer() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.getsockname()[1]}/v1/traces"
+    path = VECTORS / "sessions" / "basic.jsonl"
+    try:
+        assert main(["export", str(path), "--to", "otel", "--endpoint", url]) == 2
+    finally:
+        thread.join(10)
+        server.close()
+    err = capsys.readouterr().err
+    assert err.startswith(f"asf: {url}: cannot send: ")
+    assert err.count("\n") == 1
