@@ -353,6 +353,13 @@ def _encoded(chunks: Iterable[str]) -> Iterator[bytes]:
         yield chunk.encode("utf-8", "backslashreplace")
 
 
+def _url(text: str) -> str:
+    """An ``--endpoint``; an empty one (``"$UNSET"``) is refused, never read as none."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty URL")
+    return text
+
+
 def run_export(args: argparse.Namespace) -> ExitCode:
     """The ``asf export`` command."""
     if args.path == STDIN:  # documents are named after FILE; its sub-agents lie beside it
@@ -397,6 +404,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     export.add_argument(
         "--endpoint",
+        type=_url,
         metavar="URL",
         help="otel: also POST each trace to this OTLP/HTTP (JSON) URL, e.g. "
         "http://localhost:4318/v1/traces",

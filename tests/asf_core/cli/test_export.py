@@ -351,3 +351,15 @@ def test_a_damaged_line_is_said_as_asf_show_says_it(
             assert code == 0
             assert err.startswith(f"asf: {broken}:3: error: corrupt-line: ")
             assert err.endswith(shown)
+
+
+@pytest.mark.parametrize("url", ["", "  "])
+def test_an_empty_endpoint_is_a_usage_error(url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--endpoint "$UNSET"`` is refused (exit 2, the option named), as an empty path is;
+    it was read as no endpoint: the trace was printed, nothing sent, exit 0 (found trying
+    endpoints by hand)."""
+    argv = ["export", str(SESSIONS / "basic.jsonl"), "--to", "otel", "--endpoint", url]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "argument --endpoint: an empty URL" in err
