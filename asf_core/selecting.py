@@ -29,6 +29,13 @@ def parse_time(text: str, *, end: bool = False, now: datetime | None = None) -> 
     an end includes that day); a date and time (``2026-09-17T08:30``, ``2026-09-17 08:30Z``).
     Times without an offset are local. Raises ValueError with what is wrong."""
     now = now or datetime.now().astimezone()
+    try:
+        return _moment(text, end=end, now=now)
+    except OverflowError:  # an age or a date the calendar (years 1 to 9999) does not hold
+        raise ValueError(f"{text!r} is beyond the calendar (years 1 to 9999)") from None
+
+
+def _moment(text: str, *, end: bool, now: datetime) -> datetime:
     relative = _RELATIVE.match(text)
     if relative:
         unit = _UNITS[relative.group(2).lower()]
@@ -42,7 +49,10 @@ def parse_time(text: str, *, end: bool = False, now: datetime | None = None) -> 
             "(2026-09-17T08:30) or an age (30m, 12h, 7d, 2w)"
         ) from None
     if moment.tzinfo is None:
-        moment = moment.astimezone()  # local time, as the user reads their clock
+        try:
+            moment = moment.astimezone()  # local time, as the user reads their clock
+        except ValueError:  # "year 0 is out of range": a local 0001-01-01 before UTC's
+            raise OverflowError(spelled) from None
     if end and _DATE.match(spelled):
         moment += timedelta(days=1)
     return moment

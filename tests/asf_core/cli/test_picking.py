@@ -105,6 +105,22 @@ def test_title_and_model_match_however_accents_are_encoded(
     assert stored.matches(NativeSession(id="s", native=None, **as_nfd))
 
 
+@pytest.mark.parametrize("option", ["--since", "--until"])
+@pytest.mark.parametrize("when", ["99999999999999d", "9999999w", "3000000d", "0001-01-01"])
+def test_a_time_beyond_the_calendar_is_one_line(
+    option: str, when: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An age older than year 1 (``--since 99999999999999d``) raised OverflowError, a
+    traceback, from ``list``, ``convert`` and ``show``; a date whose local time falls
+    before it said only ``year 0 is out of range``. Each is a usage error naming the time
+    (found trying picking options by hand)."""
+    for command in ("list", "convert", "show"):
+        argv = [command, EXAMPLE, option, when, *(["-o", "-"] if command == "convert" else [])]
+        code, stdout, err = _run(capsys, *argv)
+        assert (code, stdout) == (ExitCode.USAGE, "")
+        assert err == f"asf: {when!r} is beyond the calendar (years 1 to 9999)\n"
+
+
 @pytest.mark.parametrize("option", ["--title", "--model", "--session"])
 @pytest.mark.parametrize("text", ["", "  "])
 def test_an_empty_title_model_or_session_is_a_usage_error(
