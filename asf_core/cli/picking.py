@@ -67,6 +67,9 @@ def add_selection_options(parser: argparse.ArgumentParser) -> None:
 def selection_from(args: argparse.Namespace) -> Selection:
     """The :class:`Selection` the options ask for; a time that cannot be read is a usage
     error."""
+    for option, when in (("--since", args.since), ("--until", args.until)):
+        if when == "":  # "$UNSET": read as no bound, it picked every session
+            raise Fail(f"{option} needs a time, not ''")
     try:
         since = parse_time(args.since) if args.since else None
         until = parse_time(args.until, end=True) if args.until else None

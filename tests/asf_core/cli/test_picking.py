@@ -121,6 +121,18 @@ def test_a_time_beyond_the_calendar_is_one_line(
         assert err == f"asf: {when!r} is beyond the calendar (years 1 to 9999)\n"
 
 
+@pytest.mark.parametrize("option", ["--since", "--until"])
+def test_an_empty_time_is_a_usage_error(option: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--since "$UNSET"`` was read as no bound: ``list`` listed and ``convert`` converted
+    every session. It is refused, as an empty ``--title`` is (a blank one is no time
+    either; found trying picking options by hand)."""
+    for command in ("list", "convert", "show"):
+        argv = [command, EXAMPLE, option, "", *(["-o", "-"] if command == "convert" else [])]
+        code, stdout, err = _run(capsys, *argv)
+        assert (code, stdout) == (ExitCode.USAGE, "")
+        assert err == f"asf: {option} needs a time, not ''\n"
+
+
 @pytest.mark.parametrize("option", ["--title", "--model", "--session"])
 @pytest.mark.parametrize("text", ["", "  "])
 def test_an_empty_title_model_or_session_is_a_usage_error(
