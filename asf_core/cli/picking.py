@@ -84,8 +84,10 @@ def selection_from(args: argparse.Namespace) -> Selection:
     if args.cwd:
         try:
             cwd = os.path.normpath(Path(args.cwd).expanduser().absolute())
-        except RuntimeError:  # "~" with no home directory to stand for
-            raise Fail(f"--cwd {args.cwd}: no home directory for ~ ($HOME is unset)") from None
+        except RuntimeError:  # "~" with no home directory to stand for, "~name" no user
+            user = args.cwd[1:].split("/", 1)[0]
+            why = f"no user {user!r} here" if user else "no home directory for ~ ($HOME is unset)"
+            raise Fail(f"--cwd {args.cwd}: {why}") from None
     return Selection(
         ids=tuple(s.strip() for s in args.session),
         since=since,

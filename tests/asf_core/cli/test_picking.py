@@ -133,6 +133,16 @@ def test_an_empty_time_is_a_usage_error(option: str, capsys: pytest.CaptureFixtu
         assert err == f"asf: {option} needs a time, not ''\n"
 
 
+def test_a_cwd_under_a_user_who_is_not_here_names_the_user(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--cwd ~nosuchuser/x`` said ``no home directory for ~ ($HOME is unset)`` with
+    ``$HOME`` set (found trying picking options by hand): it names the user."""
+    code, stdout, err = _run(capsys, "list", EXAMPLE, "--cwd", "~asf-no-such-user/x")
+    assert (code, stdout) == (ExitCode.USAGE, "")
+    assert err == "asf: --cwd ~asf-no-such-user/x: no user 'asf-no-such-user' here\n"
+
+
 @pytest.mark.parametrize("option", ["--title", "--model", "--session"])
 @pytest.mark.parametrize("text", ["", "  "])
 def test_an_empty_title_model_or_session_is_a_usage_error(
