@@ -88,6 +88,11 @@ def item_summary(item: Any, width: int | None = _WIDTH) -> str:
         # (Anthropic's thinking) has only the raw text, which is better than a blank line.
         said = _text_of(item.get("summary")) or _text_of(item.get("content"))
         return clip(f"reasoning: {said}", width)
+    action = item.get("action")
+    if isinstance(action, Mapping):  # a built-in tool's call: a web search, a shell command
+        bits = [action.get("type"), *(v for k, v in action.items() if k != "type")]
+        words = " ".join(str(v) for v in bits if isinstance(v, str | int | float))
+        return clip(f"{kind}: {words}", width)
     # Another kind holding content parts as a message does (Codex's ``agent_message``, one
     # agent's message to another): the kind, then the start of its text.
     said = _text_of(item.get("content"))

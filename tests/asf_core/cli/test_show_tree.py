@@ -163,6 +163,17 @@ def test_an_item_of_another_kind_shows_the_start_of_its_content() -> None:
     assert item_summary({"type": "web_search_call", "status": "completed"}) == "web_search_call"
 
 
+def test_a_built_in_tools_call_shows_its_action() -> None:
+    """A web search (Codex's ``web_search_call``) shows its kind and what its ``action``
+    says (the query), a local shell call its command's words; both showed their kind alone
+    (found reading ``asf show`` of the Codex 0.104 rollouts)."""
+    query = {"type": "search", "query": "asf format", "queries": ["asf format"]}
+    search = {"type": "web_search_call", "status": "completed", "action": query}
+    assert item_summary(search) == "web_search_call: search asf format"
+    shell = {"type": "local_shell_call", "call_id": "s1", "action": {"type": "exec"}}
+    assert item_summary(shell) == "local_shell_call: exec"
+
+
 def test_a_custom_tool_call_shows_as_a_call_and_its_output_as_an_output() -> None:
     """A custom tool call (Codex's ``apply_patch``) shows its name, free-text input and call
     id as a function call does, and its output the output's text (both showed their kind
