@@ -88,7 +88,7 @@ class SessionRedaction:
             if isinstance(parent, str):  # a damaged file's may be anything: kept as it is
                 parents.add(parent)
                 obj["parent"] = moved.get(parent, parent)
-            if obj.get("parents"):
+            if isinstance(obj.get("parents"), list):  # a damaged file's may be anything
                 obj["parents"] = [self._ref(ref, moved) for ref in obj["parents"]]
             if obj.pop("request_hash", None) is not None:
                 dropped += 1

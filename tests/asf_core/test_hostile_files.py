@@ -382,3 +382,25 @@ def test_an_integer_no_double_holds_is_shown_in_full_in_transcripts(tmp_path: Pa
         code, out, _ = run_cli("export", "--to", target, str(path))
         assert code == 0
         assert f"{big} ms" in out
+
+
+@pytest.mark.parametrize("parents", [True, -1, 1.5, "x", {"entry": "sha256:00"}])
+def test_parents_of_any_shape_are_redacted_as_written(parents: Any, tmp_path: Path) -> None:
+    """A damaged file's ``parents`` that is no list (a finding) is kept as written when
+    ``--redact`` seals the entry again; it was iterated as references, a TypeError in
+    ``asf show --redact`` and ``asf export --redact`` (found sweeping the Claude Code
+    kitchen-sink conversion's members with hostile values)."""
+    obj = json.loads(ENTRIES[1])
+    obj["parents"] = parents
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(_lines(HEADER, ENTRIES[0], json.dumps(obj).encode(), *ENTRIES[2:]))
+    assert "bad-parents" in {code for code, _ in _codes(path.read_bytes())}
+    for argv in (
+        ["show", "--redact"],
+        ["show", "--redact", "--format", "markdown"],
+        ["export", "--to", "atif", "--redact"],
+    ):
+        code, _, err = run_cli(*argv, str(path))
+        assert code == 0, err
+    code, out, _ = run_cli("show", "--redact", "--json", str(path))
+    assert json.loads(out)["entries"][1]["parents"] == parents  # a string was split in chars
