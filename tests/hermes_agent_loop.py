@@ -3,7 +3,8 @@
 The other generators write rows through ``SessionDB``'s methods; here the rows come from
 Hermes' real ``AIAgent`` doing its work: streaming replies, running the ``terminal`` tool,
 compressing its context (in place, or into a continuation session, with a summary from the
-auxiliary client), delegating to sub-agents, resuming a session, a gateway user's identity, an
+auxiliary client), delegating to sub-agents, resuming a session, turns run as the gateway runs
+them (a new agent on the transcript loaded again each turn), a gateway user's identity, an
 image, a tool it does not have, arguments cut short, an empty reply, a server error, a tool
 interrupted as it runs, and the same through the Responses API (``codex_responses``: reasoning
 and message items kept in their own columns). The model is a small OpenAI-compatible HTTP
@@ -90,7 +91,11 @@ class Script:
             if "two" in text:
                 calls.append(call("terminal", {"command": f"echo second-{n}"}))
             return {"calls": calls, "reasoning": f"thinking {n}", "big": "BIG" in text}
-        return {"content": f"Answer {n} to: {text[:40]}", "reasoning": f"plain thought {n}"}
+        # A long answer to "more": real text to summarise (a release that weighs the summary
+        # against what it replaces refuses to compress a chat of a few short lines).
+        padding = " and more detail" * 120 if "more" in text else ""
+        answer = f"Answer {n} to: {text[:40]}{padding}"
+        return {"content": answer, "reasoning": f"plain thought {n}"}
 
 
 def _chat_request(body: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
@@ -311,6 +316,15 @@ def _conversations(make: Any, db: Any) -> None:
     first = run(["first visit", tool])
     stored = db.get_messages_as_conversation(first.session_id)
     run(["back again", tool], agent=make(session_id=first.session_id), history=stored)
+    # As the gateway runs a chat: each turn a new agent on the transcript loaded again (from
+    # 0.17 its messages carry their stored times, which the agent writes back when it carries
+    # them into a continuation), so a compression carries rows stamped before its summary.
+    sid = None
+    for turn in ["gateway style start", tool, "and more", "run a tool BIG", "after it", tool]:
+        history = db.get_messages_as_conversation(sid) if sid else None
+        agent = make(session_id=sid) if sid else make()
+        agent.run_conversation(turn, conversation_history=history)
+        sid = agent.session_id
     for odd in ("BADJSON tool please", "NOTOOL please", "EMPTY answer please", "ERR500 then fine"):
         run([odd, "thanks"])
     # Interrupted while its tool runs (the user pressed Ctrl-C), then asked again.

