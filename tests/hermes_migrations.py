@@ -50,7 +50,7 @@ class Steps:
         self.msg(sid, "user", f"run tool {n}")
         call = self.mf.tc(call_id, "terminal", {"command": f"echo {n}"})
         self.msg(sid, "assistant", "", finish_reason="tool_calls", tool_calls=[call])
-        done = self.msg(sid, "tool", f"{n}\n", tool_call_id=call_id, tool_name="terminal")
+        done = self.msg(sid, "tool", f"output {n}\n", tool_call_id=call_id, tool_name="terminal")
         self.msg(sid, "assistant", f"ran {n}", finish_reason="stop")
         return done
 
@@ -124,6 +124,22 @@ class Steps:
         return self._count("SELECT count(*) FROM messages WHERE active = 0") > 0
 
 
+def intents(path: Path) -> dict[str, str]:
+    """Each session's intent in the fixture generator's words (what the relation tests read):
+    the sub-agent is unmarked until 0.17's migration stamps its parent on it."""
+    with sqlite3.connect(str(path)) as conn:
+        rows = conn.execute("SELECT id, model_config FROM sessions ORDER BY id").fetchall()
+    words = {"mg-c2": "compression continuation", "mg-bc": "/branch child, no marker"}
+    out = {}
+    for sid, config in rows:
+        if sid == "mg-sub":
+            marked = "_delegate_from" in (config or "")
+            out[sid] = "delegate sub-agent" + ("" if marked else ", unmarked")
+        else:
+            out[sid] = words.get(sid, "root conversation written across Hermes upgrades")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--generator", required=True, type=Path)
@@ -153,6 +169,7 @@ def main() -> None:
     with sqlite3.connect(str(args.db)) as conn:
         ids = [r[0] for r in conn.execute("SELECT id FROM sessions ORDER BY id")]
         stamped = [r[0] for r in conn.execute("SELECT version FROM schema_version")]
+        journal = conn.execute("PRAGMA journal_mode").fetchone()[0]
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     mf.record_oracle(hermes_state.SessionDB, args.db, out, ids)
@@ -163,7 +180,8 @@ def main() -> None:
             "generator": "tests/hermes_migrations.py",
             "step": args.step,
             "schema_version_rows": stamped,
-            "sessions": dict.fromkeys(ids, "written across Hermes upgrades"),
+            "journal_mode": journal,
+            "sessions": intents(out / "state.db"),
             "skipped_methods": sorted(set(steps.rec.skipped)),
             "failed_writes": steps.rec.failed,
         },

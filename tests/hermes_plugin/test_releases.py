@@ -306,13 +306,13 @@ def test_agent_loop(
 
 def test_upgrades(tmp_path: Path) -> None:
     """A database each newer release migrated and wrote on (columns added, markers stamped,
-    usage rows seeded) converts after every upgrade to the context that release's readers
-    return; converting again into the same output after an upgrade gives what a first
+    usage rows seeded) reads, relates and converts after every upgrade as that release's
+    readers do; converting again into the same output after an upgrade gives what a first
     conversion gives."""
     steps = _migrations()
     stamped = [json.loads((s / "manifest.json").read_text())["schema_version_rows"] for s in steps]
     assert stamped == [[schema] for _, _, schema in UPGRADES]
-    _check(steps[0].parent, "hermes-migration", CONVERT_TESTS)
+    _check(steps[0].parent, "hermes-migration", [*CONVERT_TESTS, *AGENT_TESTS])
     home, out = tmp_path / "home", tmp_path / "out"
     home.mkdir()
     for step in steps:
