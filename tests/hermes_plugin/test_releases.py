@@ -8,7 +8,7 @@ run on it through ``ASF_HERMES_FIXTURES_EXTRA``. The same release then writes th
 the generator does not cover (``tests/hermes_scenarios.py``: a long session, deleted parents,
 branched continuations, odd rows, a stepped-back clock, in-place compactions, rewinds ...),
 which the conversion tests check the same way. So the rules are checked against every
-release, not only the four whose fixtures are shared. Then the own agent loop of seven
+release, not only the four whose fixtures are shared. Then the own agent loop of eight
 releases (``tests/hermes_agent_loop.py``, each installed with its dependencies) talks to a
 scripted model, in both compression modes where the release has both, and its sessions are
 checked against its readers the same way and converted through the command. Last, one
@@ -82,6 +82,7 @@ UPGRADES = [
 _BOTH = ("inplace", "split")
 AGENT_RELEASES: list[tuple[str, str, tuple[str, ...], dict[str, int]]] = [
     ("hermes-agent", "0.13.0", ("split",), {"subagents": 0, "codex_rows": 0}),
+    ("hermes-agent", "0.15.2", ("split",), {"subagents": 0, "codex_rows": 5}),
     ("hermes-agent", "0.16.0", ("split",), {"subagents": 0, "codex_rows": 5}),
     ("hermes-agent", "0.17.0", ("split",), {"subagents": 3, "codex_rows": 5}),
     ("hermes-agent", "0.18.0", _BOTH, {"subagents": 3, "codex_rows": 5}),
