@@ -23,7 +23,6 @@ fixture generator words it, so the fixture tests read the directory as one of th
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import itertools
 import json
 import os
@@ -35,6 +34,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from hermes_scenarios import load_generator
 
 #: Reported as the prompt's size on a reply with tool calls to a message saying ``BIG``:
 #: past half the model's window, so Hermes compresses before its next call.
@@ -379,11 +380,7 @@ def main() -> None:
         "--split", action="store_true", help="compress into continuation sessions, not in place"
     )
     args = parser.parse_args()
-    spec = importlib.util.spec_from_file_location("make_fixtures", args.generator.resolve())
-    assert spec is not None
-    assert spec.loader is not None
-    mf = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mf)
+    mf = load_generator(args.generator.resolve())
     out = args.out.resolve()
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)

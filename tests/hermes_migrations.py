@@ -20,81 +20,71 @@ read every step as a release directory.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+from hermes_scenarios import Writer, load_generator
+
 #: A background-review harness prompt (what builds before 0.18 wrote into real sessions).
 HARNESS = "Review the conversation above and consider saving to memory. Save durable facts."
 
 
-class Steps:
+class Steps(Writer):
     """The writes of each step, through the release's ``SessionDB``."""
 
     def __init__(self, mf: Any, db: Any, path: Path) -> None:
-        self.mf = mf
-        self.rec = mf.Recorder(db)
+        super().__init__(mf, db)
         self.path = path
-
-    def msg(self, sid: str, role: str, content: Any = None, **kw: Any) -> Any:
-        return self.rec.call("append_message", sid, role, content, **kw)
-
-    def turn(self, sid: str, question: str, answer: str) -> Any:
-        asked = self.msg(sid, "user", question)
-        self.msg(sid, "assistant", answer, finish_reason="stop")
-        return asked
 
     def tool(self, sid: str, call_id: str, n: int) -> Any:
         self.msg(sid, "user", f"run tool {n}")
-        call = self.mf.tc(call_id, "terminal", {"command": f"echo {n}"})
+        call = self.call(call_id, "terminal", {"command": f"echo {n}"})
         self.msg(sid, "assistant", "", finish_reason="tool_calls", tool_calls=[call])
         done = self.msg(sid, "tool", f"output {n}\n", tool_call_id=call_id, tool_name="terminal")
         self.msg(sid, "assistant", f"ran {n}", finish_reason="stop")
         return done
 
-    def session(self, sid: str, **kw: Any) -> None:
-        kw.setdefault("model", "anthropic/claude-sonnet-4")
-        kw.setdefault("system_prompt", self.mf.SYSTEM_PROMPT)
-        self.rec.call("create_session", sid, "cli", **kw)
+    def open(self, sid: str, **kw: Any) -> None:
+        self.session(sid, "cli", "", **kw)
 
     def first(self) -> int:
         """Step 1; returns the id of the row whose time is set back."""
-        self.session("mg-chat", model_config={"max_iterations": 90})
+        self.open("mg-chat", model_config={"max_iterations": 90})
         self.turn("mg-chat", "hello", "hi")
         self.tool("mg-chat", "call_mg_chat1", 1)
         self.msg("mg-chat", "user", HARNESS)
         self.msg("mg-chat", "assistant", "Nothing to save.", finish_reason="stop")
         self.turn("mg-chat", "after the review", "ok")
         self.msg("mg-chat", "user", "delegate")
-        call = self.mf.tc("call_mg_deleg1", "delegate_task", {"goal": "g"})
+        call = self.call("call_mg_deleg1", "delegate_task", {"goal": "g"})
         self.msg("mg-chat", "assistant", "", finish_reason="tool_calls", tool_calls=[call])
         # Before 0.17 a sub-agent kept its parent's source and had no marker.
-        self.session("mg-sub", parent_session_id="mg-chat")
+        self.open("mg-sub", parent_session_id="mg-chat")
         self.tool("mg-sub", "call_mg_sub001", 2)
         self.msg("mg-chat", "tool", "done g", tool_call_id="call_mg_deleg1")
         self.msg("mg-chat", "assistant", "delegated", finish_reason="stop")
 
-        self.session("mg-c1")
+        self.open("mg-c1")
         self.turn("mg-c1", "c1", "C1")
         self.tool("mg-c1", "call_mg_c1_001", 3)
         self.rec.call("end_session", "mg-c1", "compression")
-        self.session("mg-c2", parent_session_id="mg-c1", system_prompt="continued")
+        self.open("mg-c2", parent_session_id="mg-c1", system_prompt="continued")
         self.msg("mg-c2", "user", self.mf.SUMMARY_TEXT)
         self.turn("mg-c2", "c2", "C2")
 
-        self.session("mg-bp")
+        self.open("mg-bp")
         self.turn("mg-bp", "b", "B")
         self.rec.call("end_session", "mg-bp", "branched")
-        self.session("mg-bc", parent_session_id="mg-bp", model_config={"max_iterations": 90})
+        self.open("mg-bc", parent_session_id="mg-bp", model_config={"max_iterations": 90})
         self.msg("mg-bc", "user", "b")
         self.msg("mg-bc", "assistant", "B")
         self.turn("mg-bc", "on the branch", "ok")
 
-        self.session("mg-untitled")  # 0.17 stamps it "__orphaned__": untitled, a tool row
+        self.open("mg-untitled")  # 0.17 stamps it "__orphaned__": untitled, a tool row
         self.tool("mg-untitled", "call_mg_unt001", 4)
-        self.session("mg-clock")
+        self.open("mg-clock")
         return int(self.tool("mg-clock", "call_mg_clock1", 5))
 
     def later(self, step: int) -> None:
@@ -147,11 +137,7 @@ def main() -> None:
     parser.add_argument("--step", required=True, type=int)
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args()
-    spec = importlib.util.spec_from_file_location("make_fixtures", args.generator.resolve())
-    assert spec is not None
-    assert spec.loader is not None
-    mf = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mf)
+    mf = load_generator(args.generator.resolve())
     os.environ["HERMES_HOME"] = str(args.db.parent)
     import hermes_state
 

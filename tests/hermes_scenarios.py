@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 
-def _load(generator: Path) -> Any:
+def load_generator(generator: Path) -> Any:
+    """The fixture generator ``make_fixtures.py`` as a module (its helpers are reused)."""
     spec = importlib.util.spec_from_file_location("make_fixtures", generator)
     assert spec is not None
     assert spec.loader is not None
@@ -433,7 +434,7 @@ def main() -> None:
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--turns", type=int, default=300, help="tool turns of the long session")
     args = parser.parse_args()
-    mf = _load(args.generator.resolve())
+    mf = load_generator(args.generator.resolve())
     out = args.out.resolve()
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)

@@ -205,7 +205,7 @@ def _agent_loop(dist: str, version: str, mode: str) -> Path:
             *split,
         ]
 
-    return _made(out, (GENERATOR, AGENT_LOOP), command)
+    return _made(out, (GENERATOR, AGENT_LOOP, SCENARIOS), command)
 
 
 def _migrations() -> list[Path]:
@@ -215,7 +215,8 @@ def _migrations() -> list[Path]:
         root / f"hermes-migration-{n}-{_name(d, v).removeprefix('hermes-')}"
         for n, (d, v, _) in enumerate(UPGRADES, 1)
     ]
-    stamp = hashlib.sha256(GENERATOR.read_bytes() + MIGRATIONS.read_bytes()).hexdigest()
+    scripts = (GENERATOR, MIGRATIONS, SCENARIOS)  # the scripts reuse the scenarios' writer
+    stamp = hashlib.sha256(b"".join(p.read_bytes() for p in scripts)).hexdigest()
     done = root / ".made-by-sha256"
     if not (done.is_file() and done.read_text().strip() == stamp):
         shutil.rmtree(root, ignore_errors=True)
