@@ -198,14 +198,17 @@ def test_a_pruned_delegation_holds_the_window_until_its_result_came_back() -> No
 
 def test_an_answer_naming_no_delegation_of_the_session_closes_the_window() -> None:
     """A delegation id not dispatched in the background with no row, a result that is not
-    JSON, one whose id is not a string, or a delegation completed before its answer was
-    written: the window ends at the answer, as a foreground call's does."""
+    JSON, one whose id is not a string (a background dispatch's too: null, a list), or a
+    delegation completed before its answer was written: the window ends at the answer, as a
+    foreground call's does."""
     children = [_child("between", 10.5), _child("after", 15.0)]
     background = {"deleg_1": 9.0}
     for content in (
         json.dumps({"status": "dispatched", "delegation_id": "deleg_9"}),
         'failed: "delegation_id" deleg_1 is unknown',
         json.dumps({"delegation_id": 1}),
+        json.dumps({"status": "dispatched", "mode": "background", "delegation_id": None}),
+        json.dumps({"status": "dispatched", "mode": "background", "delegation_id": ["deleg_1"]}),
         _dispatched("deleg_1"),
     ):
         rows = [_calls(1, 10.0, ("bg", "delegate_task")), _ack(2, 11.0, "bg", content)]
