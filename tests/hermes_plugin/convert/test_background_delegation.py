@@ -153,10 +153,13 @@ def _hermes_delivery(event: dict[str, Any]) -> str:
     return text
 
 
-def _write_pruned(home: Path, monkeypatch: pytest.MonkeyPatch, *, deliver: bool) -> None:
+def _write_pruned(
+    home: Path, monkeypatch: pytest.MonkeyPatch, *, deliver: bool, prune: bool = True
+) -> None:
     """A background delegation whose ``async_delegations`` row Hermes pruned (delivered, then
     seven days passed): its result re-entered the session as Hermes formats it (``deliver``),
-    or never did; then a sub-agent starts outside every call's window."""
+    or never did; then a sub-agent starts outside every call's window. Without ``prune``,
+    the row stays (a home converted within the week)."""
     import hermes_state
     from tools import async_delegation
 
@@ -165,6 +168,7 @@ def _write_pruned(home: Path, monkeypatch: pytest.MonkeyPatch, *, deliver: bool)
         _ask_in_background(db)
         dispatched = time.time()
         record = {"delegation_id": "deleg_0002", "goal": "research", "session_key": "p"}
+        record["parent_session_id"] = "p"  # as Hermes' dispatch records it
         async_delegation._persist_dispatch({**record, "dispatched_at": dispatched})
         ack = {"status": "dispatched", "mode": "background", "delegation_id": "deleg_0002"}
         db.append_message("p", "tool", json.dumps(ack), tool_call_id="call_bg")
@@ -185,9 +189,10 @@ def _write_pruned(home: Path, monkeypatch: pytest.MonkeyPatch, *, deliver: bool)
         async_delegation.mark_completion_delivered("deleg_0002")
         _child(db, "late-child", "p", "unasked")
         later = time.time() + 8 * 24 * 3600
-        monkeypatch.setattr(async_delegation.time, "time", lambda: later)
-        async_delegation._prune_durable_records()
-        monkeypatch.undo()
+        if prune:
+            monkeypatch.setattr(async_delegation.time, "time", lambda: later)
+            async_delegation._prune_durable_records()
+            monkeypatch.undo()
     finally:
         db.close()
 
@@ -223,3 +228,27 @@ def test_a_pruned_background_delegation_still_names_its_call(
         if getattr(e, "item", None) and e.item.get("type") == "function_call_output"
     ]
     assert [o.parents for o in outputs] == [()]  # answered before either sub-agent ran
+
+
+def test_a_kept_delegation_row_closes_the_window_at_its_completion(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While Hermes keeps the ``async_delegations`` row, its ``completed_at`` ends the call's
+    window though no message brought the result back: a sub-agent started after it is not
+    the call's (read from the row alone, the window would stay open for good)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    _write_pruned(home, monkeypatch, deliver=False, prune=False)
+    import sqlite3
+
+    with sqlite3.connect(home / "state.db") as db:
+        query = "SELECT COUNT(*) FROM async_delegations WHERE completed_at IS NOT NULL"
+        assert db.execute(query).fetchone() == (1,)
+    out = tmp_path / "out"
+    assert main(["convert", str(home), "-o", str(out), "--quiet"]) == 0
+    files = _files(out)
+    assert files["bg-child"].header.spawned_by == "call_bg"
+    late = files["late-child"].header
+    assert late.parent_session == files["p"].header.id
+    assert late.spawned_by is None
