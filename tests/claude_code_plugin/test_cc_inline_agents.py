@@ -86,3 +86,33 @@ def test_a_sidechain_in_the_session_file_is_the_work_of_the_call_it_answers(
         ("function_call_output", None),
         ("message", "assistant"),
     ]
+
+
+def test_calls_with_one_prompt_take_their_sidechains_in_file_order(tmp_path: Path) -> None:
+    """Two ``Task`` calls in parallel with the same prompt: nothing but file order tells
+    their sidechains apart, so the first call takes the first sidechain written and the
+    second the next; each output lists its own sidechain's last entry, none both."""
+    lines = Lines(version="2.0.13")
+    asked = lines.user(None, "ask twice")
+    first = _task(lines, asked, "toolu_01A", ASKS[1])
+    second = _task(lines, first, "toolu_01B", ASKS[1])
+    for msg, model in (("msg_s1", "claude-haiku-4-5"), ("msg_s2", "claude-sonnet-4-5")):
+        start = lines.user(None, ASKS[1], isSidechain=True)
+        lines.text(start, msg, "There are 3 files.", isSidechain=True, model=model)
+    done = lines.result(second, "toolu_01A", "first answer")
+    done = lines.result(done, "toolu_01B", "second answer")
+    lines.write(tmp_path / "in" / "-Users-u-studio")
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    (session,) = sessions_in(tmp_path / "out").values()
+    by_id = {str(e.id): e for e in session.entries}
+    texts = {
+        e.item["output"]: e for e in session.entries if e.type == "item" and "output" in e.item
+    }
+    for output, model in (
+        ("first answer", "claude-haiku-4-5"),
+        ("second answer", "claude-sonnet-4-5"),
+    ):
+        (ref,) = texts[output].parents
+        agent = by_id[ref.entry]  # the sidechain's response, told apart by its model
+        assert agent.type == "response"
+        assert agent.model == model, output
