@@ -116,3 +116,27 @@ def test_calls_with_one_prompt_take_their_sidechains_in_file_order(tmp_path: Pat
         agent = by_id[ref.entry]  # the sidechain's response, told apart by its model
         assert agent.type == "response"
         assert agent.model == model, output
+
+
+def test_a_call_whose_result_names_its_agent_takes_no_sidechain(tmp_path: Path) -> None:
+    """A ``Task`` call whose result names its sub-agent (``agentId``) has that agent's work:
+    a sidechain repeating its prompt is the work of the next call with that prompt whose
+    result names none, though the named call was made first."""
+    lines = Lines(version="2.0.13")
+    asked = lines.user(None, "ask twice")
+    first = _task(lines, asked, "toolu_01A", ASKS[1])
+    second = _task(lines, first, "toolu_01B", ASKS[1])
+    _sidechain(lines, ASKS[1], "There are 3 files.", "msg_s1")
+    named = {"agentId": "a0001", "status": "completed"}
+    done = lines.result(second, "toolu_01A", "named answer", toolUseResult=named)
+    done = lines.result(done, "toolu_01B", "sidechain answer")
+    lines.write(tmp_path / "in" / "-Users-u-studio")
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    (session,) = sessions_in(tmp_path / "out").values()
+    by_id = {str(e.id): e for e in session.entries}
+    texts = {
+        e.item["output"]: e for e in session.entries if e.type == "item" and "output" in e.item
+    }
+    assert not [p for p in texts["named answer"].parents if p.session is None]
+    (ref,) = texts["sidechain answer"].parents
+    assert by_id[ref.entry].model == "claude-haiku-4-5"
