@@ -140,3 +140,22 @@ def test_a_call_whose_result_names_its_agent_takes_no_sidechain(tmp_path: Path) 
     assert not [p for p in texts["named answer"].parents if p.session is None]
     (ref,) = texts["sidechain answer"].parents
     assert by_id[ref.entry].model == "claude-haiku-4-5"
+
+
+def test_a_sidechain_whose_parent_is_not_in_the_file_still_starts_one(tmp_path: Path) -> None:
+    """A sidechain's first line naming a parent the file does not hold (a line lost or
+    never written) is still the first line of a sub-agent: the call's output lists it."""
+    lines = Lines(version="2.0.13")
+    asked = lines.user(None, "ask one")
+    call = _task(lines, asked, "toolu_01A", ASKS[1])
+    gone = "00000000-0000-4000-8000-00000000dead"
+    start = lines.user(gone, ASKS[1], isSidechain=True)
+    lines.text(start, "msg_s1", "There are 3 files.", isSidechain=True, model="claude-haiku-4-5")
+    lines.result(call, "toolu_01A", "the answer")
+    lines.write(tmp_path / "in" / "-Users-u-studio")
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    (session,) = sessions_in(tmp_path / "out").values()
+    by_id = {str(e.id): e for e in session.entries}
+    (output,) = [e for e in session.entries if e.type == "item" and "output" in e.item]
+    (ref,) = output.parents
+    assert by_id[ref.entry].model == "claude-haiku-4-5"
