@@ -159,3 +159,25 @@ def test_a_sidechain_whose_parent_is_not_in_the_file_still_starts_one(tmp_path: 
     (output,) = [e for e in session.entries if e.type == "item" and "output" in e.item]
     (ref,) = output.parents
     assert by_id[ref.entry].model == "claude-haiku-4-5"
+
+
+def test_a_task_call_whose_prompt_is_no_string_waits_for_no_sidechain(tmp_path: Path) -> None:
+    """A ``Task`` call whose ``prompt`` is a list (a damaged line) converts, and no sidechain
+    is taken for its work; the call after it with a string prompt takes its own."""
+    lines = Lines(version="2.0.13")
+    asked = lines.user(None, "ask two")
+    first = _task(lines, asked, "toolu_01A", [ASKS[1]])  # type: ignore[arg-type]
+    second = _task(lines, first, "toolu_01B", ASKS[1])
+    _sidechain(lines, ASKS[1], "There are 3 files.", "msg_s1")
+    done = lines.result(second, "toolu_01A", "damaged answer")
+    lines.result(done, "toolu_01B", "the answer")
+    lines.write(tmp_path / "in" / "-Users-u-studio")
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    (session,) = sessions_in(tmp_path / "out").values()
+    by_id = {str(e.id): e for e in session.entries}
+    texts = {
+        e.item["output"]: e for e in session.entries if e.type == "item" and "output" in e.item
+    }
+    assert texts["damaged answer"].parents == ()
+    (ref,) = texts["the answer"].parents
+    assert by_id[ref.entry].model == "claude-haiku-4-5"
