@@ -389,3 +389,33 @@ def test_a_rollback_takes_only_the_settings_codex_writes_before_a_turn(tmp_path:
     session, _ = _converted(tmp_path, rollout.lines)
     assert context_items(session)[-1] == apps
     assert [i["role"] for i in context_items(session)] == ["user", "assistant", "developer"]
+
+
+SETTINGS = (
+    "<permissions instructions>sandboxed",
+    "<model_switch>gpt-5.2</model_switch>",
+    "<collaboration_mode>plan</collaboration_mode>",
+    "<realtime_conversation>on</realtime_conversation>",
+    "<skills_instructions>\n## Skills</skills_instructions>",
+    "<personality_spec>terse</personality_spec>",
+    "<token_budget>200000</token_budget>",
+)
+
+
+def test_each_setting_codex_writes_goes_with_the_turn_below_it(tmp_path: Path) -> None:
+    """Each setting Codex writes before a turn (``CONTEXTUAL_DEVELOPER_PREFIXES``), as it
+    writes it, upper case, or after blank lines (Codex trims the start and lowers the case
+    before it compares): the developer message holding it right above the dropped turn goes
+    with it, and the apps instructions above that stay."""
+    apps = _msg("developer", "<apps_instructions>\nConnectors: calendar\n</apps_instructions>")
+    forms = (str, str.upper, lambda text: "\n\n  " + text)
+    for n, (text, form) in enumerate((t, f) for t in SETTINGS for f in forms):
+        rollout = Rollout(THREAD)
+        rollout.meta(THREAD)
+        rollout.turn(["say"], False)
+        rollout.item(apps)
+        rollout.item(_msg("developer", form(text)))
+        rollout.turn(["say"], False)
+        rollout.rollback(1)
+        session, _ = _converted(tmp_path / str(n), rollout.lines)
+        assert context_items(session)[-1] == apps, (text, form)
