@@ -419,3 +419,37 @@ def test_each_setting_codex_writes_goes_with_the_turn_below_it(tmp_path: Path) -
         rollout.rollback(1)
         session, _ = _converted(tmp_path / str(n), rollout.lines)
         assert context_items(session)[-1] == apps, (text, form)
+
+
+def _told(text: str, kind: str = "output_text", role: str = "assistant") -> dict[str, Any]:
+    return {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+
+
+def test_only_the_json_of_an_agents_message_makes_an_assistant_message_a_turn() -> None:
+    """An assistant message is a turn when its one text part is the JSON of Codex's
+    ``InterAgentCommunication``: an author and recipients that are agent paths (``/root``
+    and below), a string content and a boolean ``trigger_turn``; ``other_recipients`` may be
+    left out (Codex defaults it to none). Any field off, a second part, or another role,
+    and it is an answer like any other."""
+    from codex_plugin.convert.history import is_turn
+
+    task: dict[str, Any] = {"author": "/root", "recipient": "/root/worker", "content": "Go."}
+    task |= {"trigger_turn": False, "other_recipients": ["/root/other"]}
+    assert is_turn(_told(json.dumps(task)))
+    assert is_turn(_told("\n " + json.dumps(task), "input_text"))
+    assert is_turn(_told(json.dumps({k: v for k, v in task.items() if k != "other_recipients"})))
+    for key, value in (
+        ("author", "root"),
+        ("author", "/rooted"),
+        ("recipient", "worker"),
+        ("content", 5),
+        ("trigger_turn", "yes"),
+        ("other_recipients", ["other"]),
+        ("other_recipients", "/root/other"),
+    ):
+        assert not is_turn(_told(json.dumps(task | {key: value}))), key
+    two = _told(json.dumps(task))
+    two["content"].append({"type": "output_text", "text": "and more"})
+    assert not is_turn(two)
+    assert not is_turn(_told(json.dumps(task), "refusal"))
+    assert not is_turn(_told(json.dumps(task), role="developer"))
