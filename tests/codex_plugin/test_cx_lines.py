@@ -201,3 +201,23 @@ def test_an_output_codex_makes_takes_an_id_from_its_calls_id(tmp_path: Path) -> 
         ("function_call_output", None),
     ]
     assert context_items(session) == rebuild(tmp_path / ".codex" / ROLLOUT)
+
+
+def test_a_tool_search_output_codex_keeps_without_its_call(tmp_path: Path) -> None:
+    """Codex drops a tool search's output whose call is missing only when the output is
+    the client's and names a call: a server-run output stays though it names a call id no
+    call carries, and so does a client output naming none (codex-rs ``remove_orphan_outputs``
+    checks only a client output's ``call_id``)."""
+    named = {"type": "tool_search_output", "call_id": "srv_1", "status": "completed"}
+    named |= {"execution": "server", "tools": [{"type": "namespace", "name": "calendar"}]}
+    nameless = {"type": "tool_search_output", "call_id": None, "status": "completed"}
+    nameless |= {"execution": "client", "tools": []}
+    prompt = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}
+    items = [prompt, named, nameless]
+    lines = [
+        _meta(cli_version="0.144.4"),
+        *(_line("response_item", i, n) for n, i in enumerate(items, 1)),
+    ]
+    session, _ = _converted(tmp_path, lines)
+    assert context_items(session) == items
+    assert context_items(session) == rebuild(tmp_path / ".codex" / ROLLOUT)
