@@ -173,7 +173,8 @@ def test_an_output_codex_makes_takes_an_id_from_its_calls_id(tmp_path: Path) -> 
     """Newer CLIs write each item's id (``fc_…``, ``ctc_…``, mid-2026 on). The output
     Codex makes for a call left open takes an id derived from its call's (codex-rs
     ``synthetic_output_id``, UUIDv5, so that a resume sends the same bytes), by the
-    output's kind; a call without an id (older rollouts) gives its output none."""
+    output's kind; a call without an id (older rollouts), or with an empty one, gives its
+    output none."""
     call = {"type": "function_call", "id": "fc_08f6a29c7fb09c9d016a6f526982b08191937fa3b3473d7ef5"}
     call |= {"name": "wait", "arguments": '{"cell_id":"14"}', "call_id": "call_UK2D6"}
     custom = {
@@ -186,7 +187,8 @@ def test_an_output_codex_makes_takes_an_id_from_its_calls_id(tmp_path: Path) -> 
     shell = {"type": "local_shell_call", "id": "lsh_08f6a29c7fb09c9d016a6f5301", "call_id": "c_sh"}
     shell |= {"status": "completed", "action": {"type": "exec", "command": ["ls"]}}
     old = {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "call_old"}
-    items = [call, custom, search, shell, old]
+    blank = old | {"id": "", "call_id": "call_blank"}  # an empty id derives none
+    items = [call, custom, search, shell, old, blank]
     lines = [
         _meta(cli_version="0.158.0"),
         *(_line("response_item", i, n) for n, i in enumerate(items, 1)),
@@ -198,6 +200,7 @@ def test_an_output_codex_makes_takes_an_id_from_its_calls_id(tmp_path: Path) -> 
         ("custom_tool_call_output", "ctco_d0817c58-d6fe-5ed6-8a5a-bd56f1635595"),
         ("tool_search_output", "tso_e2c4d7f1-57d2-5523-a5be-8d6933af8c8d"),
         ("function_call_output", "fco_f8a857db-05cc-5966-b048-32cd54befe15"),
+        ("function_call_output", None),
         ("function_call_output", None),
     ]
     assert context_items(session) == rebuild(tmp_path / ".codex" / ROLLOUT)
