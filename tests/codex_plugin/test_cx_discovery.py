@@ -426,7 +426,13 @@ def test_a_subagent_given_its_task_by_another_agent_previews_the_task(tmp_path: 
     write_rollout(root / "d" / ROLLOUT.replace("0199aaaa", "0199ffff"), [META, own_line, later])
     # About CLI 0.13x: the task as an assistant message holding the parent's message as JSON.
     assigned = _item("assistant", json.dumps({**legacy, "content": " Check the docs\n"}))
-    write_rollout(root / "e" / ROLLOUT.replace("0199aaaa", "0199abab"), [META, context, assigned])
+    again = _item("assistant", json.dumps({**legacy, "content": "Now the tests"}))
+    lines = [META, context, assigned, again]  # the first message names the task
+    write_rollout(root / "e" / ROLLOUT.replace("0199aaaa", "0199abab"), lines)
+    # A compaction's summary written as a user message (older CLIs) is no prompt.
+    summary = _item("user", "Another language model started to solve this problem.\nWe fixed it.")
+    lines = [META, context, summary, _item("user", "typed later")]
+    write_rollout(root / "f" / ROLLOUT.replace("0199aaaa", "0199acac"), lines)
     listed = list(native_sessions(CodexStore(root), read_files=True))
     previews = [s.preview for s in listed if isinstance(s, NativeSession)]
     assert previews == [
@@ -435,6 +441,7 @@ def test_a_subagent_given_its_task_by_another_agent_previews_the_task(tmp_path: 
         "typed",
         "Fix the test\nPayload:\nthe parser",
         "Check the docs",
+        "typed later",
     ]
 
 
