@@ -88,6 +88,18 @@ def test_a_sidechain_in_the_session_file_is_the_work_of_the_call_it_answers(
     ]
 
 
+def _outputs(tmp_path: Path, lines: Lines) -> tuple[dict[str, Entry], dict[str, Entry]]:
+    """The session ``lines`` convert to: its entries by id, its call outputs by text."""
+    lines.write(tmp_path / "in" / "-Users-u-studio")
+    assert convert([tmp_path / "in"], tmp_path / "out") == 0
+    (session,) = sessions_in(tmp_path / "out").values()
+    by_id = {str(e.id): e for e in session.entries}
+    texts = {
+        e.item["output"]: e for e in session.entries if e.type == "item" and "output" in e.item
+    }
+    return by_id, texts
+
+
 def test_calls_with_one_prompt_take_their_sidechains_in_file_order(tmp_path: Path) -> None:
     """Two ``Task`` calls in parallel with the same prompt: nothing but file order tells
     their sidechains apart, so the first call takes the first sidechain written and the
@@ -100,14 +112,8 @@ def test_calls_with_one_prompt_take_their_sidechains_in_file_order(tmp_path: Pat
         start = lines.user(None, ASKS[1], isSidechain=True)
         lines.text(start, msg, "There are 3 files.", isSidechain=True, model=model)
     done = lines.result(second, "toolu_01A", "first answer")
-    done = lines.result(done, "toolu_01B", "second answer")
-    lines.write(tmp_path / "in" / "-Users-u-studio")
-    assert convert([tmp_path / "in"], tmp_path / "out") == 0
-    (session,) = sessions_in(tmp_path / "out").values()
-    by_id = {str(e.id): e for e in session.entries}
-    texts = {
-        e.item["output"]: e for e in session.entries if e.type == "item" and "output" in e.item
-    }
+    lines.result(done, "toolu_01B", "second answer")
+    by_id, texts = _outputs(tmp_path, lines)
     for output, model in (
         ("first answer", "claude-haiku-4-5"),
         ("second answer", "claude-sonnet-4-5"),
@@ -130,13 +136,7 @@ def test_a_call_whose_result_names_its_agent_takes_no_sidechain(tmp_path: Path) 
     named = {"agentId": "a0001", "status": "completed"}
     done = lines.result(second, "toolu_01A", "named answer", toolUseResult=named)
     done = lines.result(done, "toolu_01B", "sidechain answer")
-    lines.write(tmp_path / "in" / "-Users-u-studio")
-    assert convert([tmp_path / "in"], tmp_path / "out") == 0
-    (session,) = sessions_in(tmp_path / "out").values()
-    by_id = {str(e.id): e for e in session.entries}
-    texts = {
-        e.item["output"]: e for e in session.entries if e.type == "item" and "output" in e.item
-    }
+    by_id, texts = _outputs(tmp_path, lines)
     assert not [p for p in texts["named answer"].parents if p.session is None]
     (ref,) = texts["sidechain answer"].parents
     assert by_id[ref.entry].model == "claude-haiku-4-5"
@@ -152,12 +152,8 @@ def test_a_sidechain_whose_parent_is_not_in_the_file_still_starts_one(tmp_path: 
     start = lines.user(gone, ASKS[1], isSidechain=True)
     lines.text(start, "msg_s1", "There are 3 files.", isSidechain=True, model="claude-haiku-4-5")
     lines.result(call, "toolu_01A", "the answer")
-    lines.write(tmp_path / "in" / "-Users-u-studio")
-    assert convert([tmp_path / "in"], tmp_path / "out") == 0
-    (session,) = sessions_in(tmp_path / "out").values()
-    by_id = {str(e.id): e for e in session.entries}
-    (output,) = [e for e in session.entries if e.type == "item" and "output" in e.item]
-    (ref,) = output.parents
+    by_id, texts = _outputs(tmp_path, lines)
+    (ref,) = texts["the answer"].parents
     assert by_id[ref.entry].model == "claude-haiku-4-5"
 
 
@@ -171,13 +167,7 @@ def test_a_task_call_whose_prompt_is_no_string_waits_for_no_sidechain(tmp_path: 
     _sidechain(lines, ASKS[1], "There are 3 files.", "msg_s1")
     done = lines.result(second, "toolu_01A", "damaged answer")
     lines.result(done, "toolu_01B", "the answer")
-    lines.write(tmp_path / "in" / "-Users-u-studio")
-    assert convert([tmp_path / "in"], tmp_path / "out") == 0
-    (session,) = sessions_in(tmp_path / "out").values()
-    by_id = {str(e.id): e for e in session.entries}
-    texts = {
-        e.item["output"]: e for e in session.entries if e.type == "item" and "output" in e.item
-    }
+    by_id, texts = _outputs(tmp_path, lines)
     assert texts["damaged answer"].parents == ()
     (ref,) = texts["the answer"].parents
     assert by_id[ref.entry].model == "claude-haiku-4-5"
