@@ -21,6 +21,7 @@ __all__ = [
     "OUTPUT_TYPES",
     "Part",
     "call_arguments",
+    "call_input",
     "content_parts",
     "image_media_type",
     "is_model_output",
@@ -148,10 +149,8 @@ def item_text(item: Any) -> str:
         return _joined(item.get("content"))
     if kind == "reasoning":
         return reasoning_text(item)
-    if kind == "function_call":
-        return f"{_str(item.get('name'))}({_str(item.get('arguments'))})"
-    if kind == "custom_tool_call":
-        return f"{_str(item.get('name'))}({_str(item.get('input'))})"
+    if kind in CALL_TYPES:
+        return f"{_str(item.get('name'))}({_str(call_input(item))})"
     if kind in OUTPUT_TYPES:
         return _joined(item.get("output"))
     if kind in ("compaction", "item_reference") or not isinstance(item, Mapping):
@@ -173,10 +172,18 @@ def tool_name(tool: Any) -> str:
 def call_arguments(call: Any) -> dict[str, Any]:
     """A call's arguments as an object: a function call's parsed, a custom tool call's
     free-text input as ``{"input": text}`` (as Harbor's own Codex converter gives it)."""
-    if type_of(call) == "custom_tool_call":
-        given = call.get("input")
-        return {"input": given} if isinstance(given, str) else parse_arguments(given)
-    return parse_arguments(call.get("arguments") if isinstance(call, Mapping) else None)
+    given = call_input(call)
+    if type_of(call) == "custom_tool_call" and isinstance(given, str):
+        return {"input": given}
+    return parse_arguments(given)
+
+
+def call_input(call: Any) -> Any:
+    """What a call was given, as written: a custom tool call's ``input``, a function
+    call's ``arguments``."""
+    if not isinstance(call, Mapping):
+        return None
+    return call.get("input" if type_of(call) == "custom_tool_call" else "arguments")
 
 
 def parse_arguments(arguments: Any) -> dict[str, Any]:

@@ -28,7 +28,14 @@ from attrs import define, field
 
 from asf_core.context import SettingsReplay
 from asf_core.export import otel_content
-from asf_core.export.items import CALL_TYPES, OUTPUT_TYPES, is_model_output, item_text, type_of
+from asf_core.export.items import (
+    CALL_TYPES,
+    OUTPUT_TYPES,
+    call_input,
+    is_model_output,
+    item_text,
+    type_of,
+)
 from asf_core.export.otel_wire import attributes, envelope, span_id, trace_id
 from asf_core.export.paths import PathView, SessionTree
 from asf_core.ids import IdError, epoch_nanos
@@ -285,8 +292,7 @@ class _Trace:
             body["status"] = {"code": _STATUS_ERROR, "message": call.rejected}
         if self.content:
             item = call.entry.item or {}
-            given = item.get("input" if type_of(item) == "custom_tool_call" else "arguments")
-            attrs["gen_ai.tool.call.arguments"] = given
+            attrs["gen_ai.tool.call.arguments"] = call_input(item)
             if call.output is not None:
                 attrs["gen_ai.tool.call.result"] = item_text(call.output.item)
         body["attributes"] = attributes(attrs)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import Any, Final
+from typing import Any
 from urllib.parse import quote
 
 from attrs import frozen
@@ -23,6 +23,7 @@ from asf_core.export.items import (
     CALL_TYPES,
     OUTPUT_TYPES,
     Part,
+    call_input,
     content_parts,
     item_text,
     reasoning_text,
@@ -132,11 +133,6 @@ def _parts(content: Any) -> tuple[Part, ...]:
     return tuple(content_parts(content))
 
 
-#: Calls shown as tool blocks with what they came to (:data:`CALL_TYPES`).
-_CALLS: Final = CALL_TYPES
-_OUTPUTS: Final = OUTPUT_TYPES
-
-
 def _builtin_call(item: Any) -> bool:
     """A call of a tool the model's provider or harness runs (``web_search_call``,
     ``local_shell_call``, ``computer_call``): what it did is its ``action``."""
@@ -156,14 +152,14 @@ class _Blocks:
         self.subagents: dict[str, Link] = {}
         latest: dict[str, str] = {}
         for entry in view.path:
-            if isinstance(entry, Item) and type_of(entry.item) in _CALLS:
+            if isinstance(entry, Item) and type_of(entry.item) in CALL_TYPES:
                 latest[_call_id(entry)] = str(entry.id)
                 continue
             if isinstance(entry, Item) and _builtin_call(entry.item) and _call_id(entry):
                 latest[_call_id(entry)] = str(entry.id)  # a local shell's output names it
                 continue
             call = latest.get(_call_id(entry) if isinstance(entry, Item) else "")
-            if isinstance(entry, Item) and type_of(entry.item) in _OUTPUTS:
+            if isinstance(entry, Item) and type_of(entry.item) in OUTPUT_TYPES:
                 if call is not None:
                     self.outputs.setdefault(call, entry)
             elif isinstance(entry, Decision) and entry.call_id in latest:
@@ -229,9 +225,9 @@ class _Blocks:
             text = reasoning_text(item)
             if text:
                 yield self._block("reasoning", entry, text=text, marks=marks)
-        elif kind in _CALLS or _builtin_call(item):
+        elif kind in CALL_TYPES or _builtin_call(item):
             yield self._tool(entry, marks)
-        elif kind in _OUTPUTS:
+        elif kind in OUTPUT_TYPES:
             if str(entry.id) not in self.calls_shown:
                 output = _parts(item.get("output") if item else None)
                 yield self._block(
@@ -263,7 +259,7 @@ class _Blocks:
             links = ((f"sub-agent session {link.session}", self._href(link.session, leaf)),)
         name = item.get("name")
         if not isinstance(name, str):  # a built-in tool is named by its call's type
-            name = "" if type_of(item) in _CALLS else type_of(item).removesuffix("_call")
+            name = "" if type_of(item) in CALL_TYPES else type_of(item).removesuffix("_call")
         return self._block(
             "tool",
             entry,
@@ -329,12 +325,14 @@ def _call_id(entry: Item) -> str:
 def _input(call: Any) -> str:
     """What a call was given: a function call's arguments, a custom tool call's free text,
     a built-in tool's action (a web search's query, a local shell's command)."""
-    if type_of(call) == "custom_tool_call":
-        given = call.get("input")
-        return given if isinstance(given, str) else _arguments(given)
-    if type_of(call) not in _CALLS:
+    if type_of(call) not in CALL_TYPES:
         return _arguments(call.get("action"))
-    return _arguments(call.get("arguments"))
+    given = call_input(call)
+    return (
+        given
+        if isinstance(given, str) and type_of(call) == "custom_tool_call"
+        else _arguments(given)
+    )
 
 
 def _arguments(arguments: Any) -> str:
