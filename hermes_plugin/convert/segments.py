@@ -142,8 +142,8 @@ class GroupBuilder:
                 cursor = add(with_settings(config, settings), cursor)
         boundary = cursor
         subs = [lineage.sessions[c] for c in lineage.kids(session.id, SUBSESSION)]
-        done = completions(self.delegations.get(session.id, ())) if subs else {}
-        background = Background(done, rows) if subs else None
+        delegations = self.delegations.get(session.id, ())
+        background = Background(completions(delegations), rows) if subs else None
         spawned: dict[tuple[int, int], list[str]] = {}
         detached: set[tuple[int, int]] = set()  # calls answered before their sub-agents ran
         for child, where in find_spawns(rows, subs, background, detached).items():
