@@ -137,10 +137,9 @@ class LivePath:
     def add_item(self, entry: Entry, item: JSON, line: int, key: int) -> None:
         """An item entry; ``key`` is its line's (-1: an ``aborted`` output)."""
         self.add(entry)
-        ident = item.get("id") if key < 0 else None
-        step = Step(len(self.path) - 1, line, _shared(brief(item)), key)
-        step.ident = ident if isinstance(ident, str) else None
-        self.steps.append(step)
+        made = item.get("id") if key < 0 else None
+        ident = made if isinstance(made, str) else None
+        self.steps.append(Step(len(self.path) - 1, line, _shared(brief(item)), key, ident=ident))
 
     def add_fold(
         self, entry: Entry, items: Sequence[Step | JSON], line: int, *, key: int = -1, **how: Any
